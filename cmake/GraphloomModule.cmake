@@ -1,0 +1,27 @@
+# graphloom_module(NAME SOURCES ... DEPS ...): one static library per module folder.
+# Warnings are on everywhere; the heavy ATen header is precompiled once (in `base`) and
+# reused by every other module, which keeps the build inside CI's budget on 2 cores.
+set(GRAPHLOOM_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
+
+function(graphloom_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(graphloom_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(graphloom_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(graphloom_${name} PRIVATE ${GRAPHLOOM_WARNINGS})
+  target_link_libraries(graphloom_${name} PUBLIC ${ARG_DEPS})
+  if(name STREQUAL "base")
+    target_precompile_headers(graphloom_base PRIVATE <ATen/ATen.h> <fmt/format.h> <vector> <string>)
+  else()
+    target_precompile_headers(graphloom_${name} REUSE_FROM graphloom_base)
+  endif()
+endfunction()
+
+# graphloom_test(NAME SOURCES ... DEPS ... [LABELS ...]): one GoogleTest binary per module.
+function(graphloom_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${GRAPHLOOM_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} graphloom_test_support GTest::gtest_main)
+  target_precompile_headers(${name} REUSE_FROM graphloom_base)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+endfunction()

@@ -1,0 +1,12 @@
+// numpy-style dtype names ("float32", "int64") for messages and reports.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <string>
+
+namespace graphloom {
+
+std::string dtype_name(c10::ScalarType dtype);
+
+}  // namespace graphloom

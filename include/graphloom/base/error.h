@@ -1,0 +1,52 @@
+// graphloom::Error and GL_CHECK: every failure is an exception that carries its context
+// (file, flag, id, what was expected) and is caught once, at the CLI or RPC boundary.
+#pragma once
+
+#include <c10/util/ArrayRef.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace graphloom {
+
+// The one exception type of the library. `what()` is a complete sentence meant for the user.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A bad command line (unknown value, contradictory flags): the CLI exits with code 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+[[noreturn]] void throw_check_failure(const char* condition, const char* file, int line,
+                                      const std::string& message);
+}  // namespace detail
+
+}  // namespace graphloom
+
+// GL_CHECK(cond, "format {}", args...): throws graphloom::Error with the formatted message when
+// `cond` is false. The message must name what was wrong and what was expected.
+#define GL_CHECK(cond, ...)                                                             \
+  do {                                                                                  \
+    if (!(cond)) [[unlikely]] {                                                         \
+      ::graphloom::detail::throw_check_failure(#cond, __FILE__, __LINE__,               \
+                                               ::fmt::format(__VA_ARGS__));             \
+    }                                                                                   \
+  } while (0)
+
+// Tensor shapes print as "[2708, 1433]" in messages.
+template <>
+struct fmt::formatter<c10::IntArrayRef> : fmt::formatter<std::string_view> {
+  template <typename Context>
+  auto format(c10::IntArrayRef shape, Context& ctx) const {
+    return fmt::format_to(ctx.out(), "[{}]", fmt::join(shape, ", "));
+  }
+};
+
+// GL_THROW("format {}", args...): unconditional failure with the same formatting.
+#define GL_THROW(...) throw ::graphloom::Error(::fmt::format(__VA_ARGS__))

@@ -1,0 +1,50 @@
+// CscGraph: the in-edges of every node in compressed sparse column form. Column v holds the
+// sources of the edges that point to v; message passing and neighbor sampling read columns.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace graphloom::graph {
+
+struct CscGraph {
+  int64_t num_nodes = 0;
+  // int64 [num_nodes + 1]: the in-edges of node v are positions indptr[v] .. indptr[v+1]-1.
+  at::Tensor indptr;
+  // int32 when num_nodes < 2^31, else int64 [num_edges]: source node of each in-edge.
+  at::Tensor indices;
+  // Optional int64 [num_edges]: the id of each edge in the original edge list. When undefined,
+  // an edge's id is its CSC position.
+  at::Tensor edge_ids;
+  // Optional float32/float64 [num_edges]: edge weights in CSC order.
+  at::Tensor weights;
+  // Optional (heterogeneous graphs) int64 [num_node_types + 1]: nodes are sorted by type and
+  // type t owns ids node_type_offset[t] .. node_type_offset[t+1]-1.
+  at::Tensor node_type_offset;
+  // Optional (heterogeneous graphs) int8/int16/int32 [num_edges]: edge type of each in-edge;
+  // each column is sorted by edge type.
+  at::Tensor type_per_edge;
+
+  int64_t num_edges() const;
+  bool has_edge_ids() const { return edge_ids.defined(); }
+  bool has_weights() const { return weights.defined(); }
+
+  // Checks shapes, dtypes, monotonic indptr and indices in [0, num_nodes); throws
+  // graphloom::Error describing the first violation.
+  void validate() const;
+
+  // int64 [num_nodes]: in-degree of every node.
+  at::Tensor in_degrees() const;
+  // int64 [num_nodes]: out-degree of every node (a bincount over indices).
+  at::Tensor out_degrees() const;
+  // The ids of the edges in CSC order (edge_ids, or 0..E-1 when absent).
+  at::Tensor edge_ids_or_positions() const;
+  // int64 [num_edges]: the destination (column) of each CSC position.
+  at::Tensor destinations() const;
+};
+
+// The narrowest index dtype that can hold node ids below `num_nodes`.
+c10::ScalarType index_dtype_for(int64_t num_nodes);
+
+}  // namespace graphloom::graph

@@ -1,0 +1,27 @@
+// Whole-graph transforms. Each returns a new graph and leaves its input untouched.
+#pragma once
+
+#include "graphloom/graph/csc_graph.h"
+
+namespace graphloom::graph {
+
+// The reverse graph, i.e. the CSR view of `graph` (out-edges per node), keeping edge ids
+// and weights.
+CscGraph reverse(const CscGraph& graph);
+
+// Every edge in both directions, duplicates merged. Edge ids and weights are dropped (as DGL's
+// to_bidirected does): the result's edges are new.
+CscGraph to_bidirected(const CscGraph& graph);
+
+// Adds one edge (v, v) per node, after v's existing in-edges. New edges get ids
+// num_edges .. num_edges + num_nodes - 1 and weight `self_loop_weight`.
+CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight = 1.0);
+
+// Removes every edge (v, v).
+CscGraph remove_self_loops(const CscGraph& graph);
+
+// Sorts every column by source id and keeps the first edge (lowest position) of each
+// duplicated (src, dst) pair.
+CscGraph dedupe(const CscGraph& graph);
+
+}  // namespace graphloom::graph

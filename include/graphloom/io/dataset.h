@@ -1,0 +1,46 @@
+// The graphloom dataset directory (DESIGN.md section 4): `metadata.json` plus `.npy` arrays,
+// all memory-mappable. This is what every command reads and what importers and generators write.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "graphloom/graph/csc_graph.h"
+
+namespace graphloom::io {
+
+struct Dataset {
+  std::string name;
+  bool directed = true;
+  graph::CscGraph graph;
+  // Node feature name -> float tensor [num_nodes, dim] (usually memory-mapped).
+  std::map<std::string, at::Tensor> node_features;
+  // int64 [num_nodes], -1 = unlabeled; undefined when the dataset has no labels.
+  at::Tensor labels;
+  int64_t num_classes = 0;
+  // Split name ("train", "valid", "test", ...) -> int64 node ids.
+  std::map<std::string, at::Tensor> splits;
+
+  int64_t num_nodes() const { return graph.num_nodes; }
+};
+
+struct LoadOptions {
+  bool strict = false;      // unknown metadata keys are errors
+  bool memory_map = true;   // features and splits point into the files (no copy)
+  bool keep_edge_ids = false;  // for an `edges` graph: keep each CSC edge's row in edges.npy
+};
+
+// Loads and validates a dataset directory. Every error names the file and what was expected.
+Dataset load_dataset(const std::filesystem::path& dir, const LoadOptions& options = {});
+
+// Validates the parts of a dataset against each other (shapes, dtypes, id ranges).
+void validate_dataset(const Dataset& dataset);
+
+// Writes `dataset` to `dir` (graph in CSC form). The directory appears only when complete;
+// an existing `dir` is refused unless `overwrite`.
+void save_dataset(const Dataset& dataset, const std::filesystem::path& dir, bool overwrite);
+
+}  // namespace graphloom::io

@@ -1,0 +1,33 @@
+// Importers from other layouts into a graphloom Dataset (written with save_dataset):
+// `../shared/datasets` folders, OGB node-property raw directories and CSV/TSV edge lists.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "graphloom/io/dataset.h"
+
+namespace graphloom::io {
+
+// A folder of ../shared/datasets (meta.json, edges.csv, feat.bin, labels.bin, *.idx).
+// `split_index` > 0 selects splits/{train,valid,test}_{k}.idx instead of the default split.
+Dataset import_shared_dataset(const std::filesystem::path& dir, int split_index = 0);
+
+// An OGB node-property raw directory (the dataset folder or its `raw/`): edge.csv.gz,
+// num-node-list.csv.gz, optional node-feat.csv.gz and node-label.csv.gz, and
+// ../split/<scheme>/{train,valid,test}.csv.gz (`split_scheme` empty: the only scheme there).
+Dataset import_ogb_node_dataset(const std::filesystem::path& dir, const std::string& split_scheme);
+
+struct EdgeListOptions {
+  char delimiter = 0;          // 0: detect from the first data line (',', '\t' or spaces)
+  bool header = false;         // skip the first non-comment line
+  bool weighted = false;       // read a third column as the edge weight
+  int64_t num_nodes = -1;      // -1: max id + 1
+};
+
+// A text edge list: one `src dst [weight]` per line; lines starting with '#' or '%' are
+// comments. Malformed lines are errors that name the line number.
+Dataset import_edge_list(const std::filesystem::path& path, const EdgeListOptions& options);
+
+}  // namespace graphloom::io

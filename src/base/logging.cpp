@@ -1,0 +1,30 @@
+// Logging setup: one stderr sink so stdout stays clean for results.
+#include "graphloom/base/logging.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "graphloom/base/error.h"
+
+namespace graphloom {
+
+void set_log_level(const std::string& level) {
+  static const bool installed = [] {
+    auto logger = spdlog::stderr_color_mt("graphloom");
+    logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+    spdlog::set_default_logger(logger);
+    return true;
+  }();
+  (void)installed;
+  const auto parsed = spdlog::level::from_str(level);
+  // from_str maps unknown names to "off"; only accept "off" when it was asked for.
+  if (parsed == spdlog::level::off && level != "off") {
+    throw UsageError(fmt::format(
+        "--log-level: unknown level '{}' (expected trace, debug, info, warn, error, critical or "
+        "off)",
+        level));
+  }
+  spdlog::set_level(parsed);
+}
+
+}  // namespace graphloom

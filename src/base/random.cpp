@@ -1,0 +1,16 @@
+// Out-of-line parts of RandomStream.
+#include "graphloom/base/random.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace graphloom {
+
+double RandomStream::normal() {
+  double u1 = uniform_real();
+  while (u1 <= 0.0) u1 = uniform_real();
+  const double u2 = uniform_real();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+}  // namespace graphloom

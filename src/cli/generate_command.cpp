@@ -1,0 +1,97 @@
+// `graphloom generate planted|rmat`: synthetic datasets. `generate planted` with no flags writes
+// the embedded default dataset that the main job uses.
+#include <memory>
+
+#include "commands.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/io/generators.h"
+
+namespace graphloom::cli {
+namespace {
+
+void write_generated(const io::Dataset& dataset, const std::string& out, bool force, Timer& timer) {
+  const double generate_seconds = timer.seconds();
+  io::save_dataset(dataset, out, force);
+  fmt::print("wrote {}: {} nodes, {} edges, {} classes (generated in {:.2f} s, written in {:.2f} s)\n",
+             out, dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
+             generate_seconds, timer.seconds() - generate_seconds);
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("generate", "Write a synthetic dataset directory");
+  cmd->require_subcommand(1);
+
+  struct Common {
+    std::string out;
+    bool force = false;
+  };
+  {
+    auto options = std::make_shared<io::PlantedOptions>();
+    auto common = std::make_shared<Common>(Common{.out = "planted"});
+    CLI::App* planted = cmd->add_subcommand(
+        "planted",
+        "Planted-partition graph with class-centroid features (no flags: the embedded default "
+        "dataset of the main job)");
+    planted->add_option("--out", common->out, "Output directory")->capture_default_str();
+    planted->add_flag("--force", common->force, "Replace the output directory if it exists");
+    planted->add_option("--num-nodes", options->num_nodes, "Number of nodes")->capture_default_str();
+    planted->add_option("--num-classes", options->num_classes, "Number of classes")
+        ->capture_default_str();
+    planted->add_option("--avg-degree", options->avg_degree,
+                        "Average degree (each generated edge is added in both directions)")
+        ->capture_default_str();
+    planted->add_option("--homophily", options->homophily,
+                        "Probability that a generated edge stays inside its class")
+        ->capture_default_str();
+    planted->add_option("--feat-dim", options->feat_dim, "Feature dimension")->capture_default_str();
+    planted->add_option("--feature-noise", options->feature_noise,
+                        "Standard deviation of the noise added to the class centroid")
+        ->capture_default_str();
+    planted->add_option("--train-fraction", options->train_fraction, "Share of train nodes")
+        ->capture_default_str();
+    planted->add_option("--valid-fraction", options->valid_fraction, "Share of validation nodes")
+        ->capture_default_str();
+    planted->add_option("--test-fraction", options->test_fraction, "Share of test nodes")
+        ->capture_default_str();
+    planted->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    planted->callback([options, common] {
+      Timer timer;
+      write_generated(io::generate_planted(*options), common->out, common->force, timer);
+    });
+  }
+  {
+    auto options = std::make_shared<io::RmatOptions>();
+    auto common = std::make_shared<Common>();
+    CLI::App* rmat = cmd->add_subcommand(
+        "rmat", "R-MAT graph (Graph500 a=.57 b=.19 c=.19) with random features and labels");
+    rmat->add_option("--out", common->out, "Output directory (default: rmat-<scale>)");
+    rmat->add_flag("--force", common->force, "Replace the output directory if it exists");
+    rmat->add_option("--scale", options->scale, "log2 of the number of nodes")
+        ->capture_default_str();
+    rmat->add_option("--edge-factor", options->edge_factor, "Edges per node")->capture_default_str();
+    rmat->add_option("--a", options->a, "R-MAT probability of the top-left quadrant")
+        ->capture_default_str();
+    rmat->add_option("--b", options->b, "R-MAT probability of the top-right quadrant")
+        ->capture_default_str();
+    rmat->add_option("--c", options->c, "R-MAT probability of the bottom-left quadrant")
+        ->capture_default_str();
+    rmat->add_option("--feat-dim", options->feat_dim, "Feature dimension")->capture_default_str();
+    rmat->add_option("--num-classes", options->num_classes, "Number of label classes")
+        ->capture_default_str();
+    rmat->add_option("--train-fraction", options->train_fraction,
+                     "Share of nodes in each of train, valid and test")
+        ->capture_default_str();
+    rmat->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    rmat->callback([options, common] {
+      Timer timer;
+      const std::string out =
+          common->out.empty() ? fmt::format("rmat-{}", options->scale) : common->out;
+      write_generated(io::generate_rmat(*options), out, common->force, timer);
+    });
+  }
+}
+
+}  // namespace graphloom::cli

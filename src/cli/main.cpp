@@ -1,0 +1,62 @@
+// Entry point of the `graphloom` program: global flags, subcommands, and the error boundary
+// (one line on stderr; exit 1 for failures, 2 for usage errors; never a stack trace).
+#include <c10/util/Exception.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/logging.h"
+#include "graphloom/base/system.h"
+
+#ifndef GRAPHLOOM_VERSION
+#define GRAPHLOOM_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"graphloom: train graph neural networks on graphs too big for one machine"};
+  app.set_version_flag("--version", "graphloom " GRAPHLOOM_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  std::string log_level = "info";
+  int threads = 0;
+  app.add_option("--log-level", log_level,
+                 "Log verbosity on stderr: trace, debug, info, warn, error, critical, off")
+      ->capture_default_str();
+  app.add_option("--threads", threads,
+                 "Threads for graphloom's kernels and libtorch (0 = all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  // Global flags take effect before any subcommand callback runs.
+  app.parse_complete_callback([&] {
+    graphloom::set_log_level(log_level);
+    graphloom::set_num_threads(threads);
+  });
+
+  graphloom::cli::add_inspect_command(app);
+  graphloom::cli::add_convert_command(app);
+  graphloom::cli::add_generate_command(app);
+  graphloom::cli::add_bench_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "graphloom: " << e.what() << "\n(run with --help for usage)\n";
+    return 2;
+  } catch (const graphloom::UsageError& e) {
+    std::cerr << "graphloom: " << e.what() << "\n";
+    return 2;
+  } catch (const c10::Error& e) {
+    // A libtorch check that slipped past our own validation: its message, not its backtrace.
+    std::cerr << "graphloom: error: " << e.what_without_backtrace() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "graphloom: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,105 @@
+// Graph transforms written with ATen array ops over the CSC arrays: they run once per dataset,
+// so clarity wins over a hand-written kernel here.
+#include "graphloom/graph/transforms.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "graphloom/base/error.h"
+#include "graphloom/graph/build.h"
+
+namespace graphloom::graph {
+namespace {
+
+// The graph made of the edges at CSC positions `order` (grouped by column), with `indptr`.
+// Edge ids always follow the kept edges, so they keep naming the original edges.
+CscGraph select_edges(const CscGraph& graph, const at::Tensor& indptr, const at::Tensor& order) {
+  CscGraph out;
+  out.num_nodes = graph.num_nodes;
+  out.indptr = indptr;
+  out.indices = graph.indices.index_select(0, order);
+  out.edge_ids = graph.edge_ids_or_positions().index_select(0, order);
+  if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
+  if (graph.type_per_edge.defined()) out.type_per_edge = graph.type_per_edge.index_select(0, order);
+  out.node_type_offset = graph.node_type_offset;
+  return out;
+}
+
+at::Tensor indptr_from_columns(const at::Tensor& columns, int64_t num_nodes) {
+  const at::Tensor counts = at::bincount(columns, /*weights=*/{}, /*minlength=*/num_nodes);
+  return at::cat({at::zeros({1}, at::kLong), at::cumsum(counts, 0)});
+}
+
+}  // namespace
+
+CscGraph reverse(const CscGraph& graph) {
+  CooInput input;
+  input.src = graph.destinations().to(graph.indices.scalar_type());
+  input.dst = graph.indices;
+  input.num_nodes = graph.num_nodes;
+  input.weights = graph.weights;
+  input.edge_ids = graph.edge_ids;  // undefined: input positions are the ids, as in `graph`
+  CscGraph out = csc_from_coo(input);
+  out.node_type_offset = graph.node_type_offset;
+  return out;
+}
+
+CscGraph to_bidirected(const CscGraph& graph) {
+  const at::Tensor dst = graph.destinations().to(graph.indices.scalar_type());
+  CooInput input;
+  input.src = at::cat({graph.indices, dst});
+  input.dst = at::cat({dst, graph.indices});
+  input.num_nodes = graph.num_nodes;
+  input.keep_edge_ids = false;
+  CscGraph out = dedupe(csc_from_coo(input));
+  out.edge_ids = at::Tensor();
+  out.node_type_offset = graph.node_type_offset;
+  return out;
+}
+
+CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight) {
+  const at::Tensor nodes = at::arange(graph.num_nodes, at::kLong);
+  const at::Tensor dst = graph.destinations();
+  const auto index_type = graph.indices.scalar_type();
+  CooInput input;
+  // Loops come after the existing edges in input order; the stable sort keeps them last.
+  input.src = at::cat({graph.indices, nodes.to(index_type)});
+  input.dst = at::cat({dst.to(index_type), nodes.to(index_type)});
+  input.num_nodes = graph.num_nodes;
+  input.edge_ids = at::cat({graph.edge_ids_or_positions(),
+                            at::arange(graph.num_edges(), graph.num_edges() + graph.num_nodes,
+                                       at::kLong)});
+  if (graph.has_weights()) {
+    input.weights = at::cat(
+        {graph.weights, at::full({graph.num_nodes}, self_loop_weight, graph.weights.options())});
+  }
+  CscGraph out = csc_from_coo(input);
+  out.node_type_offset = graph.node_type_offset;
+  return out;
+}
+
+CscGraph remove_self_loops(const CscGraph& graph) {
+  const at::Tensor dst = graph.destinations();
+  const at::Tensor keep = graph.indices.to(at::kLong) != dst;
+  const at::Tensor order = keep.nonzero().squeeze(1);
+  return select_edges(graph, indptr_from_columns(dst.index_select(0, order), graph.num_nodes),
+                      order);
+}
+
+CscGraph dedupe(const CscGraph& graph) {
+  GL_CHECK(graph.num_nodes <= std::numeric_limits<int32_t>::max(),
+           "dedupe: graphs with 2^31 or more nodes are not supported");
+  const at::Tensor dst = graph.destinations();
+  const at::Tensor key = dst * graph.num_nodes + graph.indices.to(at::kLong);
+  // Stable sort: among duplicates, the lowest position comes first and is the one kept.
+  const at::Tensor order = std::get<1>(at::sort(key, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
+  const at::Tensor sorted = key.index_select(0, order);
+  at::Tensor first = at::ones_like(sorted, at::kBool);
+  if (sorted.numel() > 1) first.slice(0, 1).copy_(sorted.slice(0, 1) != sorted.slice(0, 0, -1));
+  const at::Tensor kept = order.masked_select(first);
+  return select_edges(graph, indptr_from_columns(dst.index_select(0, kept), graph.num_nodes),
+                      kept);
+}
+
+}  // namespace graphloom::graph

@@ -1,0 +1,275 @@
+// Reading and writing the dataset directory format.
+#include "graphloom/base/dtype.h"
+#include "graphloom/io/dataset.h"
+
+#include <ATen/ATen.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "graphloom/base/atomic_output.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/npy.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/graph/build.h"
+
+namespace graphloom::io {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "graphloom-dataset";
+
+json read_metadata(const fs::path& file) {
+  std::ifstream in(file);
+  GL_CHECK(in.good(), "cannot open '{}': is '{}' a graphloom dataset directory?", file.string(),
+           file.parent_path().string());
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    GL_THROW("'{}': invalid JSON: {}", file.string(), e.what());
+  }
+}
+
+// Typed access to metadata fields with messages that name the file and the key.
+class Metadata {
+ public:
+  Metadata(json root, fs::path dir) : root_(std::move(root)), dir_(std::move(dir)) {}
+
+  const json& root() const { return root_; }
+  fs::path file() const { return dir_ / "metadata.json"; }
+
+  template <typename T>
+  T get(const json& object, const std::string& key, const std::string& expected) const {
+    GL_CHECK(object.contains(key), "'{}': missing key '{}' ({})", file().string(), key, expected);
+    try {
+      return object.at(key).get<T>();
+    } catch (const json::exception&) {
+      GL_THROW("'{}': key '{}' must be {}, got {}", file().string(), key, expected,
+               object.at(key).dump());
+    }
+  }
+
+  // Loads the array file named by object[key], relative to the dataset directory.
+  at::Tensor array(const json& object, const std::string& key, bool memory_map) const {
+    const fs::path path = dir_ / get<std::string>(object, key, "a file name");
+    GL_CHECK(fs::exists(path), "'{}': file '{}' named by '{}' does not exist", file().string(),
+             path.string(), key);
+    return load_npy(path, memory_map);
+  }
+
+ private:
+  json root_;
+  fs::path dir_;
+};
+
+void check_unknown_keys(const json& object, const std::set<std::string>& known,
+                        const std::string& where, const fs::path& file, bool strict) {
+  for (const auto& [key, value] : object.items()) {
+    if (known.count(key)) continue;
+    GL_CHECK(!strict, "'{}': unknown key '{}' in {} (--strict)", file.string(), key, where);
+    spdlog::debug("'{}': ignoring unknown key '{}' in {}", file.string(), key, where);
+  }
+}
+
+// Prefixes an error from a lower layer with the file it came from.
+template <typename Fn>
+auto with_file_context(const fs::path& file, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    GL_THROW("'{}': {}", file.string(), e.what());
+  }
+}
+
+graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t num_nodes,
+                           const LoadOptions& options) {
+  const json& spec = meta.root().at("graph");
+  GL_CHECK(spec.is_object(), "'{}': 'graph' must be an object", meta.file().string());
+  check_unknown_keys(spec, {"edges", "indptr", "indices", "edge_ids", "weights"}, "'graph'",
+                     meta.file(), options.strict);
+  at::Tensor weights;
+  if (spec.contains("weights")) weights = meta.array(spec, "weights", options.memory_map);
+
+  if (spec.contains("edges")) {
+    const fs::path file = dir / spec.at("edges").get<std::string>();
+    const at::Tensor edges = meta.array(spec, "edges", /*memory_map=*/true);
+    GL_CHECK(edges.dim() == 2 && edges.size(1) == 2,
+             "'{}': edges must have shape [num_edges, 2], got {}", file.string(), edges.sizes());
+    GL_CHECK(edges.scalar_type() == at::kInt || edges.scalar_type() == at::kLong,
+             "'{}': edges must be int32 or int64, got {}", file.string(),
+             dtype_name(edges.scalar_type()));
+    graph::CooInput input;
+    input.src = edges.select(1, 0);
+    input.dst = edges.select(1, 1);
+    input.num_nodes = num_nodes;
+    input.weights = weights;
+    input.keep_edge_ids = options.keep_edge_ids;
+    return with_file_context(file, [&] { return graph::csc_from_coo(input); });
+  }
+  GL_CHECK(spec.contains("indptr") && spec.contains("indices"),
+           "'{}': 'graph' must name either 'edges' or both 'indptr' and 'indices'",
+           meta.file().string());
+  graph::CscGraph graph;
+  graph.num_nodes = num_nodes;
+  graph.indptr = meta.array(spec, "indptr", options.memory_map);
+  graph.indices = meta.array(spec, "indices", options.memory_map);
+  if (spec.contains("edge_ids")) graph.edge_ids = meta.array(spec, "edge_ids", options.memory_map);
+  graph.weights = weights;
+  with_file_context(dir / spec.at("indices").get<std::string>(), [&] {
+    graph.validate();
+    return 0;
+  });
+  return graph;
+}
+
+at::Tensor load_node_ids(const Metadata& meta, const json& object, const std::string& key,
+                         int64_t num_nodes, bool memory_map) {
+  const fs::path file = meta.file().parent_path() / object.at(key).get<std::string>();
+  at::Tensor ids = meta.array(object, key, memory_map);
+  GL_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt),
+           "'{}': expected a 1-D int64 array of node ids, got {} {}", file.string(),
+           dtype_name(ids.scalar_type()), ids.sizes());
+  ids = ids.to(at::kLong);
+  if (ids.numel() > 0) {
+    const int64_t low = ids.min().item<int64_t>();
+    const int64_t high = ids.max().item<int64_t>();
+    GL_CHECK(low >= 0 && high < num_nodes, "'{}': node ids must be in [0, {}), found {}",
+             file.string(), num_nodes, low < 0 ? low : high);
+  }
+  return ids;
+}
+
+}  // namespace
+
+Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
+  GL_CHECK(fs::is_directory(dir), "dataset directory '{}' does not exist", dir.string());
+  const Metadata meta(read_metadata(dir / "metadata.json"), dir);
+  const json& root = meta.root();
+  GL_CHECK(root.is_object(), "'{}': expected a JSON object", meta.file().string());
+  check_unknown_keys(root,
+                     {"format", "version", "name", "num_nodes", "directed", "graph",
+                      "node_features", "labels", "num_classes", "splits"},
+                     "the top level", meta.file(), options.strict);
+  GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kFormat,
+           "'{}': format must be \"{}\"", meta.file().string(), kFormat);
+  const int version = meta.get<int>(root, "version", "1");
+  GL_CHECK(version == 1, "'{}': unsupported version {} (this graphloom reads version 1)",
+           meta.file().string(), version);
+
+  Dataset dataset;
+  dataset.name = root.value("name", dir.filename().string());
+  dataset.directed = root.value("directed", true);
+  const auto num_nodes = meta.get<int64_t>(root, "num_nodes", "a non-negative integer");
+  GL_CHECK(num_nodes >= 0, "'{}': num_nodes must be >= 0, got {}", meta.file().string(),
+           num_nodes);
+  GL_CHECK(root.contains("graph"), "'{}': missing key 'graph'", meta.file().string());
+
+  Timer timer;
+  dataset.graph = load_graph(meta, dir, num_nodes, options);
+  spdlog::debug("loaded graph of '{}' in {:.3f} s", dir.string(), timer.seconds());
+
+  if (root.contains("node_features")) {
+    for (const auto& [name, file] : root.at("node_features").items()) {
+      dataset.node_features[name] = meta.array(root.at("node_features"), name, options.memory_map);
+    }
+  }
+  if (root.contains("labels")) {
+    const fs::path file = dir / meta.get<std::string>(root, "labels", "a file name");
+    at::Tensor labels = meta.array(root, "labels", options.memory_map);
+    GL_CHECK(labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt,
+             "'{}': labels must be int64 (or int32), got {}", file.string(),
+             dtype_name(labels.scalar_type()));
+    dataset.labels = labels.to(at::kLong);
+    dataset.num_classes = meta.get<int64_t>(root, "num_classes", "a positive integer");
+  }
+  if (root.contains("splits")) {
+    for (const auto& [name, file] : root.at("splits").items()) {
+      dataset.splits[name] =
+          load_node_ids(meta, root.at("splits"), name, num_nodes, options.memory_map);
+    }
+  }
+  with_file_context(meta.file(), [&] {
+    validate_dataset(dataset);
+    return 0;
+  });
+  return dataset;
+}
+
+void validate_dataset(const Dataset& dataset) {
+  const int64_t n = dataset.num_nodes();
+  for (const auto& [name, feature] : dataset.node_features) {
+    GL_CHECK(feature.is_floating_point() && feature.dim() >= 1 && feature.size(0) == n,
+             "node feature '{}' must be a float array with {} rows (one per node), got {} {}",
+             name, n, dtype_name(feature.scalar_type()), feature.sizes());
+  }
+  if (dataset.labels.defined()) {
+    GL_CHECK(dataset.labels.dim() == 1 && dataset.labels.numel() == n,
+             "labels must have one value per node ({}), got {}", n, dataset.labels.numel());
+    GL_CHECK(dataset.num_classes > 0, "num_classes must be positive, got {}",
+             dataset.num_classes);
+    if (n > 0) {
+      const int64_t low = dataset.labels.min().item<int64_t>();
+      const int64_t high = dataset.labels.max().item<int64_t>();
+      GL_CHECK(low >= -1 && high < dataset.num_classes,
+               "labels must be in [0, {}) or -1 (unlabeled), found {}", dataset.num_classes,
+               low < -1 ? low : high);
+    }
+  }
+}
+
+void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
+  validate_dataset(dataset);
+  AtomicDirectory out(dir, overwrite);
+  const fs::path& staging = out.staging();
+  const graph::CscGraph& graph = dataset.graph;
+
+  json graph_meta = {{"indptr", "indptr.npy"}, {"indices", "indices.npy"}};
+  save_npy(staging / "indptr.npy", graph.indptr);
+  save_npy(staging / "indices.npy", graph.indices);
+  if (graph.has_edge_ids()) {
+    save_npy(staging / "edge_ids.npy", graph.edge_ids);
+    graph_meta["edge_ids"] = "edge_ids.npy";
+  }
+  if (graph.has_weights()) {
+    save_npy(staging / "weights.npy", graph.weights);
+    graph_meta["weights"] = "weights.npy";
+  }
+  json meta = {{"format", kFormat},         {"version", 1},
+               {"name", dataset.name},      {"num_nodes", dataset.num_nodes()},
+               {"directed", dataset.directed}, {"graph", graph_meta}};
+  if (!dataset.node_features.empty()) {
+    json features = json::object();
+    for (const auto& [name, feature] : dataset.node_features) {
+      const std::string file = "feat_" + name + ".npy";
+      save_npy(staging / file, feature);
+      features[name] = file;
+    }
+    meta["node_features"] = features;
+  }
+  if (dataset.labels.defined()) {
+    save_npy(staging / "labels.npy", dataset.labels);
+    meta["labels"] = "labels.npy";
+    meta["num_classes"] = dataset.num_classes;
+  }
+  if (!dataset.splits.empty()) {
+    json splits = json::object();
+    for (const auto& [name, ids] : dataset.splits) {
+      const std::string file = name + "_idx.npy";
+      save_npy(staging / file, ids);
+      splits[name] = file;
+    }
+    meta["splits"] = splits;
+  }
+  const std::string text = meta.dump(1) + "\n";
+  AtomicFile metadata(staging / "metadata.json");
+  metadata.write(text.data(), text.size());
+  metadata.commit();
+  out.commit();
+}
+
+}  // namespace graphloom::io

@@ -1,0 +1,191 @@
+// Synthetic dataset generators. Every random draw comes from a stream keyed by
+// (seed, purpose, index), so output is identical whatever the thread count.
+#include "graphloom/io/generators.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
+#include "graphloom/graph/build.h"
+#include "graphloom/graph/transforms.h"
+
+namespace graphloom::io {
+namespace {
+
+enum Purpose : uint64_t { kClass = 1, kEdges, kCentroids, kFeatures, kSplits, kLabels, kPermute };
+
+// A random permutation of 0..n-1 (Fisher-Yates on one stream: sequential, O(n)).
+at::Tensor random_permutation(int64_t n, uint64_t seed, Purpose purpose) {
+  at::Tensor perm = at::arange(n, at::kLong);
+  int64_t* p = perm.data_ptr<int64_t>();
+  RandomStream rng(stream_key({seed, purpose}));
+  for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[rng.uniform(i + 1)]);
+  return perm;
+}
+
+// Disjoint random train/valid/test node sets of the given fractions, each sorted.
+std::map<std::string, at::Tensor> random_splits(int64_t n, double train, double valid,
+                                                double test, uint64_t seed) {
+  GL_CHECK(train >= 0 && valid >= 0 && test >= 0 && train + valid + test <= 1.0 + 1e-9,
+           "split fractions must be non-negative and sum to at most 1 (got {}, {}, {})", train,
+           valid, test);
+  const at::Tensor perm = random_permutation(n, seed, kSplits);
+  const auto n_train = static_cast<int64_t>(n * train);
+  const auto n_valid = static_cast<int64_t>(n * valid);
+  const auto n_test = std::min(n - n_train - n_valid, static_cast<int64_t>(n * test));
+  auto take = [&](int64_t begin, int64_t count) {
+    return std::get<0>(at::sort(perm.slice(0, begin, begin + count)));
+  };
+  return {{"train", take(0, n_train)},
+          {"valid", take(n_train, n_valid)},
+          {"test", take(n_train + n_valid, n_test)}};
+}
+
+}  // namespace
+
+Dataset generate_planted(const PlantedOptions& o) {
+  GL_CHECK(o.num_nodes > 0, "--num-nodes must be positive, got {}", o.num_nodes);
+  GL_CHECK(o.num_classes >= 2 && o.num_classes <= o.num_nodes,
+           "--num-classes must be in [2, num_nodes], got {}", o.num_classes);
+  GL_CHECK(o.avg_degree >= 0, "--avg-degree must be >= 0, got {}", o.avg_degree);
+  GL_CHECK(o.homophily >= 0 && o.homophily <= 1, "--homophily must be in [0, 1], got {}",
+           o.homophily);
+  GL_CHECK(o.feat_dim > 0, "--feat-dim must be positive, got {}", o.feat_dim);
+  const int64_t n = o.num_nodes;
+  const int64_t c = o.num_classes;
+
+  // Classes, and the members of each class (a counting sort of the nodes by class).
+  at::Tensor labels = at::empty({n}, at::kLong);
+  int64_t* label = labels.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) {
+    RandomStream rng(stream_key({o.seed, kClass, static_cast<uint64_t>(v)}));
+    label[v] = static_cast<int64_t>(rng.uniform(c));
+  }
+  const at::Tensor by_class = std::get<1>(at::sort(labels, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
+  const at::Tensor class_offset =
+      at::cat({at::zeros({1}, at::kLong), at::cumsum(at::bincount(labels, {}, c), 0)});
+  const int64_t* member = by_class.data_ptr<int64_t>();
+  const int64_t* offset = class_offset.data_ptr<int64_t>();
+
+  // Edges: k per node, each added in both directions.
+  const auto k = static_cast<int64_t>(std::llround(o.avg_degree / 2));
+  at::Tensor src = at::empty({2 * n * k}, at::kLong);
+  at::Tensor dst = at::empty({2 * n * k}, at::kLong);
+  int64_t* s = src.data_ptr<int64_t>();
+  int64_t* d = dst.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) {
+    RandomStream rng(stream_key({o.seed, kEdges, static_cast<uint64_t>(v)}));
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t u;
+      if (rng.uniform_real() < o.homophily) {
+        const int64_t cls = label[v];
+        u = member[offset[cls] + static_cast<int64_t>(rng.uniform(offset[cls + 1] - offset[cls]))];
+      } else {
+        u = static_cast<int64_t>(rng.uniform(n));
+      }
+      const int64_t e = v * k + j;
+      s[e] = v;
+      d[e] = u;
+      s[n * k + e] = u;
+      d[n * k + e] = v;
+    }
+  }
+  graph::CooInput input{.src = src, .dst = dst, .num_nodes = n, .keep_edge_ids = false};
+  graph::CscGraph graph = graph::dedupe(graph::remove_self_loops(graph::csc_from_coo(input)));
+  graph.edge_ids = at::Tensor();  // the generated edges have no other numbering
+
+  // Features: centroid of the node's class plus isotropic noise.
+  at::Tensor centroids = at::empty({c, o.feat_dim}, at::kFloat);
+  float* centroid = centroids.data_ptr<float>();
+  RandomStream centroid_rng(stream_key({o.seed, kCentroids}));
+  for (int64_t i = 0; i < c * o.feat_dim; ++i) centroid[i] = static_cast<float>(centroid_rng.normal());
+  at::Tensor features = at::empty({n, o.feat_dim}, at::kFloat);
+  float* feature = features.data_ptr<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) {
+    RandomStream rng(stream_key({o.seed, kFeatures, static_cast<uint64_t>(v)}));
+    const float* center = centroid + label[v] * o.feat_dim;
+    for (int64_t j = 0; j < o.feat_dim; ++j) {
+      feature[v * o.feat_dim + j] =
+          center[j] + static_cast<float>(o.feature_noise * rng.normal());
+    }
+  }
+
+  Dataset dataset;
+  dataset.name = "planted";
+  dataset.directed = false;
+  dataset.graph = std::move(graph);
+  dataset.node_features["feat"] = features;
+  dataset.labels = labels;
+  dataset.num_classes = c;
+  dataset.splits =
+      random_splits(n, o.train_fraction, o.valid_fraction, o.test_fraction, o.seed);
+  return dataset;
+}
+
+Dataset generate_rmat(const RmatOptions& o) {
+  GL_CHECK(o.scale >= 1 && o.scale <= 40, "--scale must be in [1, 40], got {}", o.scale);
+  GL_CHECK(o.edge_factor >= 1, "--edge-factor must be >= 1, got {}", o.edge_factor);
+  GL_CHECK(o.a > 0 && o.b >= 0 && o.c >= 0 && o.a + o.b + o.c < 1,
+           "R-MAT probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got {}, {}, {})", o.a,
+           o.b, o.c);
+  const int64_t n = int64_t{1} << o.scale;
+  const int64_t m = o.edge_factor * n;
+  const at::Tensor perm = random_permutation(n, o.seed, kPermute);
+  const int64_t* p = perm.data_ptr<int64_t>();
+
+  at::Tensor src = at::empty({m}, at::kLong);
+  at::Tensor dst = at::empty({m}, at::kLong);
+  int64_t* s = src.data_ptr<int64_t>();
+  int64_t* d = dst.data_ptr<int64_t>();
+  constexpr int64_t kChunk = 1 << 16;  // fixed chunks: one stream each, any thread count
+  const int64_t num_chunks = (m + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int64_t chunk = 0; chunk < num_chunks; ++chunk) {
+    RandomStream rng(stream_key({o.seed, kEdges, static_cast<uint64_t>(chunk)}));
+    const int64_t end = std::min(m, (chunk + 1) * kChunk);
+    for (int64_t e = chunk * kChunk; e < end; ++e) {
+      int64_t row = 0;
+      int64_t col = 0;
+      for (int bit = 0; bit < o.scale; ++bit) {
+        const double r = rng.uniform_real();
+        const bool right = (r >= o.a && r < o.a + o.b) || r >= o.a + o.b + o.c;
+        const bool down = r >= o.a + o.b;
+        row |= static_cast<int64_t>(down) << bit;
+        col |= static_cast<int64_t>(right) << bit;
+      }
+      s[e] = p[row];
+      d[e] = p[col];
+    }
+  }
+  graph::CooInput input{.src = src, .dst = dst, .num_nodes = n, .keep_edge_ids = false};
+  Dataset dataset;
+  dataset.name = fmt::format("rmat-{}", o.scale);
+  dataset.directed = true;
+  dataset.graph = graph::csc_from_coo(input);
+  src = at::Tensor();
+  dst = at::Tensor();
+
+  at::Tensor features = at::empty({n, o.feat_dim}, at::kFloat);
+  at::Tensor labels = at::empty({n}, at::kLong);
+  float* feature = features.data_ptr<float>();
+  int64_t* label = labels.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < n; ++v) {
+    RandomStream rng(stream_key({o.seed, kFeatures, static_cast<uint64_t>(v)}));
+    for (int64_t j = 0; j < o.feat_dim; ++j) feature[v * o.feat_dim + j] = static_cast<float>(rng.normal());
+    label[v] = static_cast<int64_t>(rng.uniform(o.num_classes));
+  }
+  dataset.node_features["feat"] = features;
+  dataset.labels = labels;
+  dataset.num_classes = o.num_classes;
+  dataset.splits = random_splits(n, o.train_fraction, o.train_fraction, o.train_fraction, o.seed);
+  return dataset;
+}
+
+}  // namespace graphloom::io
