@@ -67,9 +67,10 @@ CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight) {
   input.src = at::cat({graph.indices, nodes.to(index_type)});
   input.dst = at::cat({dst.to(index_type), nodes.to(index_type)});
   input.num_nodes = graph.num_nodes;
-  input.edge_ids = at::cat({graph.edge_ids_or_positions(),
-                            at::arange(graph.num_edges(), graph.num_edges() + graph.num_nodes,
-                                       at::kLong)});
+  const at::Tensor ids = graph.edge_ids_or_positions();
+  const int64_t first_new_id = ids.numel() > 0 ? ids.max().item<int64_t>() + 1 : 0;
+  input.edge_ids =
+      at::cat({ids, at::arange(first_new_id, first_new_id + graph.num_nodes, at::kLong)});
   if (graph.has_weights()) {
     input.weights = at::cat(
         {graph.weights, at::full({graph.num_nodes}, self_loop_weight, graph.weights.options())});

@@ -13,8 +13,8 @@ CscGraph reverse(const CscGraph& graph);
 // to_bidirected does): the result's edges are new.
 CscGraph to_bidirected(const CscGraph& graph);
 
-// Adds one edge (v, v) per node, after v's existing in-edges. New edges get ids
-// num_edges .. num_edges + num_nodes - 1 and weight `self_loop_weight`.
+// Adds one edge (v, v) per node, after v's existing in-edges. New edges get the ids after the
+// largest existing one (so ids stay unique) and weight `self_loop_weight`.
 CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight = 1.0);
 
 // Removes every edge (v, v).

@@ -1,0 +1,196 @@
+// The dataset directory format: the minimal form other tools write, round trips, and every
+// kind of bad input giving an error that names the file.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/npy.h"
+#include "graphloom/io/dataset.h"
+#include "support/test_support.h"
+
+namespace graphloom::io {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::TempDir;
+
+// The minimal form of DESIGN.md section 4, exactly as ../shared/bench/make_bench_graph.py
+// writes it: edges [E, 2], features, labels, splits.
+json write_minimal(const fs::path& dir) {
+  fs::create_directories(dir);
+  save_npy(dir / "edges.npy", at::tensor({0, 1, 1, 2, 2, 0, 3, 2, 2, 3}, at::kLong).view({5, 2}));
+  save_npy(dir / "feat.npy", at::arange(8, at::kFloat).view({4, 2}));
+  save_npy(dir / "labels.npy", at::tensor({0, 1, -1, 1}, at::kLong));
+  save_npy(dir / "train_idx.npy", at::tensor({0, 1}, at::kLong));
+  save_npy(dir / "valid_idx.npy", at::tensor({3}, at::kLong));
+  save_npy(dir / "test_idx.npy", at::tensor({2}, at::kLong));
+  json meta = {{"format", "graphloom-dataset"}, {"version", 1}, {"name", "tiny"},
+               {"num_nodes", 4}, {"directed", true}, {"graph", {{"edges", "edges.npy"}}},
+               {"node_features", {{"feat", "feat.npy"}}}, {"labels", "labels.npy"},
+               {"num_classes", 2},
+               {"splits", {{"train", "train_idx.npy"}, {"valid", "valid_idx.npy"},
+                           {"test", "test_idx.npy"}}}};
+  std::ofstream(dir / "metadata.json") << meta.dump(1);
+  return meta;
+}
+
+void rewrite_metadata(const fs::path& dir, const json& meta) {
+  std::ofstream(dir / "metadata.json") << meta.dump(1);
+}
+
+std::string load_error(const fs::path& dir, LoadOptions options = {}) {
+  try {
+    load_dataset(dir, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Dataset, LoadsTheMinimalForm) {
+  TempDir dir;
+  write_minimal(dir.path());
+  const Dataset dataset = load_dataset(dir.path());
+  EXPECT_EQ(dataset.name, "tiny");
+  EXPECT_EQ(dataset.num_nodes(), 4);
+  EXPECT_EQ(dataset.graph.num_edges(), 5);
+  EXPECT_TRUE(at::equal(dataset.graph.indptr, at::tensor({0, 1, 2, 4, 5}, at::kLong)));
+  EXPECT_TRUE(at::equal(dataset.graph.indices, at::tensor({2, 0, 1, 3, 2}, at::kInt)));
+  EXPECT_EQ(dataset.node_features.at("feat").sizes(), at::IntArrayRef({4, 2}));
+  EXPECT_EQ(dataset.num_classes, 2);
+  EXPECT_EQ(dataset.splits.at("train").numel(), 2);
+  EXPECT_FALSE(dataset.graph.has_edge_ids());
+  const Dataset with_ids = load_dataset(dir.path(), {.keep_edge_ids = true});
+  EXPECT_TRUE(at::equal(with_ids.graph.edge_ids, at::tensor({2, 0, 1, 3, 4}, at::kLong)));
+}
+
+TEST(Dataset, SaveThenLoadRoundTrips) {
+  TempDir dir;
+  write_minimal(dir / "in");
+  const Dataset original = load_dataset(dir / "in", {.keep_edge_ids = true});
+  save_dataset(original, dir / "out", /*overwrite=*/false);
+  const Dataset copy = load_dataset(dir / "out");
+  EXPECT_TRUE(at::equal(copy.graph.indptr, original.graph.indptr));
+  EXPECT_TRUE(at::equal(copy.graph.indices, original.graph.indices));
+  EXPECT_TRUE(at::equal(copy.graph.edge_ids, original.graph.edge_ids));
+  EXPECT_TRUE(at::equal(copy.node_features.at("feat"), original.node_features.at("feat")));
+  EXPECT_TRUE(at::equal(copy.labels, original.labels));
+  EXPECT_TRUE(at::equal(copy.splits.at("test"), original.splits.at("test")));
+}
+
+TEST(Dataset, RefusesExistingOutputUnlessForced) {
+  TempDir dir;
+  write_minimal(dir / "in");
+  const Dataset dataset = load_dataset(dir / "in");
+  fs::create_directories(dir / "out");
+  EXPECT_THROW(save_dataset(dataset, dir / "out", false), UsageError);
+  EXPECT_NO_THROW(save_dataset(dataset, dir / "out", true));
+  EXPECT_TRUE(fs::exists(dir / "out" / "metadata.json"));
+}
+
+TEST(Dataset, FailedWriteLeavesNoPartialDirectory) {
+  TempDir dir;
+  write_minimal(dir / "in");
+  Dataset dataset = load_dataset(dir / "in");
+  // A bfloat16 feature cannot be written to .npy: the save fails after the graph files.
+  dataset.node_features["z"] = at::zeros({4, 2}, at::kBFloat16);
+  EXPECT_THROW(save_dataset(dataset, dir / "out", false), Error);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  int leftovers = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) leftovers += entry.path() != dir / "in";
+  EXPECT_EQ(leftovers, 0);
+}
+
+TEST(DatasetErrors, TruncatedArrayNamesTheFile) {
+  TempDir dir;
+  write_minimal(dir.path());
+  fs::resize_file(dir / "feat.npy", fs::file_size(dir / "feat.npy") - 4);
+  const std::string error = load_error(dir.path());
+  EXPECT_NE(error.find("feat.npy"), std::string::npos) << error;
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+}
+
+TEST(DatasetErrors, WrongDtypes) {
+  TempDir dir;
+  write_minimal(dir.path());
+  save_npy(dir / "labels.npy", at::zeros({4}, at::kFloat));
+  std::string error = load_error(dir.path());
+  EXPECT_NE(error.find("labels.npy': labels must be int64"), std::string::npos) << error;
+
+  write_minimal(dir.path());
+  save_npy(dir / "edges.npy", at::zeros({5, 2}, at::kFloat));
+  error = load_error(dir.path());
+  EXPECT_NE(error.find("edges must be int32 or int64, got float32"), std::string::npos) << error;
+}
+
+TEST(DatasetErrors, LabelsLengthMustMatchNodes) {
+  TempDir dir;
+  write_minimal(dir.path());
+  save_npy(dir / "labels.npy", at::zeros({3}, at::kLong));
+  const std::string error = load_error(dir.path());
+  EXPECT_NE(error.find("labels must have one value per node (4), got 3"), std::string::npos)
+      << error;
+}
+
+TEST(DatasetErrors, EdgeEndpointsOutOfRange) {
+  TempDir dir;
+  write_minimal(dir.path());
+  save_npy(dir / "edges.npy", at::tensor({0, 1, 1, 4}, at::kLong).view({2, 2}));
+  std::string error = load_error(dir.path());
+  EXPECT_NE(error.find("edges.npy': edge 1 (1 -> 4) has an endpoint outside [0, 4)"),
+            std::string::npos)
+      << error;
+  save_npy(dir / "edges.npy", at::tensor({0, 1, -1, 2}, at::kInt).view({2, 2}));
+  error = load_error(dir.path());
+  EXPECT_NE(error.find("edge 1 (-1 -> 2)"), std::string::npos) << error;
+}
+
+TEST(DatasetErrors, MissingFileNamedInMetadata) {
+  TempDir dir;
+  write_minimal(dir.path());
+  fs::remove(dir / "valid_idx.npy");
+  const std::string error = load_error(dir.path());
+  EXPECT_NE(error.find("valid_idx.npy' named by 'valid' does not exist"), std::string::npos)
+      << error;
+}
+
+TEST(DatasetErrors, SplitIdsOutOfRange) {
+  TempDir dir;
+  write_minimal(dir.path());
+  save_npy(dir / "test_idx.npy", at::tensor({7}, at::kLong));
+  EXPECT_NE(load_error(dir.path()).find("node ids must be in [0, 4), found 7"), std::string::npos);
+}
+
+TEST(DatasetErrors, FeatureRowsMustMatchNodes) {
+  TempDir dir;
+  write_minimal(dir.path());
+  save_npy(dir / "feat.npy", at::zeros({5, 2}, at::kFloat));
+  EXPECT_NE(load_error(dir.path()).find("node feature 'feat' must be a float array with 4 rows"),
+            std::string::npos);
+}
+
+TEST(DatasetErrors, MetadataProblems) {
+  TempDir dir;
+  json meta = write_minimal(dir.path());
+  meta["version"] = 2;
+  rewrite_metadata(dir.path(), meta);
+  EXPECT_NE(load_error(dir.path()).find("unsupported version 2"), std::string::npos);
+
+  meta["version"] = 1;
+  meta["surprise"] = true;
+  rewrite_metadata(dir.path(), meta);
+  EXPECT_EQ(load_error(dir.path()), "");  // unknown keys are fine...
+  EXPECT_NE(load_error(dir.path(), {.strict = true}).find("unknown key 'surprise'"),
+            std::string::npos);  // ...except under --strict
+
+  std::ofstream(dir / "metadata.json") << "{ not json";
+  EXPECT_NE(load_error(dir.path()).find("invalid JSON"), std::string::npos);
+  EXPECT_NE(load_error(dir / "nowhere").find("does not exist"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graphloom::io

@@ -1,0 +1,44 @@
+// Test helpers: a self-removing temporary directory, the shared datasets, running the CLI.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace graphloom::testing {
+
+// A fresh directory under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// ../shared/datasets relative to the repository root (empty when absent).
+std::filesystem::path shared_datasets_dir();
+
+// Skips the calling test (reported as SKIPPED, never a silent pass) when the shared dataset
+// `name` is absent; otherwise returns its folder.
+#define GL_REQUIRE_SHARED_DATASET(var, name)                                         \
+  const std::filesystem::path var = ::graphloom::testing::shared_datasets_dir() / name; \
+  if (::graphloom::testing::shared_datasets_dir().empty() || !std::filesystem::exists(var)) \
+  GTEST_SKIP() << "../shared/datasets/" << name << " is absent"
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the built `graphloom` binary with `arguments` (a shell-quoted string) in `cwd`.
+CommandResult run_graphloom(const std::string& arguments,
+                            const std::filesystem::path& cwd = std::filesystem::current_path());
+
+}  // namespace graphloom::testing
