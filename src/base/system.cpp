@@ -1,10 +1,17 @@
 // /proc/self/status readers and one place that sets thread counts.
 #include "graphloom/base/system.h"
 
+#include "graphloom/base/error.h"
+
 #include <ATen/Parallel.h>
+#include <ATen/ATen.h>
+#include <malloc.h>
+#include <sys/mman.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <fstream>
+#include <thread>
 #include <string>
 
 namespace graphloom {
@@ -24,12 +31,36 @@ int64_t status_field_bytes(const std::string& key) {
 int64_t peak_rss_bytes() { return status_field_bytes("VmHWM:"); }
 int64_t current_rss_bytes() { return status_field_bytes("VmRSS:"); }
 
+void configure_allocator() {
+  // One arena: per-thread arenas cap their heaps at 64 MB and fall back to mmap() for larger
+  // blocks, such as a batch's feature rows (hundreds of MB) gathered in loader workers.
+  // The few large allocations per batch make arena contention irrelevant.
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 void set_num_threads(int num_threads) {
-  if (num_threads <= 0) return;
+  // libtorch may have pinned OpenMP to one thread at load time: always set it explicitly.
+  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   omp_set_num_threads(num_threads);
   at::set_num_threads(num_threads);
 }
 
 int num_threads() { return omp_get_max_threads(); }
+
+at::Tensor copy_to_huge_pages(const at::Tensor& tensor) {
+  const at::Tensor source = tensor.contiguous();
+  constexpr std::size_t kHugePage = 2 << 20;
+  const std::size_t bytes = std::max<std::size_t>(source.nbytes(), 1);
+  const std::size_t mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* data = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  GL_CHECK(data != MAP_FAILED, "cannot allocate {} bytes for a huge-page copy", mapped);
+  ::madvise(data, mapped, MADV_HUGEPAGE);  // advisory: ignored where THP is off
+  at::Tensor copy = at::from_blob(
+      data, source.sizes(), [mapped](void* p) { ::munmap(p, mapped); }, source.options());
+  copy.copy_(source);
+  return copy;
+}
 
 }  // namespace graphloom

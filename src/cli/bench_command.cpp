@@ -96,6 +96,7 @@ void run_bench_csc(const std::string& dir, int repeats) {
 void add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmarks that print figures and their references");
   cmd->require_subcommand(1);
+  add_sampling_benchmarks(cmd);
   struct Options {
     std::string dir;
     int repeats = 3;

@@ -11,5 +11,7 @@ void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+// Registered under `bench` by add_bench_command.
+void add_sampling_benchmarks(CLI::App* bench);
 
 }  // namespace graphloom::cli

@@ -1,0 +1,32 @@
+// FeatureSource: where mini-batches read node rows (features, labels) (DESIGN.md section 1).
+// Local tensors, caches, compressed stores and the distributed tensor all implement it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+namespace graphloom::features {
+
+struct FeatureInfo {
+  c10::ScalarType dtype;
+  std::vector<int64_t> row_shape;  // shape of one row: {} for labels, {dim} for features
+  int64_t num_rows;
+};
+
+class FeatureSource {
+ public:
+  virtual ~FeatureSource() = default;
+  virtual bool has(const std::string& name) const = 0;
+  // Throws graphloom::Error naming `name` when it does not exist.
+  virtual FeatureInfo info(const std::string& name) const = 0;
+  // Writes the rows `ids` (int64) of `name` into `out` ([ids.numel(), row_shape...], contiguous,
+  // of the feature's dtype). Throws graphloom::Error for ids out of range or a wrong `out`.
+  virtual void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const = 0;
+
+  // Allocates the output and gathers into it.
+  at::Tensor gather(const std::string& name, const at::Tensor& ids) const;
+};
+
+}  // namespace graphloom::features

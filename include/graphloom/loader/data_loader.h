@@ -1,0 +1,75 @@
+// DataLoader: the bounded pipeline item -> sample -> fetch that feeds training (GraphBolt's
+// ItemSampler -> sample_neighbor -> fetch_feature, DGL's DataLoader). Worker threads prepare
+// batches ahead of the consumer; batches come out in order.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graphloom/features/feature_source.h"
+#include "graphloom/sampling/block.h"
+#include "graphloom/sampling/item_sampler.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+
+namespace graphloom::loader {
+
+struct DataLoaderOptions {
+  // One worker whose kernels use every thread was measured fastest here, with the least memory
+  // (each batch's feature rows are hundreds of MB on big graphs): see `graphloom bench loader`.
+  int num_workers = 1;          // batches prepared concurrently
+  int prefetch = 1;             // most batches prepared ahead of the consumer (>= num_workers)
+  int threads_per_worker = 0;   // OpenMP threads inside each worker's kernels (0 = inherit)
+  std::vector<std::string> feature_names{"feat"};  // rows gathered for the input nodes
+  std::string label_name = "label";                // rows gathered for the seeds ("" = none)
+};
+
+class DataLoader {
+ public:
+  // The samplers and the feature source must outlive the loader.
+  DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
+             const features::FeatureSource* features, DataLoaderOptions options);
+  // Stops the workers (also mid-epoch) and joins them.
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  // Starts producing the batches of `epoch` (stopping any epoch still running).
+  void start_epoch(uint64_t epoch);
+  // The next batch in order; std::nullopt after the last one. A worker's exception is
+  // rethrown here, with its message, when its batch is due.
+  std::optional<sampling::MiniBatch> next();
+  int64_t num_batches() const { return items_->num_batches(); }
+
+ private:
+  struct Result {
+    std::optional<sampling::MiniBatch> batch;
+    std::exception_ptr error;
+  };
+  void work();
+  sampling::MiniBatch prepare(int64_t index) const;
+  void stop();
+
+  const sampling::ItemSampler* items_;
+  const sampling::NeighborSampler* sampler_;
+  const features::FeatureSource* features_;
+  DataLoaderOptions options_;
+
+  uint64_t epoch_ = 0;
+  std::vector<at::Tensor> seeds_;  // this epoch's batches of seeds
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  int64_t next_to_issue_ = 0;
+  int64_t next_to_consume_ = 0;
+  std::map<int64_t, Result> ready_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace graphloom::loader

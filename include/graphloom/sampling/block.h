@@ -1,0 +1,40 @@
+// Block (message-flow graph) and MiniBatch: what the sampler hands to the model.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace graphloom::sampling {
+
+// One layer of message passing. The destination nodes are the first `num_dst` entries of
+// `src_ids`, so a layer's output rows line up with the next layer's inputs.
+struct Block {
+  at::Tensor src_ids;  // int64 [num_src]: global ids, destination nodes first
+  int64_t num_dst = 0;
+  at::Tensor indptr;    // int64 [num_dst + 1]: CSC over destination nodes
+  at::Tensor indices;   // int64 [num_edges]: positions in src_ids
+  at::Tensor edge_ids;  // int64 [num_edges]: global edge ids
+
+  int64_t num_src() const { return src_ids.numel(); }
+  int64_t num_edges() const { return indices.numel(); }
+  at::Tensor dst_ids() const { return src_ids.slice(0, 0, num_dst); }
+};
+
+// A sampled mini-batch: blocks[0] is applied first (its sources are the input nodes) and
+// blocks.back() produces the seeds.
+struct MiniBatch {
+  int64_t index = 0;  // position in the epoch
+  at::Tensor seeds;   // int64 [batch]
+  std::vector<Block> blocks;
+  std::map<std::string, at::Tensor> features;  // name -> rows of input_nodes()
+  at::Tensor labels;                           // rows of seeds (when fetched)
+
+  const at::Tensor& input_nodes() const { return blocks.front().src_ids; }
+  int64_t num_sampled_edges() const;
+};
+
+}  // namespace graphloom::sampling

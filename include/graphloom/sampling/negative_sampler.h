@@ -1,0 +1,47 @@
+// Negative samplers for link prediction: k corrupted destinations per positive edge.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace graphloom::sampling {
+
+struct NegativeEdges {
+  at::Tensor src;  // int64 [num_positive * k]: each positive source repeated k times
+  at::Tensor dst;  // int64 [num_positive * k]: sampled destinations
+};
+
+class NegativeSampler {
+ public:
+  virtual ~NegativeSampler() = default;
+  // `k` negatives per positive (src, dst) pair; draws keyed by (random_key, edge position).
+  virtual NegativeEdges sample(const at::Tensor& src, const at::Tensor& dst, int64_t k,
+                               uint64_t random_key) const = 0;
+};
+
+// Destinations uniform over all nodes (DGL's Uniform negative sampler).
+class UniformNegativeSampler : public NegativeSampler {
+ public:
+  explicit UniformNegativeSampler(int64_t num_nodes);
+  NegativeEdges sample(const at::Tensor& src, const at::Tensor& dst, int64_t k,
+                       uint64_t random_key) const override;
+
+ private:
+  int64_t num_nodes_;
+};
+
+// Destinations drawn with probability proportional to degree^power (word2vec's unigram^0.75,
+// PinSage/DGL GlobalUniform variants): popular nodes are harder negatives.
+class DegreeNegativeSampler : public NegativeSampler {
+ public:
+  // `degrees`: int64 [num_nodes].
+  DegreeNegativeSampler(const at::Tensor& degrees, double power = 0.75);
+  NegativeEdges sample(const at::Tensor& src, const at::Tensor& dst, int64_t k,
+                       uint64_t random_key) const override;
+
+ private:
+  at::Tensor cdf_;  // float64 [num_nodes], cumulative probability
+};
+
+}  // namespace graphloom::sampling

@@ -1,0 +1,63 @@
+// Multi-layer neighbor sampling (DGL's NeighborSampler, GraphBolt's sample_neighbor stage):
+// seeds -> one Block per layer, written once against NeighborSource.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "graphloom/sampling/block.h"
+#include "graphloom/sampling/neighbor_source.h"
+
+namespace graphloom::sampling {
+
+struct NeighborSamplerOptions {
+  // fanouts[l] picks per node for blocks[l] (blocks[0] is the input layer, as in DGL); -1 = all.
+  std::vector<int64_t> fanouts;
+  bool replace = false;
+  bool weighted = false;
+  EdgeDirection direction = EdgeDirection::kIn;
+  uint64_t seed = 0;
+};
+
+class NeighborSampler {
+ public:
+  // `source` must outlive the sampler. Throws graphloom::Error on empty or invalid fanouts.
+  NeighborSampler(const NeighborSource* source, NeighborSamplerOptions options);
+
+  // Samples the blocks of one mini-batch. Random streams are keyed by
+  // (seed, epoch, batch, layer, node): the same arguments always give the same batch.
+  // Thread-safe: several loader workers may call it at once.
+  MiniBatch sample(const at::Tensor& seeds, uint64_t epoch, uint64_t batch) const;
+
+  const NeighborSamplerOptions& options() const { return options_; }
+  int64_t num_layers() const { return static_cast<int64_t>(options_.fanouts.size()); }
+
+ private:
+  // Dense node -> local id table, reused across batches (reset touching only what was set).
+  struct Workspace {
+    std::vector<int32_t> local_id;
+  };
+  std::unique_ptr<Workspace> acquire_workspace() const;
+  void release_workspace(std::unique_ptr<Workspace> workspace) const;
+
+  const NeighborSource* source_;
+  NeighborSamplerOptions options_;
+  mutable std::mutex pool_mutex_;  // guards the pool only, never held while sampling
+  mutable std::vector<std::unique_ptr<Workspace>> pool_;
+};
+
+// Relabels `neighbors` (global ids) into positions of the returned source list, which holds
+// `dst` first and then every new neighbor in order of first appearance. `local_id` must be
+// sized num_nodes and filled with -1; it is restored before returning.
+struct Relabeled {
+  at::Tensor src_ids;  // int64
+  at::Tensor indices;  // int64, same length as neighbors
+};
+Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors,
+                  std::vector<int32_t>& local_id);
+
+}  // namespace graphloom::sampling

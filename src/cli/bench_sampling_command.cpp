@@ -1,0 +1,240 @@
+// `graphloom bench sample|gather|loader`: throughput of neighbor sampling, feature gather and
+// the whole loading pipeline, with their references measured in the same run.
+#include <ATen/ATen.h>
+#include <omp.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/system.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/io/generators.h"
+#include "graphloom/loader/data_loader.h"
+#include "graphloom/sampling/item_sampler.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+
+namespace graphloom::cli {
+namespace {
+
+struct SamplingBenchOptions {
+  std::string data;  // empty: the embedded default dataset, generated in memory
+  std::vector<int64_t> fanouts{10, 10, 10};
+  int64_t batch_size = 1024;
+  int64_t batches = 200;
+  bool replace = false;
+  uint64_t seed = 0;
+};
+
+io::Dataset load_or_generate(const std::string& dir) {
+  Timer timer;
+  io::Dataset dataset = dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
+  fmt::print("dataset {}: {} nodes, {} edges (ready in {:.2f} s)\n",
+             dir.empty() ? "embedded default" : dir, dataset.num_nodes(),
+             dataset.graph.num_edges(), timer.seconds());
+  return dataset;
+}
+
+at::Tensor train_items(const io::Dataset& dataset) {
+  const auto it = dataset.splits.find("train");
+  return it != dataset.splits.end() ? it->second : at::arange(dataset.num_nodes(), at::kLong);
+}
+
+void print_rss() { fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9); }
+
+void run_bench_sample(const SamplingBenchOptions& o) {
+  const io::Dataset dataset = load_or_generate(o.data);
+  const sampling::LocalNeighborSource source(dataset.graph);
+  const sampling::NeighborSampler sampler(
+      &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
+  const sampling::ItemSampler items(train_items(dataset),
+                                    {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  const int threads = num_threads();
+  const auto seeds = items.batches(0);
+  const int64_t total = std::min<int64_t>(o.batches, static_cast<int64_t>(seeds.size()));
+  GL_CHECK(total > 0, "no batches to sample (train split empty?)");
+
+  // One single-threaded sampling worker per thread: batches are independent, so this scales
+  // without synchronisation inside a batch.
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> edges{0};
+  std::atomic<int64_t> inputs{0};
+  std::atomic<int64_t> seeds_done{0};
+  sampler.sample(seeds[0], 0, 0);  // warm-up: workspace allocation, page faults
+  Timer timer;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      omp_set_num_threads(1);
+      for (int64_t i = next++; i < total; i = next++) {
+        const sampling::MiniBatch batch = sampler.sample(seeds[i], 0, static_cast<uint64_t>(i));
+        edges += batch.num_sampled_edges();
+        inputs += batch.input_nodes().numel();
+        seeds_done += batch.seeds.numel();
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  const double seconds = timer.seconds();
+  fmt::print("sample: fanouts {}, batch {}, {} batches, {} threads, replace={}\n",
+             fmt::join(o.fanouts, ","), o.batch_size, total, threads, o.replace);
+  fmt::print("  seeds/s        {:>12.0f}  ({:.0f} per thread)\n", seeds_done / seconds,
+             seeds_done / seconds / threads);
+  fmt::print("  sampled edges/s {:>11.3g}  ({:.3g} per thread)\n", edges / seconds,
+             edges / seconds / threads);
+  fmt::print("  per batch: {:.0f} sampled edges, {:.0f} input nodes, {:.2f} ms\n",
+             static_cast<double>(edges) / total, static_cast<double>(inputs) / total,
+             seconds * 1e3 / total * threads);
+  print_rss();
+}
+
+void run_bench_gather(const SamplingBenchOptions& o, int64_t rows, int repeats, bool huge_pages) {
+  const io::Dataset dataset = load_or_generate(o.data);
+  GL_CHECK(dataset.node_features.count("feat"), "bench gather needs a node feature named 'feat'");
+  const at::Tensor table = huge_pages ? copy_to_huge_pages(dataset.node_features.at("feat"))
+                                      : dataset.node_features.at("feat").contiguous();
+  const int64_t n = table.size(0);
+  rows = std::min(rows, n);
+  at::Tensor ids = at::randperm(n, at::kLong).slice(0, 0, rows).contiguous();
+  at::Tensor out = at::empty({rows, table.size(1)}, table.options());
+  const int64_t bytes = static_cast<int64_t>(out.nbytes());
+  features::gather_rows(table, ids, out);  // warm-up: page in the table
+
+  // Reference: the same bytes copied sequentially from one contiguous block, same threads.
+  at::Tensor block = table.slice(0, 0, rows).contiguous();
+  at::Tensor block_out = at::empty_like(block);
+  std::vector<double> gather_s;
+  std::vector<double> copy_s;
+  for (int r = 0; r < repeats; ++r) {
+    Timer timer;
+    features::gather_rows(table, ids, out);
+    gather_s.push_back(timer.seconds());
+    timer.reset();
+    const int threads = num_threads();
+    const int64_t chunk = (bytes + threads - 1) / threads;
+#pragma omp parallel for schedule(static, 1)
+    for (int t = 0; t < threads; ++t) {
+      const int64_t begin = std::min<int64_t>(bytes, t * chunk);
+      const int64_t end = std::min<int64_t>(bytes, begin + chunk);
+      std::memcpy(static_cast<char*>(block_out.data_ptr()) + begin,
+                  static_cast<const char*>(block.data_ptr()) + begin, end - begin);
+    }
+    copy_s.push_back(timer.seconds());
+  }
+  std::sort(gather_s.begin(), gather_s.end());
+  std::sort(copy_s.begin(), copy_s.end());
+  const double gather = gather_s[gather_s.size() / 2];
+  const double copy = copy_s[copy_s.size() / 2];
+  fmt::print("gather: {} random rows of {} bytes ({:.0f} MB), {} threads, median of {}\n", rows,
+             bytes / rows, bytes / 1e6, num_threads(), repeats);
+  fmt::print("  random-row gather {:.2f} GB/s   sequential copy {:.2f} GB/s   ratio {:.2f}\n",
+             bytes / gather / 1e9, bytes / copy / 1e9, copy / gather);
+  print_rss();
+}
+
+void run_bench_loader(const SamplingBenchOptions& o, int workers, int prefetch) {
+  const io::Dataset dataset = load_or_generate(o.data);
+  GL_CHECK(dataset.labels.defined(), "bench loader needs labels");
+  const sampling::LocalNeighborSource source(dataset.graph);
+  const sampling::NeighborSampler sampler(
+      &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
+  const sampling::ItemSampler items(train_items(dataset),
+                                    {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  features::TensorFeatureSource features;
+  for (const auto& [name, tensor] : dataset.node_features) features.add(name, tensor);
+  features.add("label", dataset.labels);
+  const int threads = num_threads();
+  workers = workers > 0 ? workers : threads;
+  loader::DataLoader loader(&items, &sampler, &features,
+                            {.num_workers = workers,
+                             .prefetch = std::max(prefetch, workers),
+                             .threads_per_worker = std::max(1, threads / workers)});
+  loader.start_epoch(0);
+  int64_t batches = 0;
+  int64_t seeds = 0;
+  int64_t inputs = 0;
+  Timer timer;
+  while (batches < o.batches) {
+    auto batch = loader.next();
+    if (!batch) break;
+    ++batches;
+    seeds += batch->seeds.numel();
+    inputs += batch->input_nodes().numel();
+  }
+  const double seconds = timer.seconds();
+  fmt::print("loader (sample + gather features and labels): fanouts {}, batch {}, {} batches, {} "
+             "workers x {} threads, prefetch {}\n",
+             fmt::join(o.fanouts, ","), o.batch_size, batches, workers,
+             std::max(1, threads / workers), std::max(prefetch, workers));
+  fmt::print("  batches/s {:.1f}   seeds/s {:.0f}   input rows/batch {:.0f}\n", batches / seconds,
+             seeds / seconds, static_cast<double>(inputs) / std::max<int64_t>(batches, 1));
+  print_rss();
+}
+
+void add_sampling_flags(CLI::App* cmd, SamplingBenchOptions& o) {
+  cmd->add_option("--data", o.data,
+                  "Dataset directory (default: the embedded default dataset, generated in memory)");
+  cmd->add_option("--fanouts", o.fanouts, "Neighbors per layer, input layer first; -1 = all")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Seeds per mini-batch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--batches", o.batches, "Mini-batches to measure")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--replace", o.replace, "Sample with replacement");
+  cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
+}
+
+}  // namespace
+
+void add_sampling_benchmarks(CLI::App* bench) {
+  {
+    auto o = std::make_shared<SamplingBenchOptions>();
+    CLI::App* cmd = bench->add_subcommand(
+        "sample", "Multi-layer neighbor sampling throughput: seeds/s and sampled edges/s");
+    add_sampling_flags(cmd, *o);
+    cmd->callback([o] { run_bench_sample(*o); });
+  }
+  {
+    auto o = std::make_shared<SamplingBenchOptions>();
+    auto rows = std::make_shared<int64_t>(600000);
+    auto repeats = std::make_shared<int>(5);
+    CLI::App* cmd = bench->add_subcommand(
+        "gather", "Random-row feature gather GB/s against a sequential copy of the same bytes");
+    cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+    cmd->add_option("--rows", *rows, "Random rows gathered per run")->capture_default_str();
+    cmd->add_option("--repeats", *repeats, "Runs; the median is reported")->capture_default_str();
+    auto huge_pages = std::make_shared<bool>(false);
+    cmd->add_flag("--huge-pages", *huge_pages,
+                  "Copy the features into huge-page memory instead of reading the memory map");
+    cmd->callback([o, rows, repeats, huge_pages] {
+      run_bench_gather(*o, *rows, *repeats, *huge_pages);
+    });
+  }
+  {
+    auto o = std::make_shared<SamplingBenchOptions>();
+    auto prefetch = std::make_shared<int>(2);
+    auto workers = std::make_shared<int>(1);
+    CLI::App* cmd = bench->add_subcommand(
+        "loader", "Whole-pipeline throughput (sample + gather features and labels), no-op consumer");
+    add_sampling_flags(cmd, *o);
+    cmd->add_option("--workers", *workers,
+                    "Loader workers, each preparing one batch (0 = one per thread); the threads "
+                    "are shared out among them")
+        ->capture_default_str();
+    cmd->add_option("--prefetch", *prefetch,
+                    "Most batches prepared ahead of the consumer (at least --workers)")
+        ->capture_default_str();
+    cmd->callback([o, workers, prefetch] { run_bench_loader(*o, *workers, *prefetch); });
+  }
+}
+
+}  // namespace graphloom::cli

@@ -1,0 +1,115 @@
+// The loader's pipeline: workers claim batch indices under a mutex (held only for bookkeeping,
+// never while sampling or gathering), park results by index, and the consumer takes them in
+// order. Claims stay within `prefetch` of the consumer, which bounds memory.
+#include "graphloom/loader/data_loader.h"
+
+#include <ATen/ATen.h>
+#include <omp.h>
+
+#include "graphloom/base/error.h"
+
+namespace graphloom::loader {
+
+DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
+                       const features::FeatureSource* features, DataLoaderOptions options)
+    : items_(items), sampler_(sampler), features_(features), options_(std::move(options)) {
+  GL_CHECK(items_ != nullptr && sampler_ != nullptr, "DataLoader needs an item and a neighbor sampler");
+  GL_CHECK(options_.num_workers >= 1, "--num-workers must be >= 1, got {}", options_.num_workers);
+  GL_CHECK(options_.prefetch >= options_.num_workers,
+           "--prefetch ({}) must be at least --num-workers ({})", options_.prefetch,
+           options_.num_workers);
+  GL_CHECK(options_.threads_per_worker >= 0, "threads per worker must be >= 0");
+  for (const std::string& name : options_.feature_names) {
+    GL_CHECK(features_ != nullptr && features_->has(name), "DataLoader: no feature named '{}'",
+             name);
+  }
+  if (!options_.label_name.empty()) {
+    GL_CHECK(features_ != nullptr && features_->has(options_.label_name),
+             "DataLoader: no labels named '{}'", options_.label_name);
+  }
+}
+
+DataLoader::~DataLoader() { stop(); }
+
+void DataLoader::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
+}
+
+void DataLoader::start_epoch(uint64_t epoch) {
+  stop();
+  epoch_ = epoch;
+  seeds_ = items_->batches(epoch);
+  stopping_ = false;
+  next_to_issue_ = 0;
+  next_to_consume_ = 0;
+  ready_.clear();
+  for (int w = 0; w < options_.num_workers; ++w) workers_.emplace_back([this] { work(); });
+}
+
+sampling::MiniBatch DataLoader::prepare(int64_t index) const {
+  sampling::MiniBatch batch =
+      sampler_->sample(seeds_[static_cast<std::size_t>(index)], epoch_, static_cast<uint64_t>(index));
+  for (const std::string& name : options_.feature_names) {
+    batch.features[name] = features_->gather(name, batch.input_nodes());
+  }
+  if (!options_.label_name.empty()) {
+    batch.labels = features_->gather(options_.label_name, batch.seeds);
+  }
+  return batch;
+}
+
+void DataLoader::work() {
+  if (options_.threads_per_worker > 0) omp_set_num_threads(options_.threads_per_worker);
+  const auto total = static_cast<int64_t>(seeds_.size());
+  while (true) {
+    int64_t index = 0;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] {
+        return stopping_ || next_to_issue_ >= total ||
+               next_to_issue_ < next_to_consume_ + options_.prefetch;
+      });
+      if (stopping_ || next_to_issue_ >= total) return;
+      index = next_to_issue_++;
+    }
+    Result result;
+    try {
+      result.batch = prepare(index);
+    } catch (...) {
+      result.error = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      ready_[index] = std::move(result);
+    }
+    changed_.notify_all();
+  }
+}
+
+std::optional<sampling::MiniBatch> DataLoader::next() {
+  GL_CHECK(!workers_.empty() || next_to_consume_ >= static_cast<int64_t>(seeds_.size()),
+           "DataLoader::next() called before start_epoch() or after a failed batch");
+  if (next_to_consume_ >= static_cast<int64_t>(seeds_.size())) return std::nullopt;
+  Result result;
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return ready_.count(next_to_consume_) > 0; });
+    auto node = ready_.extract(next_to_consume_);
+    result = std::move(node.mapped());
+    ++next_to_consume_;
+  }
+  changed_.notify_all();
+  if (result.error) {
+    stop();
+    std::rethrow_exception(result.error);
+  }
+  return std::move(result.batch);
+}
+
+}  // namespace graphloom::loader

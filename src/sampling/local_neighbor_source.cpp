@@ -1,0 +1,248 @@
+// One-hop neighbor sampling on a CSC: a thin checked front (sample_csc_neighbors) and one
+// templated kernel whose variants (replacement, weights) are compile-time flags.
+//
+// Each seed draws from its own counter-based stream keyed by (random_key, node id), so the
+// result is the same whatever the thread count. Scratch space is thread-local and reused:
+// no heap allocation per seed.
+#include "graphloom/sampling/local_neighbor_source.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "graphloom/base/dispatch.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
+#include "graphloom/graph/transforms.h"
+
+namespace graphloom::sampling {
+namespace {
+
+// Floyd's algorithm checks membership by scanning the picks so far: O(k^2), best for small k.
+constexpr int64_t kFloydMaxPicks = 64;
+
+template <typename Index, typename Weight, bool kReplace, bool kWeighted>
+class Kernel {
+ public:
+  Kernel(const graph::CscGraph& graph, int64_t fanout)
+      : indptr_(graph.indptr.data_ptr<int64_t>()),
+        indices_(graph.indices.data_ptr<Index>()),
+        edge_ids_(graph.has_edge_ids() ? graph.edge_ids.data_ptr<int64_t>() : nullptr),
+        weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr),
+        fanout_(fanout) {}
+
+  struct Column {
+    int64_t begin;
+    int64_t degree;
+  };
+  Column column(int64_t v) const { return {indptr_[v], indptr_[v + 1] - indptr_[v]}; }
+  void prefetch_bounds(int64_t v) const { __builtin_prefetch(indptr_ + v); }
+  void prefetch_column(const Column& c) const {
+    __builtin_prefetch(indices_ + c.begin);
+    if (c.degree > 16) __builtin_prefetch(indices_ + c.begin + c.degree - 1);
+  }
+
+  // Number of picks in a column.
+  int64_t count(const Column& c) const {
+    const int64_t begin = c.begin;
+    const int64_t degree = c.degree;
+    int64_t available = degree;
+    if constexpr (kWeighted) {
+      available = 0;
+      for (int64_t e = begin; e < begin + degree; ++e) available += weights_[e] > 0;
+    }
+    if (fanout_ < 0) return available;
+    if constexpr (kReplace) return available > 0 ? fanout_ : 0;
+    return std::min(available, fanout_);
+  }
+
+  // Writes the neighbors and edge ids of `picks` positions of a column.
+  void fill(const Column& c, int64_t picks, RandomStream& rng, int64_t* neighbors,
+            int64_t* ids) const {
+    const int64_t begin = c.begin;
+    const int64_t degree = c.degree;
+    int64_t* out = ids;  // positions first; translated to (neighbor, edge id) at the end
+    if (fanout_ < 0 || (!kReplace && !kWeighted && picks == degree)) {
+      int64_t n = 0;
+      for (int64_t e = begin; e < begin + degree; ++e) {
+        if constexpr (kWeighted) {
+          if (!(weights_[e] > 0)) continue;
+        }
+        out[n++] = e;
+      }
+    } else if constexpr (kWeighted && kReplace) {
+      pick_weighted_with_replacement(begin, degree, picks, rng, out);
+    } else if constexpr (kWeighted) {
+      pick_weighted_without_replacement(begin, degree, picks, rng, out);
+    } else if constexpr (kReplace) {
+      for (int64_t j = 0; j < picks; ++j) out[j] = begin + static_cast<int64_t>(rng.uniform(degree));
+    } else {
+      pick_uniform_without_replacement(begin, degree, picks, rng, out);
+    }
+    for (int64_t j = 0; j < picks; ++j) {
+      const int64_t e = out[j];
+      neighbors[j] = indices_[e];
+      ids[j] = edge_ids_ != nullptr ? edge_ids_[e] : e;
+    }
+  }
+
+ private:
+  static void pick_uniform_without_replacement(int64_t begin, int64_t degree, int64_t picks,
+                                               RandomStream& rng, int64_t* out) {
+    if (picks <= kFloydMaxPicks) {
+      // Floyd: a uniformly random `picks`-subset of [0, degree) in `picks` draws.
+      for (int64_t j = degree - picks, n = 0; j < degree; ++j, ++n) {
+        const auto t = begin + static_cast<int64_t>(rng.uniform(j + 1));
+        const bool seen = std::find(out, out + n, t) != out + n;
+        out[n] = seen ? begin + j : t;
+      }
+      return;
+    }
+    // Partial Fisher-Yates over a reused scratch array of positions.
+    thread_local std::vector<int64_t> scratch;
+    scratch.resize(degree);
+    for (int64_t j = 0; j < degree; ++j) scratch[j] = begin + j;
+    for (int64_t j = 0; j < picks; ++j) {
+      std::swap(scratch[j], scratch[j + static_cast<int64_t>(rng.uniform(degree - j))]);
+      out[j] = scratch[j];
+    }
+  }
+
+  void pick_weighted_with_replacement(int64_t begin, int64_t degree, int64_t picks,
+                                      RandomStream& rng, int64_t* out) const {
+    // Inverse CDF: prefix sums, then a binary search per draw.
+    thread_local std::vector<double> cdf;
+    cdf.resize(degree);
+    double total = 0;
+    for (int64_t j = 0; j < degree; ++j) {
+      total += std::max<double>(weights_[begin + j], 0.0);
+      cdf[j] = total;
+    }
+    for (int64_t j = 0; j < picks; ++j) {
+      const double target = rng.uniform_real() * total;
+      auto it = std::upper_bound(cdf.begin(), cdf.end(), target);
+      int64_t pos = std::min<int64_t>(it - cdf.begin(), degree - 1);
+      while (pos > 0 && !(weights_[begin + pos] > 0)) --pos;  // never land on a zero weight
+      out[j] = begin + pos;
+    }
+  }
+
+  void pick_weighted_without_replacement(int64_t begin, int64_t degree, int64_t picks,
+                                         RandomStream& rng, int64_t* out) const {
+    // Efraimidis-Spirakis: keep the `picks` largest keys log(u) / w.
+    thread_local std::vector<std::pair<double, int64_t>> keyed;
+    keyed.clear();
+    for (int64_t j = 0; j < degree; ++j) {
+      const double w = weights_[begin + j];
+      if (!(w > 0)) continue;
+      double u = rng.uniform_real();
+      while (u <= 0.0) u = rng.uniform_real();
+      keyed.emplace_back(std::log(u) / w, begin + j);
+    }
+    std::partial_sort(keyed.begin(), keyed.begin() + picks, keyed.end(),
+                      [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (int64_t j = 0; j < picks; ++j) out[j] = keyed[j].second;
+  }
+
+  const int64_t* indptr_;
+  const Index* indices_;
+  const int64_t* edge_ids_;
+  const Weight* weights_;
+  int64_t fanout_;
+};
+
+template <typename Index, typename Weight, bool kReplace, bool kWeighted>
+SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
+                        uint64_t random_key) {
+  const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph, fanout);
+  const int64_t num_seeds = seeds.numel();
+  const int64_t* seed = seeds.data_ptr<int64_t>();
+  using Column = typename Kernel<Index, Weight, kReplace, kWeighted>::Column;
+  SampledEdges out;
+  out.indptr = at::empty({num_seeds + 1}, at::kLong);
+  int64_t* indptr = out.indptr.data_ptr<int64_t>();
+  indptr[0] = 0;
+  // Sampling is bound by memory latency (one random column per seed). Pass 1 reads each
+  // seed's column bounds once, prefetching far ahead; pass 2 then knows every column's address
+  // and prefetches the columns themselves, so several misses are always in flight.
+  // Thread-local to the calling thread; the parallel regions below use it through `column`.
+  thread_local std::vector<Column> columns;
+  columns.resize(static_cast<std::size_t>(num_seeds));
+  Column* column = columns.data();
+  constexpr int64_t kBoundsAhead = 16;
+  constexpr int64_t kColumnsAhead = 6;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
+    column[i] = kernel.column(seed[i]);
+    indptr[i + 1] = kernel.count(column[i]);
+  }
+  for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] += indptr[i];
+
+  out.neighbors = at::empty({indptr[num_seeds]}, at::kLong);
+  out.edge_ids = at::empty({indptr[num_seeds]}, at::kLong);
+  int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
+  int64_t* ids = out.edge_ids.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kColumnsAhead < num_seeds) kernel.prefetch_column(column[i + kColumnsAhead]);
+    RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i])}));
+    kernel.fill(column[i], indptr[i + 1] - indptr[i], rng, neighbors + indptr[i], ids + indptr[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor& seeds,
+                                  int64_t fanout, const SampleOptions& options) {
+  GL_CHECK(fanout >= -1, "fanout must be -1 (all neighbors) or >= 0, got {}", fanout);
+  GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
+           "seeds must be a 1-D int64 tensor, got {} with {} dims", c10::toString(seeds.scalar_type()),
+           seeds.dim());
+  const at::Tensor contiguous_seeds = seeds.contiguous();
+  if (contiguous_seeds.numel() > 0) {
+    const int64_t low = contiguous_seeds.min().item<int64_t>();
+    const int64_t high = contiguous_seeds.max().item<int64_t>();
+    GL_CHECK(low >= 0 && high < graph.num_nodes, "seed node id {} is outside [0, {})",
+             low < 0 ? low : high, graph.num_nodes);
+  }
+  if (options.weighted) {
+    GL_CHECK(graph.has_weights(), "weighted sampling needs edge weights, but the graph has none");
+    GL_CHECK(graph.weights.numel() == graph.num_edges(),
+             "edge weights: expected {} values (one per edge), got {}", graph.num_edges(),
+             graph.weights.numel());
+  }
+  return dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto index_tag) {
+    using Index = decltype(index_tag);
+    const auto weight_dtype = options.weighted ? graph.weights.scalar_type() : at::kFloat;
+    return dispatch_float_type(weight_dtype, "edge weights", [&](auto weight_tag) {
+      using Weight = decltype(weight_tag);
+      const uint64_t key = options.random_key;
+      if (options.weighted) {
+        return options.replace ? run_kernel<Index, Weight, true, true>(graph, contiguous_seeds, fanout, key)
+                               : run_kernel<Index, Weight, false, true>(graph, contiguous_seeds, fanout, key);
+      }
+      return options.replace ? run_kernel<Index, Weight, true, false>(graph, contiguous_seeds, fanout, key)
+                             : run_kernel<Index, Weight, false, false>(graph, contiguous_seeds, fanout, key);
+    });
+  });
+}
+
+LocalNeighborSource::LocalNeighborSource(graph::CscGraph graph) : graph_(std::move(graph)) {}
+
+const graph::CscGraph& LocalNeighborSource::out_graph() const {
+  std::call_once(out_graph_once_, [this] { out_graph_ = graph::reverse(graph_); });
+  return out_graph_;
+}
+
+SampledEdges LocalNeighborSource::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
+                                                   const SampleOptions& options) const {
+  const graph::CscGraph& graph = options.direction == EdgeDirection::kIn ? graph_ : out_graph();
+  return sample_csc_neighbors(graph, seeds, fanout, options);
+}
+
+}  // namespace graphloom::sampling

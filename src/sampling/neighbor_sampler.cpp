@@ -1,0 +1,128 @@
+// Multi-layer sampling: sample one hop from the current frontier, relabel the picks into a
+// Block, and make the block's sources the next frontier.
+#include "graphloom/sampling/neighbor_sampler.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
+
+namespace graphloom::sampling {
+
+int64_t MiniBatch::num_sampled_edges() const {
+  int64_t total = 0;
+  for (const Block& block : blocks) total += block.num_edges();
+  return total;
+}
+
+NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOptions options)
+    : source_(source), options_(std::move(options)) {
+  GL_CHECK(source_ != nullptr, "NeighborSampler needs a neighbor source");
+  GL_CHECK(!options_.fanouts.empty(), "fanouts must name at least one layer (e.g. 10,10,10)");
+  for (const int64_t fanout : options_.fanouts) {
+    GL_CHECK(fanout == -1 || fanout > 0, "each fanout must be -1 (all neighbors) or > 0, got {}",
+             fanout);
+  }
+  GL_CHECK(source_->num_nodes() < std::numeric_limits<int32_t>::max(),
+           "the sampler's local id table holds fewer than 2^31 nodes; got {}",
+           source_->num_nodes());
+}
+
+std::unique_ptr<NeighborSampler::Workspace> NeighborSampler::acquire_workspace() const {
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (!pool_.empty()) {
+      auto workspace = std::move(pool_.back());
+      pool_.pop_back();
+      return workspace;
+    }
+  }
+  auto workspace = std::make_unique<Workspace>();
+  workspace->local_id.assign(static_cast<std::size_t>(source_->num_nodes()), -1);
+  return workspace;
+}
+
+void NeighborSampler::release_workspace(std::unique_ptr<Workspace> workspace) const {
+  std::lock_guard lock(pool_mutex_);
+  pool_.push_back(std::move(workspace));
+}
+
+Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors,
+                  std::vector<int32_t>& local_id) {
+  const int64_t num_dst = dst.numel();
+  const int64_t num_picks = neighbors.numel();
+  const int64_t* dst_ptr = dst.data_ptr<int64_t>();
+  const int64_t* picked = neighbors.data_ptr<int64_t>();
+  // Upper bound on the source count; trimmed at the end.
+  at::Tensor src_ids = at::empty({num_dst + num_picks}, at::kLong);
+  int64_t* src = src_ids.data_ptr<int64_t>();
+  at::Tensor indices = at::empty({num_picks}, at::kLong);
+  int64_t* index = indices.data_ptr<int64_t>();
+  int32_t* table = local_id.data();
+
+  int64_t count = 0;
+  for (int64_t i = 0; i < num_dst; ++i) {
+    const int64_t v = dst_ptr[i];
+    if (table[v] >= 0) [[unlikely]] {
+      for (int64_t k = 0; k < count; ++k) table[src[k]] = -1;  // leave the table clean
+      GL_THROW("duplicate seed node {} in one mini-batch", v);
+    }
+    table[v] = static_cast<int32_t>(count);
+    src[count++] = v;
+  }
+  constexpr int64_t kAhead = 16;  // the table is bigger than L2: keep misses in flight
+  for (int64_t j = 0; j < num_picks; ++j) {
+    if (j + kAhead < num_picks) __builtin_prefetch(table + picked[j + kAhead]);
+    const int64_t v = picked[j];
+    int32_t id = table[v];
+    if (id < 0) {
+      id = static_cast<int32_t>(count);
+      table[v] = id;
+      src[count++] = v;
+    }
+    index[j] = id;
+  }
+  for (int64_t i = 0; i < count; ++i) table[src[i]] = -1;
+  return {src_ids.slice(0, 0, count), indices};
+}
+
+MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint64_t batch) const {
+  GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
+           "seeds must be a 1-D int64 tensor");
+  MiniBatch result;
+  result.index = static_cast<int64_t>(batch);
+  result.seeds = seeds.contiguous();
+  const int64_t layers = num_layers();
+  result.blocks.resize(static_cast<std::size_t>(layers));
+
+  auto workspace = acquire_workspace();
+  struct Release {
+    const NeighborSampler* sampler;
+    std::unique_ptr<Workspace>& workspace;
+    ~Release() { sampler->release_workspace(std::move(workspace)); }
+  } release{this, workspace};
+
+  at::Tensor frontier = result.seeds;
+  for (int64_t layer = layers - 1; layer >= 0; --layer) {
+    SampleOptions options{.replace = options_.replace,
+                          .weighted = options_.weighted,
+                          .direction = options_.direction,
+                          .random_key = stream_key({options_.seed, epoch, batch,
+                                                    static_cast<uint64_t>(layer)})};
+    SampledEdges picks =
+        source_->sample_neighbors(frontier, options_.fanouts[static_cast<std::size_t>(layer)], options);
+    Relabeled relabeled = relabel(frontier, picks.neighbors, workspace->local_id);
+    Block& block = result.blocks[static_cast<std::size_t>(layer)];
+    block.src_ids = relabeled.src_ids;
+    block.num_dst = frontier.numel();
+    block.indptr = picks.indptr;
+    block.indices = relabeled.indices;
+    block.edge_ids = picks.edge_ids;
+    frontier = block.src_ids;
+  }
+  return result;
+}
+
+}  // namespace graphloom::sampling
