@@ -1,0 +1,43 @@
+// GNN models (GraphSAGE, GCN, GAT) and the feature-only MLP baseline, all applied layer by
+// layer so that training (sampled blocks) and layer-wise full-neighbor inference share code.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphloom/nn/sparse_ops.h"
+#include "graphloom/sampling/block.h"
+
+namespace graphloom::nn {
+
+struct ModelConfig {
+  std::string kind = "sage";  // sage | gcn | gat | mlp
+  int64_t in = 0;
+  int64_t hidden = 256;
+  int64_t out = 0;
+  int64_t layers = 3;
+  double dropout = 0.5;            // on the input of every layer
+  std::string aggregator = "mean";  // SAGE: mean | gcn | pool
+  int64_t heads = 8;               // GAT hidden layers (the output layer has one head)
+  double attention_dropout = 0.5;  // GAT
+};
+
+class GnnModel : public torch::nn::Module {
+ public:
+  virtual int64_t num_layers() const = 0;
+  // Width of layer l's output.
+  virtual int64_t output_dim(int64_t layer) const = 0;
+  // Layer l with its input dropout and, except for the last layer, its activation.
+  virtual torch::Tensor layer_forward(int64_t layer, const BlockView& block,
+                                      const torch::Tensor& x) = 0;
+  // Applies every layer: blocks[0] to the input rows x, blocks.back() yields the seeds' logits.
+  torch::Tensor forward(const std::vector<sampling::Block>& blocks, torch::Tensor x);
+};
+
+// Builds the model named by config.kind; throws graphloom::UsageError for an unknown kind.
+std::shared_ptr<GnnModel> make_model(const ModelConfig& config);
+
+}  // namespace graphloom::nn

@@ -1,0 +1,91 @@
+// SAGEConv, GraphConv and GATConv.
+#include "graphloom/nn/layers.h"
+
+#include <torch/torch.h>
+
+#include "graphloom/base/error.h"
+
+namespace graphloom::nn {
+
+namespace F = torch::nn::functional;
+
+SAGEConvImpl::SAGEConvImpl(int64_t in, int64_t out, std::string aggregator)
+    : aggregator_(std::move(aggregator)) {
+  GL_CHECK(aggregator_ == "mean" || aggregator_ == "gcn" || aggregator_ == "pool",
+           "SAGEConv: unknown aggregator '{}' (expected mean, gcn or pool)", aggregator_);
+  project_first_ = aggregator_ != "pool" && in > out;
+  if (aggregator_ != "gcn") {
+    fc_self_ = register_module("fc_self", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+  }
+  if (aggregator_ == "pool") fc_pool_ = register_module("fc_pool", torch::nn::Linear(in, in));
+  fc_neigh_ = register_module("fc_neigh", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+  bias_ = register_parameter("bias", torch::zeros({out}));
+}
+
+torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
+  const torch::Tensor x_dst = x.slice(0, 0, block.num_dst());
+  torch::Tensor out;
+  if (aggregator_ == "pool") {
+    const torch::Tensor pooled = aggregate(block, torch::relu(fc_pool_(x)), Reduce::kMax);
+    out = fc_self_(x_dst) + fc_neigh_(pooled);
+  } else {
+    const torch::Tensor source = project_first_ ? fc_neigh_(x) : x;
+    torch::Tensor neigh;
+    if (aggregator_ == "mean") {
+      neigh = aggregate(block, source, Reduce::kMean);
+    } else {  // gcn: mean over the neighbors and the node itself
+      const torch::Tensor degree = in_degrees(block).to(x.scalar_type()).unsqueeze(1);
+      neigh = (aggregate(block, source, Reduce::kSum) + source.slice(0, 0, block.num_dst())) /
+              (degree + 1);
+    }
+    if (!project_first_) neigh = fc_neigh_(neigh);
+    out = aggregator_ == "gcn" ? neigh : fc_self_(x_dst) + neigh;
+  }
+  return out + bias_;
+}
+
+GraphConvImpl::GraphConvImpl(int64_t in, int64_t out) {
+  fc_ = register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+  torch::nn::init::xavier_uniform_(fc_->weight);
+  bias_ = register_parameter("bias", torch::zeros({out}));
+}
+
+torch::Tensor GraphConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
+  const auto dtype = x.scalar_type();
+  const torch::Tensor src_norm = out_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
+  const torch::Tensor dst_norm = in_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
+  const bool project_first = fc_->weight.size(1) > fc_->weight.size(0);
+  torch::Tensor h = x * src_norm;
+  if (project_first) h = fc_(h);
+  h = aggregate(block, h, Reduce::kSum) * dst_norm;
+  if (!project_first) h = fc_(h);
+  return h + bias_;
+}
+
+GATConvImpl::GATConvImpl(int64_t in, int64_t out, int64_t heads, bool concat,
+                         double attention_dropout)
+    : out_(out), heads_(heads), concat_(concat) {
+  GL_CHECK(heads > 0, "GATConv: heads must be positive, got {}", heads);
+  fc_ = register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(in, out * heads).bias(false)));
+  attention_src_ = register_parameter("attention_src", torch::empty({1, heads, out}));
+  attention_dst_ = register_parameter("attention_dst", torch::empty({1, heads, out}));
+  bias_ = register_parameter("bias", torch::zeros({concat ? heads * out : out}));
+  attention_dropout_ = register_module("attention_dropout", torch::nn::Dropout(attention_dropout));
+  const double gain = std::sqrt(2.0);  // DGL: calculate_gain("relu")
+  torch::nn::init::xavier_normal_(fc_->weight, gain);
+  torch::nn::init::xavier_normal_(attention_src_, gain);
+  torch::nn::init::xavier_normal_(attention_dst_, gain);
+}
+
+torch::Tensor GATConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
+  const torch::Tensor features = fc_(x).view({x.size(0), heads_, out_});
+  const torch::Tensor score_src = (features * attention_src_).sum(-1);
+  const torch::Tensor score_dst = (features.slice(0, 0, block.num_dst()) * attention_dst_).sum(-1);
+  const torch::Tensor scores = F::leaky_relu(edge_add(block, score_src, score_dst),
+                                             F::LeakyReLUFuncOptions().negative_slope(0.2));
+  const torch::Tensor attention = attention_dropout_(edge_softmax(block, scores));
+  const torch::Tensor out = aggregate(block, features, Reduce::kSum, attention);
+  return concat_ ? out.reshape({block.num_dst(), heads_ * out_}) + bias_ : out.mean(1) + bias_;
+}
+
+}  // namespace graphloom::nn

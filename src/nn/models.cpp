@@ -1,0 +1,120 @@
+// The four models as stacks of layers with dropout and activations between them.
+#include "graphloom/nn/models.h"
+
+#include <torch/torch.h>
+
+#include "graphloom/base/error.h"
+#include "graphloom/nn/layers.h"
+
+namespace graphloom::nn {
+
+torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torch::Tensor x) {
+  GL_CHECK(static_cast<int64_t>(blocks.size()) == num_layers(),
+           "the model has {} layers but the mini-batch has {} blocks (check --fanouts)",
+           num_layers(), blocks.size());
+  for (int64_t l = 0; l < num_layers(); ++l) x = layer_forward(l, BlockView::of(blocks[l]), x);
+  return x;
+}
+
+namespace {
+
+// Shared skeleton: `layers_` convolutions, dropout before each, `activation` between.
+template <typename Layer>
+class StackedModel : public GnnModel {
+ public:
+  StackedModel(const ModelConfig& config, bool elu) : config_(config), elu_(elu) {
+    GL_CHECK(config.layers >= 1, "--layers must be >= 1, got {}", config.layers);
+    dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+  }
+  int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
+  int64_t output_dim(int64_t layer) const override { return dims_[static_cast<std::size_t>(layer)]; }
+
+  torch::Tensor layer_forward(int64_t layer, const BlockView& block,
+                              const torch::Tensor& x) override {
+    torch::Tensor h = layers_[static_cast<std::size_t>(layer)]->forward(block, dropout_(x));
+    if (layer + 1 < num_layers()) h = elu_ ? torch::elu(h) : torch::relu(h);
+    return h;
+  }
+
+ protected:
+  void add(Layer layer, int64_t output_dim) {
+    layers_.push_back(register_module("layer" + std::to_string(layers_.size()), layer));
+    dims_.push_back(output_dim);
+  }
+  ModelConfig config_;
+
+ private:
+  bool elu_;
+  torch::nn::Dropout dropout_{nullptr};
+  std::vector<Layer> layers_;
+  std::vector<int64_t> dims_;
+};
+
+int64_t width(const ModelConfig& c, int64_t layer) {
+  return layer + 1 == c.layers ? c.out : c.hidden;
+}
+int64_t input_width(const ModelConfig& c, int64_t layer) { return layer == 0 ? c.in : c.hidden; }
+
+class GraphSAGE : public StackedModel<SAGEConv> {
+ public:
+  explicit GraphSAGE(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
+    for (int64_t l = 0; l < c.layers; ++l) {
+      add(SAGEConv(input_width(c, l), width(c, l), c.aggregator), width(c, l));
+    }
+  }
+};
+
+class GCN : public StackedModel<GraphConv> {
+ public:
+  explicit GCN(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
+    for (int64_t l = 0; l < c.layers; ++l) add(GraphConv(input_width(c, l), width(c, l)), width(c, l));
+  }
+};
+
+class GAT : public StackedModel<GATConv> {
+ public:
+  explicit GAT(const ModelConfig& c) : StackedModel(c, /*elu=*/true) {
+    for (int64_t l = 0; l < c.layers; ++l) {
+      const bool last = l + 1 == c.layers;
+      const int64_t in = l == 0 ? c.in : c.hidden * c.heads;
+      add(GATConv(in, width(c, l), last ? 1 : c.heads, /*concat=*/!last, c.attention_dropout),
+          last ? c.out : c.hidden * c.heads);
+    }
+  }
+};
+
+// Feature-only baseline: the block's destination rows through linear layers; edges unused.
+class MLPLayerImpl : public torch::nn::Module {
+ public:
+  MLPLayerImpl(int64_t in, int64_t out) { fc_ = register_module("fc", torch::nn::Linear(in, out)); }
+  torch::Tensor forward(const BlockView& block, const torch::Tensor& x) {
+    return fc_(x.slice(0, 0, block.num_dst()));
+  }
+
+ private:
+  torch::nn::Linear fc_{nullptr};
+};
+TORCH_MODULE(MLPLayer);
+
+class MLP : public StackedModel<MLPLayer> {
+ public:
+  explicit MLP(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
+    for (int64_t l = 0; l < c.layers; ++l) add(MLPLayer(input_width(c, l), width(c, l)), width(c, l));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
+  GL_CHECK(config.in > 0 && config.out > 0 && config.hidden > 0,
+           "model sizes must be positive (in {}, hidden {}, out {})", config.in, config.hidden,
+           config.out);
+  if (config.kind == "sage") return std::make_shared<GraphSAGE>(config);
+  if (config.kind == "gcn") return std::make_shared<GCN>(config);
+  if (config.kind == "gat") return std::make_shared<GAT>(config);
+  if (config.kind == "mlp") return std::make_shared<MLP>(config);
+  throw UsageError(fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp)",
+                               config.kind));
+}
+
+}  // namespace graphloom::nn
