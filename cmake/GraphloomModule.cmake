@@ -14,6 +14,8 @@ function(graphloom_module name)
   elseif(name STREQUAL "nn")
     # The layers above ATen (nn, train, cli) share one precompiled <torch/torch.h>.
     target_precompile_headers(graphloom_nn PRIVATE <torch/torch.h> <fmt/format.h> <vector> <string>)
+  elseif(name STREQUAL "train")
+    target_precompile_headers(graphloom_${name} REUSE_FROM graphloom_nn)
   else()
     target_precompile_headers(graphloom_${name} REUSE_FROM graphloom_base)
   endif()

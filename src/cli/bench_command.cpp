@@ -97,6 +97,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmarks that print figures and their references");
   cmd->require_subcommand(1);
   add_sampling_benchmarks(cmd);
+  add_train_benchmarks(cmd);
   struct Options {
     std::string dir;
     int repeats = 3;

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     graphloom::set_num_threads(threads);
   });
 
+  graphloom::cli::add_train_command(app);
   graphloom::cli::add_inspect_command(app);
   graphloom::cli::add_convert_command(app);
   graphloom::cli::add_generate_command(app);

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include "graphloom/base/error.h"
+#include "graphloom/base/timer.h"
 
 namespace graphloom::loader {
 
@@ -53,14 +54,18 @@ void DataLoader::start_epoch(uint64_t epoch) {
 }
 
 sampling::MiniBatch DataLoader::prepare(int64_t index) const {
+  Timer timer;
   sampling::MiniBatch batch =
       sampler_->sample(seeds_[static_cast<std::size_t>(index)], epoch_, static_cast<uint64_t>(index));
+  batch.sample_seconds = timer.seconds();
+  timer.reset();
   for (const std::string& name : options_.feature_names) {
     batch.features[name] = features_->gather(name, batch.input_nodes());
   }
   if (!options_.label_name.empty()) {
     batch.labels = features_->gather(options_.label_name, batch.seeds);
   }
+  batch.fetch_seconds = timer.seconds();
   return batch;
 }
 

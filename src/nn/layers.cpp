@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
+#include "graphloom/nn/dropout.h"
 
 namespace graphloom::nn {
 
@@ -70,7 +71,7 @@ GATConvImpl::GATConvImpl(int64_t in, int64_t out, int64_t heads, bool concat,
   attention_src_ = register_parameter("attention_src", torch::empty({1, heads, out}));
   attention_dst_ = register_parameter("attention_dst", torch::empty({1, heads, out}));
   bias_ = register_parameter("bias", torch::zeros({concat ? heads * out : out}));
-  attention_dropout_ = register_module("attention_dropout", torch::nn::Dropout(attention_dropout));
+  attention_dropout_ = register_module("attention_dropout", FastDropout(attention_dropout));
   const double gain = std::sqrt(2.0);  // DGL: calculate_gain("relu")
   torch::nn::init::xavier_normal_(fc_->weight, gain);
   torch::nn::init::xavier_normal_(attention_src_, gain);

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
+#include "graphloom/nn/dropout.h"
 #include "graphloom/nn/layers.h"
 
 namespace graphloom::nn {
@@ -18,20 +19,25 @@ torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torc
 
 namespace {
 
-// Shared skeleton: `layers_` convolutions, dropout before each, `activation` between.
+// Shared skeleton: `layers_` convolutions, dropout before each, an activation between.
 template <typename Layer>
 class StackedModel : public GnnModel {
  public:
   StackedModel(const ModelConfig& config, bool elu) : config_(config), elu_(elu) {
     GL_CHECK(config.layers >= 1, "--layers must be >= 1, got {}", config.layers);
-    dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+    dropout_ = register_module("dropout", FastDropout(config.dropout));
+    const bool paper_input_dropout = config.kind == "gcn" || config.kind == "gat";
+    const double input = config.input_dropout >= 0 ? config.input_dropout
+                                                   : (paper_input_dropout ? config.dropout : 0.0);
+    input_dropout_ = register_module("input_dropout", FastDropout(input));
   }
   int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
   int64_t output_dim(int64_t layer) const override { return dims_[static_cast<std::size_t>(layer)]; }
 
   torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                               const torch::Tensor& x) override {
-    torch::Tensor h = layers_[static_cast<std::size_t>(layer)]->forward(block, dropout_(x));
+    const torch::Tensor in = layer == 0 ? input_dropout_(x) : dropout_(x);
+    torch::Tensor h = layers_[static_cast<std::size_t>(layer)]->forward(block, in);
     if (layer + 1 < num_layers()) h = elu_ ? torch::elu(h) : torch::relu(h);
     return h;
   }
@@ -45,7 +51,8 @@ class StackedModel : public GnnModel {
 
  private:
   bool elu_;
-  torch::nn::Dropout dropout_{nullptr};
+  FastDropout dropout_{nullptr};
+  FastDropout input_dropout_{nullptr};
   std::vector<Layer> layers_;
   std::vector<int64_t> dims_;
 };

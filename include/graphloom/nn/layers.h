@@ -4,11 +4,11 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 
 #include <string>
 
+#include "graphloom/nn/dropout.h"
 #include "graphloom/nn/sparse_ops.h"
 
 namespace graphloom::nn {
@@ -59,7 +59,7 @@ class GATConvImpl : public torch::nn::Module {
   torch::Tensor attention_src_;
   torch::Tensor attention_dst_;
   torch::Tensor bias_;
-  torch::nn::Dropout attention_dropout_{nullptr};
+  FastDropout attention_dropout_{nullptr};
 };
 TORCH_MODULE(GATConv);
 

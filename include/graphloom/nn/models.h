@@ -19,7 +19,10 @@ struct ModelConfig {
   int64_t hidden = 256;
   int64_t out = 0;
   int64_t layers = 3;
-  double dropout = 0.5;            // on the input of every layer
+  double dropout = 0.5;            // on the input of every hidden layer
+  // On the input features: -1 = the model's convention (gcn, gat: `dropout` as in their papers;
+  // sage, mlp: none, as DGL's mini-batch GraphSAGE example).
+  double input_dropout = -1;
   std::string aggregator = "mean";  // SAGE: mean | gcn | pool
   int64_t heads = 8;               // GAT hidden layers (the output layer has one head)
   double attention_dropout = 0.5;  // GAT
@@ -30,7 +33,7 @@ class GnnModel : public torch::nn::Module {
   virtual int64_t num_layers() const = 0;
   // Width of layer l's output.
   virtual int64_t output_dim(int64_t layer) const = 0;
-  // Layer l with its input dropout and, except for the last layer, its activation.
+  // Layer l with the dropout of its input and, except for the last layer, its activation.
   virtual torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                                       const torch::Tensor& x) = 0;
   // Applies every layer: blocks[0] to the input rows x, blocks.back() yields the seeds' logits.

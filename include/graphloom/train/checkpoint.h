@@ -1,0 +1,34 @@
+// Training checkpoints: everything needed to continue exactly where a run stopped (model,
+// optimizer moments, epoch, early-stopping state, the best model so far, the dropout RNG).
+// Written to a temporary file and renamed, so a crash never leaves a torn checkpoint.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+#include <filesystem>
+#include <vector>
+
+namespace graphloom::train {
+
+struct TrainState {
+  int64_t epoch = -1;  // last completed epoch
+  double best_val = -1;
+  int64_t best_epoch = -1;
+  int64_t epochs_without_improvement = 0;
+  std::vector<torch::Tensor> best_parameters;  // copy of the model at best_epoch
+};
+
+void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, const TrainState& state);
+
+// Restores into `model`, `optimizer` and `state`. Throws graphloom::Error naming the file when
+// it is unreadable or was written for a different model.
+void load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, TrainState& state);
+
+// Copies of the model's parameters, and their restoration.
+std::vector<torch::Tensor> copy_parameters(torch::nn::Module& model);
+void restore_parameters(torch::nn::Module& model, const std::vector<torch::Tensor>& saved);
+
+}  // namespace graphloom::train

@@ -1,0 +1,55 @@
+// Mini-batch node classification: the loop behind `graphloom train`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "graphloom/io/dataset.h"
+#include "graphloom/nn/models.h"
+
+namespace graphloom::train {
+
+struct TrainOptions {
+  nn::ModelConfig model;  // in/out are taken from the dataset
+  std::vector<int64_t> fanouts{10, 10, 10};
+  int64_t batch_size = 1024;
+  int64_t epochs = 10;
+  double lr = 1e-3;
+  double weight_decay = 0;
+  int64_t patience = 0;            // stop after this many epochs without a better val acc (0: off)
+  std::string eval = "full";       // full: layer-wise full-neighbor inference; sampled: fanouts
+  int64_t eval_every = 1;          // validate every N epochs (the last epoch always)
+  int64_t eval_batch_size = 4096;  // destinations per batch of layer-wise inference
+  std::string normalize_features = "none";  // none | row
+  std::string self_loops = "auto";          // auto (gcn/gat: add) | add | keep
+  uint64_t seed = 0;
+  std::filesystem::path checkpoint;  // written after every epoch (empty: none)
+  bool resume = false;               // continue from `checkpoint`
+  std::filesystem::path metrics_log; // JSON lines, one per epoch (empty: none)
+  int num_workers = 1;
+  int prefetch = 1;
+  int64_t max_batches = 0;  // per epoch, for benchmarks (0: all)
+  bool progress = true;
+  bool final_test = true;   // evaluate the best model on the test split at the end
+};
+
+struct StageTimes {
+  double sample = 0, fetch = 0, wait = 0, forward = 0, backward = 0, optimizer = 0;
+};
+
+struct TrainResult {
+  double best_val_acc = 0;
+  int64_t best_epoch = -1;
+  double test_acc = 0;
+  double test_f1 = 0;
+  int64_t epochs_run = 0;
+  double seeds_per_second = 0;  // training batches only, over all epochs of this run
+  StageTimes times;             // summed over all epochs of this run
+  double train_seconds = 0;     // wall time of the training batches
+};
+
+TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options);
+
+}  // namespace graphloom::train

@@ -1,0 +1,141 @@
+// `graphloom train`: node classification on a dataset directory, or with no --data on the
+// embedded default dataset (the main job). `graphloom plot LOG -o SVG`: its training curves.
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/io/generators.h"
+#include "graphloom/train/metrics_log.h"
+#include "graphloom/train/node_classification.h"
+
+namespace graphloom::cli {
+namespace {
+
+struct TrainCommand {
+  std::string data;
+  train::TrainOptions options;
+  bool no_progress = false;
+};
+
+void run_train(TrainCommand& command) {
+  Timer timer;
+  io::Dataset dataset;
+  if (command.data.empty()) {
+    spdlog::info("no --data: generating the embedded default dataset (planted partition)");
+    dataset = io::generate_planted({});
+  } else {
+    dataset = io::load_dataset(command.data);
+  }
+  spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
+               dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes, timer.seconds());
+  command.options.progress = !command.no_progress;
+  const train::TrainResult result = train::train_node_classification(dataset, command.options);
+  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n", command.options.model.kind,
+             result.epochs_run, result.best_epoch + 1, result.seeds_per_second);
+  fmt::print("validation accuracy {:.4f}\n", result.best_val_acc);
+  fmt::print("test accuracy {:.4f}  test macro-F1 {:.4f}\n", result.test_acc, result.test_f1);
+  fmt::print("total time {:.1f} s\n", timer.seconds());
+}
+
+}  // namespace
+
+void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
+  cmd->add_option("--model", o.model.kind, "Model: sage, gcn, gat or mlp (features only)")
+      ->check(CLI::IsMember({"sage", "gcn", "gat", "mlp"}))
+      ->capture_default_str();
+  cmd->add_option("--fanouts", o.fanouts,
+                  "Neighbors sampled per layer, input layer first (-1 = all); their count is "
+                  "the number of layers")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--hidden", o.model.hidden, "Hidden width (per head for GAT)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--dropout", o.model.dropout, "Dropout on the input of every hidden layer")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--input-dropout", o.model.input_dropout,
+                  "Dropout on the input features (-1: gcn and gat use --dropout as in their "
+                  "papers, sage and mlp none as in DGL's mini-batch example)")
+      ->check(CLI::Range(-1.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--aggregator", o.model.aggregator, "GraphSAGE aggregator: mean, gcn or pool")
+      ->check(CLI::IsMember({"mean", "gcn", "pool"}))
+      ->capture_default_str();
+  cmd->add_option("--heads", o.model.heads, "GAT attention heads of the hidden layers")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--attention-dropout", o.model.attention_dropout, "GAT attention dropout")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "Training epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "Adam weight decay (L2)")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Random seed (sampling, shuffling, initialisation, dropout)")
+      ->capture_default_str();
+  cmd->add_option("--workers", o.num_workers, "Loader workers preparing batches concurrently")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--prefetch", o.prefetch, "Batches prepared ahead of training (>= --workers)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+void add_train_command(CLI::App& app) {
+  auto command = std::make_shared<TrainCommand>();
+  train::TrainOptions& o = command->options;
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Train a GNN for node classification (no --data: the embedded default dataset)");
+  cmd->add_option("--data", command->data, "Dataset directory (default: embedded default dataset)");
+  add_train_flags(cmd, o);
+  cmd->add_option("--patience", o.patience,
+                  "Early stopping: epochs without a better validation accuracy (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--eval", o.eval,
+                  "Validation and test: 'full' (layer-wise full-neighbor inference over all "
+                  "nodes) or 'sampled' (mini-batches with the training fanouts)")
+      ->check(CLI::IsMember({"full", "sampled"}))
+      ->capture_default_str();
+  cmd->add_option("--eval-every", o.eval_every, "Validate every N epochs (the last one always)")
+      ->capture_default_str();
+  cmd->add_option("--eval-batch-size", o.eval_batch_size, "Nodes per batch of layer-wise inference")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--normalize-features", o.normalize_features,
+                  "'row': divide each feature row by its sum (as the GCN and GAT papers do)")
+      ->check(CLI::IsMember({"none", "row"}))
+      ->capture_default_str();
+  cmd->add_option("--self-loops", o.self_loops,
+                  "'add' a self-loop per node, 'keep' the graph, or 'auto' (add for gcn and gat)")
+      ->check(CLI::IsMember({"auto", "add", "keep"}))
+      ->capture_default_str();
+  cmd->add_option("--checkpoint", o.checkpoint, "Checkpoint file, written after every epoch");
+  cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
+  cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
+  cmd->add_flag("--no-progress", command->no_progress, "No progress bar");
+  cmd->callback([command] {
+    if (command->options.resume && command->options.checkpoint.empty()) {
+      throw UsageError("--resume needs --checkpoint FILE");
+    }
+    run_train(*command);
+  });
+
+  auto log = std::make_shared<std::string>();
+  auto svg = std::make_shared<std::string>("curves.svg");
+  CLI::App* plot = app.add_subcommand("plot", "Draw the training curves of a --metrics-log as SVG");
+  plot->add_option("log", *log, "Metrics log written by `graphloom train --metrics-log`")->required();
+  plot->add_option("-o,--output", *svg, "SVG file to write")->capture_default_str();
+  plot->callback([log, svg] {
+    train::plot_metrics(*log, *svg);
+    fmt::print("wrote {}\n", *svg);
+  });
+}
+
+}  // namespace graphloom::cli

@@ -1,0 +1,45 @@
+// Layer-wise inference: for each layer, full one-hop blocks over batches of destinations.
+#include "graphloom/train/inference.h"
+
+#include <torch/torch.h>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/progress.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+
+namespace graphloom::train {
+
+at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
+                               const at::Tensor& features, int64_t batch_size, bool show_progress) {
+  GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
+  GL_CHECK(features.size(0) == source.num_nodes(), "features have {} rows for {} nodes",
+           features.size(0), source.num_nodes());
+  const bool was_training = model.is_training();
+  model.eval();
+  torch::NoGradGuard no_grad;
+  const sampling::NeighborSampler full(&source, {.fanouts = {-1}});
+  const int64_t n = source.num_nodes();
+  const int64_t batches = (n + batch_size - 1) / batch_size;
+  at::Tensor h = features.contiguous();
+  for (int64_t layer = 0; layer < model.num_layers(); ++layer) {
+    ProgressBar progress(fmt::format("inference layer {}/{}", layer + 1, model.num_layers()),
+                         batches, "batches");
+    at::Tensor out = at::empty({n, model.output_dim(layer)}, h.options());
+    for (int64_t begin = 0; begin < n; begin += batch_size) {
+      const int64_t end = std::min(n, begin + batch_size);
+      const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
+      const sampling::Block& block = one_hop.blocks[0];
+      at::Tensor x = at::empty({block.num_src(), h.size(1)}, h.options());
+      features::gather_rows(h, block.src_ids, x);
+      out.slice(0, begin, end).copy_(model.layer_forward(layer, nn::BlockView::of(block), x));
+      if (show_progress) progress.advance(1, end - begin);
+    }
+    if (show_progress) progress.finish();
+    h = out;
+  }
+  if (was_training) model.train();
+  return h;
+}
+
+}  // namespace graphloom::train
