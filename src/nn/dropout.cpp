@@ -29,9 +29,11 @@ void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p) {
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     RandomStream rng(stream_key({key, static_cast<uint64_t>(c)}));
-    uint64_t bits[kChunk / 4] = {};
-    for (auto& word : bits) word = rng.next();
-    const auto* draw = reinterpret_cast<const uint16_t*>(bits);
+    uint16_t draw[kChunk];
+    for (int64_t k = 0; k < kChunk; k += 4) {
+      const uint64_t word = rng.next();
+      for (int64_t i = 0; i < 4; ++i) draw[k + i] = static_cast<uint16_t>(word >> (16 * i));
+    }
     const int64_t begin = c * kChunk;
     const int64_t count = std::min(n - begin, kChunk);
     const T* x = in + begin;

@@ -51,10 +51,26 @@ GraphConvImpl::GraphConvImpl(int64_t in, int64_t out) {
   bias_ = register_parameter("bias", torch::zeros({out}));
 }
 
+void GraphConvImpl::set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees) {
+  graph_in_degrees_ = in_degrees;
+  graph_out_degrees_ = out_degrees;
+}
+
 torch::Tensor GraphConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
   const auto dtype = x.scalar_type();
-  const torch::Tensor src_norm = out_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
-  const torch::Tensor dst_norm = in_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
+  torch::Tensor src_norm;
+  torch::Tensor dst_norm;
+  const torch::Tensor sampled = in_degrees(block).clamp_min(1).to(dtype).unsqueeze(1);
+  if (graph_in_degrees_.defined()) {
+    GL_CHECK(block.src_ids.defined(), "GraphConv with graph degrees needs the block's src_ids");
+    const at::Tensor dst_ids = block.src_ids.slice(0, 0, block.num_dst());
+    src_norm = graph_out_degrees_.index_select(0, block.src_ids).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
+    const torch::Tensor dst_degree = graph_in_degrees_.index_select(0, dst_ids).clamp_min(1).to(dtype).unsqueeze(1);
+    dst_norm = dst_degree.pow(0.5) / sampled;  // d^-1/2 * (d / sampled)
+  } else {
+    src_norm = out_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
+    dst_norm = sampled.pow(-0.5);
+  }
   const bool project_first = fc_->weight.size(1) > fc_->weight.size(0);
   torch::Tensor h = x * src_norm;
   if (project_first) h = fc_(h);

@@ -47,6 +47,7 @@ class StackedModel : public GnnModel {
     layers_.push_back(register_module("layer" + std::to_string(layers_.size()), layer));
     dims_.push_back(output_dim);
   }
+  std::vector<Layer>& layers() { return layers_; }
   ModelConfig config_;
 
  private:
@@ -75,6 +76,9 @@ class GCN : public StackedModel<GraphConv> {
  public:
   explicit GCN(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
     for (int64_t l = 0; l < c.layers; ++l) add(GraphConv(input_width(c, l), width(c, l)), width(c, l));
+  }
+  void set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees) override {
+    for (auto& layer : layers()) layer->set_graph_degrees(in_degrees, out_degrees);
   }
 };
 

@@ -62,23 +62,22 @@ void load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
     torch::serialize::InputArchive optimizer_archive;
     archive.read("optimizer", optimizer_archive);
     optimizer.load(optimizer_archive);
-    torch::Tensor value;
-    archive.read("epoch", value);
-    state.epoch = value.item<int64_t>();
-    archive.read("best_val", value);
-    state.best_val = value.item<double>();
-    archive.read("best_epoch", value);
-    state.best_epoch = value.item<int64_t>();
-    archive.read("epochs_without_improvement", value);
-    state.epochs_without_improvement = value.item<int64_t>();
-    archive.read("num_best", value);
-    state.best_parameters.resize(static_cast<std::size_t>(value.item<int64_t>()));
+    // Each read needs a fresh tensor: reading into one that holds archive storage fails.
+    auto read = [&archive](const char* key) {
+      torch::Tensor value;
+      archive.read(key, value);
+      return value;
+    };
+    state.epoch = read("epoch").item<int64_t>();
+    state.best_val = read("best_val").item<double>();
+    state.best_epoch = read("best_epoch").item<int64_t>();
+    state.epochs_without_improvement = read("epochs_without_improvement").item<int64_t>();
+    state.best_parameters.resize(static_cast<std::size_t>(read("num_best").item<int64_t>()));
     for (std::size_t i = 0; i < state.best_parameters.size(); ++i) {
-      archive.read("best_" + std::to_string(i), state.best_parameters[i]);
+      state.best_parameters[i] = read(("best_" + std::to_string(i)).c_str());
     }
-    archive.read("rng_state", value);
     at::Generator generator = at::detail::getDefaultCPUGenerator();
-    generator.set_state(value);
+    generator.set_state(read("rng_state"));
   } catch (const c10::Error& e) {
     GL_THROW("cannot read checkpoint '{}' (written for another model or corrupt?): {}",
              path.string(), e.what_without_backtrace());

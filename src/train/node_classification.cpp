@@ -106,6 +106,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   config.out = dataset.num_classes;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   const std::shared_ptr<nn::GnnModel> model = nn::make_model(config);
+  model->set_graph_degrees(graph.in_degrees(), graph.out_degrees());
   torch::optim::Adam optimizer(model->parameters(),
                                torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
 

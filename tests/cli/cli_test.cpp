@@ -11,7 +11,9 @@ using testing::TempDir;
 
 TEST(Cli, HelpForEverySubcommand) {
   for (const char* command : {"", "inspect", "convert", "generate", "generate planted",
-                              "generate rmat", "bench", "bench load", "bench csc"}) {
+                              "generate rmat", "bench", "bench load", "bench csc",
+                              "bench sample", "bench gather", "bench loader", "bench train",
+                              "bench aggregate", "train", "plot"}) {
     const auto result = run_graphloom(std::string(command) + " --help");
     EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
     EXPECT_NE(result.output.find("Usage:"), std::string::npos) << command;
@@ -60,6 +62,35 @@ TEST(Cli, ConvertAndInspectSharedCora) {
                                "7 classes", "train: 140", "valid: 500", "test: 1000"}) {
     EXPECT_NE(result.output.find(expected), std::string::npos) << expected << "\n" << result.output;
   }
+}
+
+}  // namespace
+}  // namespace graphloom
+
+namespace graphloom {
+namespace {
+
+using testing::run_graphloom;
+
+TEST(CliTrain, TrainsAndPlots) {
+  testing::TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 3000 --out g", dir.path()).exit_code, 0);
+  auto result = run_graphloom(
+      "train --data g --epochs 2 --fanouts 5,5 --hidden 16 --no-progress --metrics-log m.jsonl "
+      "--checkpoint c.pt",
+      dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("test accuracy"), std::string::npos) << result.output;
+  result = run_graphloom("train --data g --epochs 3 --fanouts 5,5 --hidden 16 --no-progress "
+                         "--metrics-log m.jsonl --checkpoint c.pt --resume",
+                         dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("resumed from 'c.pt' after epoch 1"), std::string::npos) << result.output;
+  result = run_graphloom("plot m.jsonl -o curves.svg", dir.path());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "curves.svg"));
+  EXPECT_EQ(run_graphloom("train --data g --resume", dir.path()).exit_code, 2);
+  EXPECT_EQ(run_graphloom("train --data g --model transformer", dir.path()).exit_code, 2);
 }
 
 }  // namespace

@@ -31,16 +31,23 @@ class SAGEConvImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SAGEConv);
 
-// GCN (Kipf & Welling): D_dst^-1/2 A D_src^-1/2 X W + b with degrees counted in the block
-// (clamped to at least 1), as DGL's GraphConv(norm="both").
+// GCN (Kipf & Welling): D_dst^-1/2 A D_src^-1/2 X W + b.
+// With graph degrees set (set_graph_degrees), the degrees are the whole graph's and a sampled
+// destination's sum is scaled by degree / sampled count, an unbiased estimate that equals
+// Kipf's formula when every neighbor is present. Without them, degrees are counted in the
+// block (clamped to at least 1), as DGL's GraphConv(norm="both") does.
 class GraphConvImpl : public torch::nn::Module {
  public:
   GraphConvImpl(int64_t in, int64_t out);
   torch::Tensor forward(const BlockView& block, const torch::Tensor& x);
+  // int64 [num_nodes] each; blocks must then carry src_ids.
+  void set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees);
 
  private:
   torch::nn::Linear fc_{nullptr};
   torch::Tensor bias_;
+  at::Tensor graph_in_degrees_;
+  at::Tensor graph_out_degrees_;
 };
 TORCH_MODULE(GraphConv);
 

@@ -36,6 +36,8 @@ class GnnModel : public torch::nn::Module {
   // Layer l with the dropout of its input and, except for the last layer, its activation.
   virtual torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                                       const torch::Tensor& x) = 0;
+  // Whole-graph degrees for layers that normalize by them (GCN); others ignore them.
+  virtual void set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees) {}
   // Applies every layer: blocks[0] to the input rows x, blocks.back() yields the seeds' logits.
   torch::Tensor forward(const std::vector<sampling::Block>& blocks, torch::Tensor x);
 };
