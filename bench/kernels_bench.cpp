@@ -15,7 +15,8 @@ namespace {
 using namespace graphloom;
 
 const io::Dataset& dataset() {
-  static const io::Dataset data = io::generate_rmat({.scale = 18, .edge_factor = 16, .feat_dim = 128});
+  static const io::Dataset data =
+      io::generate_rmat({.scale = 18, .edge_factor = 16, .feat_dim = 128});
   return data;
 }
 
@@ -30,12 +31,13 @@ void BM_SampleNeighborsUniform(benchmark::State& state) {
   uint64_t key = 0;
   int64_t picks = 0;
   for (auto _ : state) {
-    const auto out = sampling::sample_csc_neighbors(dataset().graph, seeds, fanout,
-                                                    {.random_key = ++key});
+    const auto out =
+        sampling::sample_csc_neighbors(dataset().graph, seeds, fanout, {.random_key = ++key});
     picks += out.neighbors.numel();
     benchmark::DoNotOptimize(out.neighbors.data_ptr());
   }
-  state.counters["edges/s"] = benchmark::Counter(static_cast<double>(picks), benchmark::Counter::kIsRate);
+  state.counters["edges/s"] =
+      benchmark::Counter(static_cast<double>(picks), benchmark::Counter::kIsRate);
   state.counters["seeds/s"] = benchmark::Counter(
       static_cast<double>(state.iterations() * seeds.numel()), benchmark::Counter::kIsRate);
 }
@@ -45,8 +47,8 @@ void BM_SampleNeighborsWithReplacement(benchmark::State& state) {
   const at::Tensor seeds = random_seeds(state.range(0));
   uint64_t key = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(sampling::sample_csc_neighbors(dataset().graph, seeds, 10,
-                                                            {.replace = true, .random_key = ++key}));
+    benchmark::DoNotOptimize(sampling::sample_csc_neighbors(
+        dataset().graph, seeds, 10, {.replace = true, .random_key = ++key}));
   }
 }
 BENCHMARK(BM_SampleNeighborsWithReplacement)->Arg(100000)->UseRealTime();
@@ -60,7 +62,8 @@ void BM_AllNeighborsReference(benchmark::State& state) {
     const auto out = sampling::sample_csc_neighbors(dataset().graph, seeds, -1, {});
     picks += out.neighbors.numel();
   }
-  state.counters["edges/s"] = benchmark::Counter(static_cast<double>(picks), benchmark::Counter::kIsRate);
+  state.counters["edges/s"] =
+      benchmark::Counter(static_cast<double>(picks), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_AllNeighborsReference)->Arg(100000)->UseRealTime();
 
@@ -86,7 +89,8 @@ void BM_IndexSelectReference(benchmark::State& state) {
   const at::Tensor& table = dataset().node_features.at("feat");
   const at::Tensor ids = random_seeds(state.range(0));
   for (auto _ : state) benchmark::DoNotOptimize(table.index_select(0, ids));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * ids.numel() * table.size(1) * 4);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * ids.numel() * table.size(1) *
+                          4);
 }
 BENCHMARK(BM_IndexSelectReference)->Arg(100000)->UseRealTime();
 

@@ -21,7 +21,8 @@ fs::path temporary_sibling(const fs::path& path) {
   return result;
 }
 
-AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)), temp_path_(temporary_sibling(path_)) {
+AtomicFile::AtomicFile(fs::path path)
+    : path_(std::move(path)), temp_path_(temporary_sibling(path_)) {
   out_.open(temp_path_, std::ios::binary | std::ios::trunc);
   GL_CHECK(out_.good(), "cannot create '{}': {}", temp_path_.string(), std::strerror(errno));
 }
@@ -54,8 +55,8 @@ AtomicDirectory::AtomicDirectory(fs::path path, bool overwrite)
     : path_(std::move(path)), temp_path_(temporary_sibling(path_)), overwrite_(overwrite) {
   if (fs::exists(path_)) {
     if (!overwrite_) {
-      throw UsageError(fmt::format("output directory '{}' already exists (pass --force to replace it)",
-                                   path_.string()));
+      throw UsageError(fmt::format(
+          "output directory '{}' already exists (pass --force to replace it)", path_.string()));
     }
   }
   std::error_code error;

@@ -29,8 +29,7 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::filesystem::path& path) 
     if (data == MAP_FAILED) {
       const int saved = errno;
       ::close(fd);
-      GL_THROW("cannot memory-map '{}' ({} bytes): {}", path.string(), size,
-               std::strerror(saved));
+      GL_THROW("cannot memory-map '{}' ({} bytes): {}", path.string(), size, std::strerror(saved));
     }
   }
   ::close(fd);  // the mapping keeps the file alive

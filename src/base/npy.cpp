@@ -1,6 +1,6 @@
 // `.npy` header parsing (numpy's format spec, versions 1.0-3.0) and tensor (de)serialization.
-#include "graphloom/base/dtype.h"
 #include "graphloom/base/npy.h"
+#include "graphloom/base/dtype.h"
 
 #include <ATen/ATen.h>
 
@@ -23,8 +23,8 @@ struct DtypeName {
   at::ScalarType dtype;
 };
 constexpr DtypeName kDtypes[] = {
-    {"<f2", at::kHalf},  {"<f4", at::kFloat}, {"<f8", at::kDouble}, {"|i1", at::kChar},
-    {"|u1", at::kByte},  {"<i4", at::kInt},   {"<i8", at::kLong},   {"|b1", at::kBool},
+    {"<f2", at::kHalf}, {"<f4", at::kFloat}, {"<f8", at::kDouble}, {"|i1", at::kChar},
+    {"|u1", at::kByte}, {"<i4", at::kInt},   {"<i8", at::kLong},   {"|b1", at::kBool},
 };
 
 at::ScalarType dtype_from_descr(const std::string& descr, const std::filesystem::path& path) {
@@ -106,8 +106,8 @@ NpyHeader parse_npy_header(const std::byte* data, std::size_t file_size,
   const std::size_t actual = file_size - result.data_offset;
   GL_CHECK(actual == expected,
            "'{}': data size mismatch: shape ({}) of {} needs {} bytes, the file holds {}{}",
-           path.string(), fmt::join(result.shape, ", "), dtype_name(result.dtype), expected,
-           actual, actual < expected ? " (truncated?)" : "");
+           path.string(), fmt::join(result.shape, ", "), dtype_name(result.dtype), expected, actual,
+           actual < expected ? " (truncated?)" : "");
   return result;
 }
 

@@ -9,7 +9,10 @@
 namespace graphloom {
 
 ProgressBar::ProgressBar(std::string what, int64_t total, std::string unit)
-    : what_(std::move(what)), total_(total), unit_(std::move(unit)), live_(::isatty(STDERR_FILENO)) {}
+    : what_(std::move(what)),
+      total_(total),
+      unit_(std::move(unit)),
+      live_(::isatty(STDERR_FILENO)) {}
 
 ProgressBar::~ProgressBar() {
   if (!finished_ && live_ && last_draw_ >= 0) std::fputs("\n", stderr);

@@ -16,8 +16,7 @@ namespace {
 
 std::string checked_name(const std::string& name) {
   GL_CHECK(!name.empty() && name.size() < 250 && name.find('/') == std::string::npos,
-           "invalid shared-memory segment name '{}' (expected 1-249 characters without '/')",
-           name);
+           "invalid shared-memory segment name '{}' (expected 1-249 characters without '/')", name);
   return "/" + name;
 }
 

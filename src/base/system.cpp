@@ -3,16 +3,16 @@
 
 #include "graphloom/base/error.h"
 
-#include <ATen/Parallel.h>
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <malloc.h>
-#include <sys/mman.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <fstream>
-#include <thread>
 #include <string>
+#include <thread>
 
 namespace graphloom {
 namespace {
@@ -42,7 +42,8 @@ void configure_allocator() {
 
 void set_num_threads(int num_threads) {
   // libtorch may have pinned OpenMP to one thread at load time: always set it explicitly.
-  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (num_threads <= 0)
+    num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   omp_set_num_threads(num_threads);
   at::set_num_threads(num_threads);
 }

@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <fstream>
 #include <vector>
 
 #include "commands.h"

@@ -36,8 +36,8 @@ io::Dataset load_or_generate(const std::string& dir) {
   Timer timer;
   io::Dataset dataset = dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
   fmt::print("dataset {}: {} nodes, {} edges (ready in {:.2f} s)\n",
-             dir.empty() ? "embedded default" : dir, dataset.num_nodes(),
-             dataset.graph.num_edges(), timer.seconds());
+             dir.empty() ? "embedded default" : dir, dataset.num_nodes(), dataset.graph.num_edges(),
+             timer.seconds());
   return dataset;
 }
 
@@ -168,10 +168,11 @@ void run_bench_loader(const SamplingBenchOptions& o, int workers, int prefetch) 
     inputs += batch->input_nodes().numel();
   }
   const double seconds = timer.seconds();
-  fmt::print("loader (sample + gather features and labels): fanouts {}, batch {}, {} batches, {} "
-             "workers x {} threads, prefetch {}\n",
-             fmt::join(o.fanouts, ","), o.batch_size, batches, workers,
-             std::max(1, threads / workers), std::max(prefetch, workers));
+  fmt::print(
+      "loader (sample + gather features and labels): fanouts {}, batch {}, {} batches, {} "
+      "workers x {} threads, prefetch {}\n",
+      fmt::join(o.fanouts, ","), o.batch_size, batches, workers, std::max(1, threads / workers),
+      std::max(prefetch, workers));
   fmt::print("  batches/s {:.1f}   seeds/s {:.0f}   input rows/batch {:.0f}\n", batches / seconds,
              seeds / seconds, static_cast<double>(inputs) / std::max<int64_t>(batches, 1));
   print_rss();
@@ -215,16 +216,16 @@ void add_sampling_benchmarks(CLI::App* bench) {
     auto huge_pages = std::make_shared<bool>(false);
     cmd->add_flag("--huge-pages", *huge_pages,
                   "Copy the features into huge-page memory instead of reading the memory map");
-    cmd->callback([o, rows, repeats, huge_pages] {
-      run_bench_gather(*o, *rows, *repeats, *huge_pages);
-    });
+    cmd->callback(
+        [o, rows, repeats, huge_pages] { run_bench_gather(*o, *rows, *repeats, *huge_pages); });
   }
   {
     auto o = std::make_shared<SamplingBenchOptions>();
     auto prefetch = std::make_shared<int>(2);
     auto workers = std::make_shared<int>(1);
     CLI::App* cmd = bench->add_subcommand(
-        "loader", "Whole-pipeline throughput (sample + gather features and labels), no-op consumer");
+        "loader",
+        "Whole-pipeline throughput (sample + gather features and labels), no-op consumer");
     add_sampling_flags(cmd, *o);
     cmd->add_option("--workers", *workers,
                     "Loader workers, each preparing one batch (0 = one per thread); the threads "

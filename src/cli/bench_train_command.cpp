@@ -43,12 +43,14 @@ void run_bench_train(const std::string& dir, train::TrainOptions options) {
              options.model.kind, options.fanouts.size(), options.model.hidden,
              fmt::join(options.fanouts, ","), options.batch_size, num_threads(), r.train_seconds);
   fmt::print("  seeds/s {:.0f}", r.seeds_per_second);
-  if (const double dgl = dgl_seeds_per_second(options.fanouts); dgl > 0 && options.model.kind == "sage") {
+  if (const double dgl = dgl_seeds_per_second(options.fanouts);
+      dgl > 0 && options.model.kind == "sage") {
     fmt::print("   DGL 1.1.3 reference {:.0f}   ratio {:.2f}x", dgl, r.seeds_per_second / dgl);
   }
-  fmt::print("\n  time split (s): sample {:.2f}  fetch {:.2f} (in loader workers)  wait {:.2f}  "
-             "forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
-             t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
+  fmt::print(
+      "\n  time split (s): sample {:.2f}  fetch {:.2f} (in loader workers)  wait {:.2f}  "
+      "forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
+      t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
   fmt::print("  sampling+fetch hidden behind compute: {:.0f}%\n",
              loader_work > 0 ? 100.0 * std::max(0.0, 1.0 - t.wait / loader_work) : 0.0);
   fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9);
@@ -63,14 +65,18 @@ void run_bench_aggregate(const std::string& dir, int64_t hidden, int repeats) {
   const nn::BlockView view = nn::BlockView::of(block);
   const torch::Tensor x = torch::randn({block.num_src(), hidden}).set_requires_grad(true);
   const torch::Tensor probe = torch::randn({block.num_dst, hidden});
-  const torch::Tensor dst = torch::repeat_interleave(torch::arange(block.num_dst), nn::in_degrees(view));
+  const torch::Tensor dst =
+      torch::repeat_interleave(torch::arange(block.num_dst), nn::in_degrees(view));
   const torch::Tensor degree = nn::in_degrees(view).clamp_min(1).to(torch::kFloat).unsqueeze(1);
 
   auto reference = [&] {
-    return torch::zeros({block.num_dst, hidden}).index_add(0, dst, x.index_select(0, block.indices)) / degree;
+    return torch::zeros({block.num_dst, hidden})
+               .index_add(0, dst, x.index_select(0, block.indices)) /
+           degree;
   };
   auto native = [&] { return nn::aggregate(view, x, nn::Reduce::kMean); };
-  GL_CHECK(torch::allclose(native(), reference(), 1e-4, 1e-5), "aggregate disagrees with reference");
+  GL_CHECK(torch::allclose(native(), reference(), 1e-4, 1e-5),
+           "aggregate disagrees with reference");
   auto time = [&](auto fn, bool backward) {
     std::vector<double> runs;
     for (int r = 0; r < repeats; ++r) {
@@ -87,12 +93,17 @@ void run_bench_aggregate(const std::string& dir, int64_t hidden, int repeats) {
   const double reference_fwd = time(reference, false);
   const double native_both = time(native, true);
   const double reference_both = time(reference, true);
-  fmt::print("aggregate (mean) over a sampled block: {} -> {} nodes, {} edges, width {}, {} threads\n",
-             block.num_src(), block.num_dst, block.num_edges(), hidden, num_threads());
-  fmt::print("  forward            native {:.2f} ms   index_select+index_add_ {:.2f} ms   speedup {:.1f}x\n",
-             native_fwd * 1e3, reference_fwd * 1e3, reference_fwd / native_fwd);
-  fmt::print("  forward+backward   native {:.2f} ms   index_select+index_add_ {:.2f} ms   speedup {:.1f}x\n",
-             native_both * 1e3, reference_both * 1e3, reference_both / native_both);
+  fmt::print(
+      "aggregate (mean) over a sampled block: {} -> {} nodes, {} edges, width {}, {} threads\n",
+      block.num_src(), block.num_dst, block.num_edges(), hidden, num_threads());
+  fmt::print(
+      "  forward            native {:.2f} ms   index_select+index_add_ {:.2f} ms   speedup "
+      "{:.1f}x\n",
+      native_fwd * 1e3, reference_fwd * 1e3, reference_fwd / native_fwd);
+  fmt::print(
+      "  forward+backward   native {:.2f} ms   index_select+index_add_ {:.2f} ms   speedup "
+      "{:.1f}x\n",
+      native_both * 1e3, reference_both * 1e3, reference_both / native_both);
 }
 
 }  // namespace

@@ -34,8 +34,8 @@ char parse_delimiter(const std::string& text) {
   if (text == "tab" || text == "\\t") return '\t';
   if (text == "space" || text == "whitespace") return ' ';
   if (text.size() == 1) return text[0];
-  throw UsageError(fmt::format(
-      "--delimiter: expected one character, 'tab' or 'space', got '{}'", text));
+  throw UsageError(
+      fmt::format("--delimiter: expected one character, 'tab' or 'space', got '{}'", text));
 }
 
 void run_convert(const ConvertOptions& options) {

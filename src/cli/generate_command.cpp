@@ -13,9 +13,10 @@ namespace {
 void write_generated(const io::Dataset& dataset, const std::string& out, bool force, Timer& timer) {
   const double generate_seconds = timer.seconds();
   io::save_dataset(dataset, out, force);
-  fmt::print("wrote {}: {} nodes, {} edges, {} classes (generated in {:.2f} s, written in {:.2f} s)\n",
-             out, dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
-             generate_seconds, timer.seconds() - generate_seconds);
+  fmt::print(
+      "wrote {}: {} nodes, {} edges, {} classes (generated in {:.2f} s, written in {:.2f} s)\n",
+      out, dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes, generate_seconds,
+      timer.seconds() - generate_seconds);
 }
 
 }  // namespace
@@ -37,18 +38,23 @@ void add_generate_command(CLI::App& app) {
         "dataset of the main job)");
     planted->add_option("--out", common->out, "Output directory")->capture_default_str();
     planted->add_flag("--force", common->force, "Replace the output directory if it exists");
-    planted->add_option("--num-nodes", options->num_nodes, "Number of nodes")->capture_default_str();
+    planted->add_option("--num-nodes", options->num_nodes, "Number of nodes")
+        ->capture_default_str();
     planted->add_option("--num-classes", options->num_classes, "Number of classes")
         ->capture_default_str();
-    planted->add_option("--avg-degree", options->avg_degree,
-                        "Average degree (each generated edge is added in both directions)")
+    planted
+        ->add_option("--avg-degree", options->avg_degree,
+                     "Average degree (each generated edge is added in both directions)")
         ->capture_default_str();
-    planted->add_option("--homophily", options->homophily,
-                        "Probability that a generated edge stays inside its class")
+    planted
+        ->add_option("--homophily", options->homophily,
+                     "Probability that a generated edge stays inside its class")
         ->capture_default_str();
-    planted->add_option("--feat-dim", options->feat_dim, "Feature dimension")->capture_default_str();
-    planted->add_option("--feature-noise", options->feature_noise,
-                        "Standard deviation of the noise added to the class centroid")
+    planted->add_option("--feat-dim", options->feat_dim, "Feature dimension")
+        ->capture_default_str();
+    planted
+        ->add_option("--feature-noise", options->feature_noise,
+                     "Standard deviation of the noise added to the class centroid")
         ->capture_default_str();
     planted->add_option("--train-fraction", options->train_fraction, "Share of train nodes")
         ->capture_default_str();
@@ -71,7 +77,8 @@ void add_generate_command(CLI::App& app) {
     rmat->add_flag("--force", common->force, "Replace the output directory if it exists");
     rmat->add_option("--scale", options->scale, "log2 of the number of nodes")
         ->capture_default_str();
-    rmat->add_option("--edge-factor", options->edge_factor, "Edges per node")->capture_default_str();
+    rmat->add_option("--edge-factor", options->edge_factor, "Edges per node")
+        ->capture_default_str();
     rmat->add_option("--a", options->a, "R-MAT probability of the top-left quadrant")
         ->capture_default_str();
     rmat->add_option("--b", options->b, "R-MAT probability of the top-right quadrant")

@@ -43,8 +43,7 @@ void run_inspect(const InspectOptions& options) {
                            {"load_seconds", load_seconds}};
   nlohmann::json features = nlohmann::json::object();
   for (const auto& [name, tensor] : dataset.node_features) {
-    features[name] = {{"dtype", dtype_name(tensor.scalar_type())},
-                      {"shape", tensor.sizes().vec()}};
+    features[name] = {{"dtype", dtype_name(tensor.scalar_type())}, {"shape", tensor.sizes().vec()}};
   }
   report["node_features"] = features;
   if (dataset.labels.defined()) {
@@ -91,7 +90,8 @@ void run_inspect(const InspectOptions& options) {
     fmt::print("labels      none\n");
   }
   if (dataset.splits.empty()) fmt::print("splits      none\n");
-  for (const auto& [name, ids] : dataset.splits) fmt::print("split       {}: {}\n", name, ids.numel());
+  for (const auto& [name, ids] : dataset.splits)
+    fmt::print("split       {}: {}\n", name, ids.numel());
   fmt::print("loaded in   {:.3f} s\n", load_seconds);
 }
 

@@ -31,7 +31,8 @@ void run_train(TrainCommand& command) {
     dataset = io::load_dataset(command.data);
   }
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
-               dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes, timer.seconds());
+               dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
+               timer.seconds());
   command.options.progress = !command.no_progress;
   const train::TrainResult result = train::train_node_classification(dataset, command.options);
   fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n", command.options.model.kind,
@@ -75,9 +76,12 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   cmd->add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "Training epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "Training epochs")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option("--weight-decay", o.weight_decay, "Adam weight decay (L2)")->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "Adam weight decay (L2)")
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Random seed (sampling, shuffling, initialisation, dropout)")
       ->capture_default_str();
   cmd->add_option("--workers", o.num_workers, "Loader workers preparing batches concurrently")
@@ -130,7 +134,8 @@ void add_train_command(CLI::App& app) {
   auto log = std::make_shared<std::string>();
   auto svg = std::make_shared<std::string>("curves.svg");
   CLI::App* plot = app.add_subcommand("plot", "Draw the training curves of a --metrics-log as SVG");
-  plot->add_option("log", *log, "Metrics log written by `graphloom train --metrics-log`")->required();
+  plot->add_option("log", *log, "Metrics log written by `graphloom train --metrics-log`")
+      ->required();
   plot->add_option("-o,--output", *svg, "SVG file to write")->capture_default_str();
   plot->callback([log, svg] {
     train::plot_metrics(*log, *svg);

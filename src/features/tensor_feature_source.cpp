@@ -28,8 +28,8 @@ namespace {
 // traffic of a gather whose output is far bigger than the cache), and prefetch the rows a few
 // ids ahead because each one is a random access.
 __attribute__((target("avx2"))) void gather_rows_streaming(const char* source, char* target,
-                                                            const int64_t* id, int64_t n,
-                                                            int64_t row_bytes) {
+                                                           const int64_t* id, int64_t n,
+                                                           int64_t row_bytes) {
   constexpr int64_t kAhead = 8;
   const int64_t vectors = row_bytes / 32;
 #pragma omp parallel for schedule(static)
@@ -49,9 +49,9 @@ __attribute__((target("avx2"))) void gather_rows_streaming(const char* source, c
 
 void gather_rows(const at::Tensor& table, const at::Tensor& ids, at::Tensor& out) {
   const int64_t n = ids.numel();
-  const int64_t row_bytes =
-      table.size(0) > 0 ? static_cast<int64_t>(table.nbytes()) / table.size(0)
-                        : static_cast<int64_t>(out.nbytes()) / std::max<int64_t>(n, 1);
+  const int64_t row_bytes = table.size(0) > 0
+                                ? static_cast<int64_t>(table.nbytes()) / table.size(0)
+                                : static_cast<int64_t>(out.nbytes()) / std::max<int64_t>(n, 1);
   const auto* source = static_cast<const char*>(table.data_ptr());
   auto* target = static_cast<char*>(out.data_ptr());
   const int64_t* id = ids.data_ptr<int64_t>();

@@ -24,8 +24,8 @@ void CscGraph::validate() const {
   GL_CHECK(indices.defined() && indices.dim() == 1, "graph: indices must be a 1-D tensor");
   const int64_t* ptr = indptr.data_ptr<int64_t>();
   GL_CHECK(ptr[0] == 0 && ptr[num_nodes] == indices.numel(),
-           "graph: indptr must start at 0 and end at num_edges ({}), got {} .. {}",
-           indices.numel(), ptr[0], ptr[num_nodes]);
+           "graph: indptr must start at 0 and end at num_edges ({}), got {} .. {}", indices.numel(),
+           ptr[0], ptr[num_nodes]);
   for (int64_t v = 0; v < num_nodes; ++v) {
     GL_CHECK(ptr[v] <= ptr[v + 1], "graph: indptr decreases at node {} ({} > {})", v, ptr[v],
              ptr[v + 1]);

@@ -94,13 +94,13 @@ CscGraph dedupe(const CscGraph& graph) {
   const at::Tensor dst = graph.destinations();
   const at::Tensor key = dst * graph.num_nodes + graph.indices.to(at::kLong);
   // Stable sort: among duplicates, the lowest position comes first and is the one kept.
-  const at::Tensor order = std::get<1>(at::sort(key, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
+  const at::Tensor order =
+      std::get<1>(at::sort(key, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
   const at::Tensor sorted = key.index_select(0, order);
   at::Tensor first = at::ones_like(sorted, at::kBool);
   if (sorted.numel() > 1) first.slice(0, 1).copy_(sorted.slice(0, 1) != sorted.slice(0, 0, -1));
   const at::Tensor kept = order.masked_select(first);
-  return select_edges(graph, indptr_from_columns(dst.index_select(0, kept), graph.num_nodes),
-                      kept);
+  return select_edges(graph, indptr_from_columns(dst.index_select(0, kept), graph.num_nodes), kept);
 }
 
 }  // namespace graphloom::graph

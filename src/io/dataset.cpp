@@ -1,6 +1,6 @@
 // Reading and writing the dataset directory format.
-#include "graphloom/base/dtype.h"
 #include "graphloom/io/dataset.h"
+#include "graphloom/base/dtype.h"
 
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
@@ -165,8 +165,7 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   dataset.name = root.value("name", dir.filename().string());
   dataset.directed = root.value("directed", true);
   const auto num_nodes = meta.get<int64_t>(root, "num_nodes", "a non-negative integer");
-  GL_CHECK(num_nodes >= 0, "'{}': num_nodes must be >= 0, got {}", meta.file().string(),
-           num_nodes);
+  GL_CHECK(num_nodes >= 0, "'{}': num_nodes must be >= 0, got {}", meta.file().string(), num_nodes);
   GL_CHECK(root.contains("graph"), "'{}': missing key 'graph'", meta.file().string());
 
   Timer timer;
@@ -204,14 +203,13 @@ void validate_dataset(const Dataset& dataset) {
   const int64_t n = dataset.num_nodes();
   for (const auto& [name, feature] : dataset.node_features) {
     GL_CHECK(feature.is_floating_point() && feature.dim() >= 1 && feature.size(0) == n,
-             "node feature '{}' must be a float array with {} rows (one per node), got {} {}",
-             name, n, dtype_name(feature.scalar_type()), feature.sizes());
+             "node feature '{}' must be a float array with {} rows (one per node), got {} {}", name,
+             n, dtype_name(feature.scalar_type()), feature.sizes());
   }
   if (dataset.labels.defined()) {
     GL_CHECK(dataset.labels.dim() == 1 && dataset.labels.numel() == n,
              "labels must have one value per node ({}), got {}", n, dataset.labels.numel());
-    GL_CHECK(dataset.num_classes > 0, "num_classes must be positive, got {}",
-             dataset.num_classes);
+    GL_CHECK(dataset.num_classes > 0, "num_classes must be positive, got {}", dataset.num_classes);
     if (n > 0) {
       const int64_t low = dataset.labels.min().item<int64_t>();
       const int64_t high = dataset.labels.max().item<int64_t>();
@@ -239,9 +237,12 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
     save_npy(staging / "weights.npy", graph.weights);
     graph_meta["weights"] = "weights.npy";
   }
-  json meta = {{"format", kFormat},         {"version", 1},
-               {"name", dataset.name},      {"num_nodes", dataset.num_nodes()},
-               {"directed", dataset.directed}, {"graph", graph_meta}};
+  json meta = {{"format", kFormat},
+               {"version", 1},
+               {"name", dataset.name},
+               {"num_nodes", dataset.num_nodes()},
+               {"directed", dataset.directed},
+               {"graph", graph_meta}};
   if (!dataset.node_features.empty()) {
     json features = json::object();
     for (const auto& [name, feature] : dataset.node_features) {

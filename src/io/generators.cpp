@@ -27,8 +27,8 @@ at::Tensor random_permutation(int64_t n, uint64_t seed, Purpose purpose) {
 }
 
 // Disjoint random train/valid/test node sets of the given fractions, each sorted.
-std::map<std::string, at::Tensor> random_splits(int64_t n, double train, double valid,
-                                                double test, uint64_t seed) {
+std::map<std::string, at::Tensor> random_splits(int64_t n, double train, double valid, double test,
+                                                uint64_t seed) {
   GL_CHECK(train >= 0 && valid >= 0 && test >= 0 && train + valid + test <= 1.0 + 1e-9,
            "split fractions must be non-negative and sum to at most 1 (got {}, {}, {})", train,
            valid, test);
@@ -65,7 +65,8 @@ Dataset generate_planted(const PlantedOptions& o) {
     RandomStream rng(stream_key({o.seed, kClass, static_cast<uint64_t>(v)}));
     label[v] = static_cast<int64_t>(rng.uniform(c));
   }
-  const at::Tensor by_class = std::get<1>(at::sort(labels, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
+  const at::Tensor by_class =
+      std::get<1>(at::sort(labels, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
   const at::Tensor class_offset =
       at::cat({at::zeros({1}, at::kLong), at::cumsum(at::bincount(labels, {}, c), 0)});
   const int64_t* member = by_class.data_ptr<int64_t>();
@@ -103,7 +104,8 @@ Dataset generate_planted(const PlantedOptions& o) {
   at::Tensor centroids = at::empty({c, o.feat_dim}, at::kFloat);
   float* centroid = centroids.data_ptr<float>();
   RandomStream centroid_rng(stream_key({o.seed, kCentroids}));
-  for (int64_t i = 0; i < c * o.feat_dim; ++i) centroid[i] = static_cast<float>(centroid_rng.normal());
+  for (int64_t i = 0; i < c * o.feat_dim; ++i)
+    centroid[i] = static_cast<float>(centroid_rng.normal());
   at::Tensor features = at::empty({n, o.feat_dim}, at::kFloat);
   float* feature = features.data_ptr<float>();
 #pragma omp parallel for schedule(static)
@@ -111,8 +113,7 @@ Dataset generate_planted(const PlantedOptions& o) {
     RandomStream rng(stream_key({o.seed, kFeatures, static_cast<uint64_t>(v)}));
     const float* center = centroid + label[v] * o.feat_dim;
     for (int64_t j = 0; j < o.feat_dim; ++j) {
-      feature[v * o.feat_dim + j] =
-          center[j] + static_cast<float>(o.feature_noise * rng.normal());
+      feature[v * o.feat_dim + j] = center[j] + static_cast<float>(o.feature_noise * rng.normal());
     }
   }
 
@@ -123,8 +124,7 @@ Dataset generate_planted(const PlantedOptions& o) {
   dataset.node_features["feat"] = features;
   dataset.labels = labels;
   dataset.num_classes = c;
-  dataset.splits =
-      random_splits(n, o.train_fraction, o.valid_fraction, o.test_fraction, o.seed);
+  dataset.splits = random_splits(n, o.train_fraction, o.valid_fraction, o.test_fraction, o.seed);
   return dataset;
 }
 
@@ -132,8 +132,8 @@ Dataset generate_rmat(const RmatOptions& o) {
   GL_CHECK(o.scale >= 1 && o.scale <= 40, "--scale must be in [1, 40], got {}", o.scale);
   GL_CHECK(o.edge_factor >= 1, "--edge-factor must be >= 1, got {}", o.edge_factor);
   GL_CHECK(o.a > 0 && o.b >= 0 && o.c >= 0 && o.a + o.b + o.c < 1,
-           "R-MAT probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got {}, {}, {})", o.a,
-           o.b, o.c);
+           "R-MAT probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got {}, {}, {})", o.a, o.b,
+           o.c);
   const int64_t n = int64_t{1} << o.scale;
   const int64_t m = o.edge_factor * n;
   const at::Tensor perm = random_permutation(n, o.seed, kPermute);
@@ -178,7 +178,8 @@ Dataset generate_rmat(const RmatOptions& o) {
 #pragma omp parallel for schedule(static)
   for (int64_t v = 0; v < n; ++v) {
     RandomStream rng(stream_key({o.seed, kFeatures, static_cast<uint64_t>(v)}));
-    for (int64_t j = 0; j < o.feat_dim; ++j) feature[v * o.feat_dim + j] = static_cast<float>(rng.normal());
+    for (int64_t j = 0; j < o.feat_dim; ++j)
+      feature[v * o.feat_dim + j] = static_cast<float>(rng.normal());
     label[v] = static_cast<int64_t>(rng.uniform(o.num_classes));
   }
   dataset.node_features["feat"] = features;

@@ -1,7 +1,7 @@
 // Importers: text and raw-binary layouts into a Dataset. Text is parsed with std::from_chars;
 // every malformed line is reported with its file and line number.
-#include "graphloom/base/dtype.h"
 #include "graphloom/io/importers.h"
+#include "graphloom/base/dtype.h"
 
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
@@ -86,7 +86,8 @@ graph::CscGraph edges_to_csc(EdgeColumns& edges, int64_t num_nodes, const fs::pa
   graph::CooInput input;
   input.src = at::from_blob(edges.src.data(), {count}, at::kLong);
   input.dst = at::from_blob(edges.dst.data(), {count}, at::kLong);
-  if (!edges.weights.empty()) input.weights = at::from_blob(edges.weights.data(), {count}, at::kFloat);
+  if (!edges.weights.empty())
+    input.weights = at::from_blob(edges.weights.data(), {count}, at::kFloat);
   input.num_nodes = num_nodes;
   input.keep_edge_ids = false;
   graph::CscGraph graph = graph::csc_from_coo(input);
@@ -169,7 +170,8 @@ Dataset import_shared_dataset(const fs::path& dir, int split_index) {
   }
   if (feat_dim > 0) {
     dataset.node_features["feat"] =
-        read_raw_array(dir / "feat.bin", at::kFloat, num_nodes * feat_dim).view({num_nodes, feat_dim});
+        read_raw_array(dir / "feat.bin", at::kFloat, num_nodes * feat_dim)
+            .view({num_nodes, feat_dim});
   }
   if (fs::exists(dir / "labels.bin")) {
     dataset.labels = read_raw_array(dir / "labels.bin", at::kLong, num_nodes);
@@ -179,7 +181,8 @@ Dataset import_shared_dataset(const fs::path& dir, int split_index) {
     const fs::path path = split_index == 0
                               ? dir / fmt::format("{}.idx", split)
                               : dir / "splits" / fmt::format("{}_{}.idx", split, split_index);
-    if (split_index != 0) GL_CHECK(fs::exists(path), "split {} not found: '{}'", split_index, path.string());
+    if (split_index != 0)
+      GL_CHECK(fs::exists(path), "split {} not found: '{}'", split_index, path.string());
     if (!fs::exists(path)) continue;
     at::Tensor ids = read_raw_array(path, at::kLong, -1);
     if (ids.numel() > 0) {
@@ -248,8 +251,8 @@ Dataset import_ogb_node_dataset(const fs::path& dir, const std::string& split_sc
       labels.push_back(label);
     }
     GL_CHECK(static_cast<int64_t>(labels.size()) == num_nodes,
-             "'{}': expected {} labels (one per node), found {}", reader.path().string(),
-             num_nodes, labels.size());
+             "'{}': expected {} labels (one per node), found {}", reader.path().string(), num_nodes,
+             labels.size());
     dataset.labels = at::tensor(labels, at::kLong);
     dataset.num_classes = labels.empty() ? 0 : dataset.labels.max().item<int64_t>() + 1;
   }
@@ -261,7 +264,8 @@ Dataset import_ogb_node_dataset(const fs::path& dir, const std::string& split_sc
       for (const auto& entry : fs::directory_iterator(split_root)) {
         if (entry.is_directory()) schemes.push_back(entry.path().filename().string());
       }
-      GL_CHECK(schemes.size() == 1, "'{}' holds {} split schemes ({}): choose one with --split-scheme",
+      GL_CHECK(schemes.size() == 1,
+               "'{}' holds {} split schemes ({}): choose one with --split-scheme",
                split_root.string(), schemes.size(), fmt::join(schemes, ", "));
       scheme = schemes[0];
     }

@@ -3,8 +3,8 @@
 
 #include <zlib.h>
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "graphloom/base/error.h"
@@ -27,8 +27,8 @@ bool LineReader::next(std::string_view& line) {
     if (gzgets(file, chunk, sizeof(chunk)) == nullptr) {
       int code = Z_OK;
       const char* message = gzerror(file, &code);
-      GL_CHECK(code == Z_OK || code == Z_BUF_ERROR, "'{}' line {}: read error: {}",
-               path_.string(), line_number_ + 1, message);
+      GL_CHECK(code == Z_OK || code == Z_BUF_ERROR, "'{}' line {}: read error: {}", path_.string(),
+               line_number_ + 1, message);
       if (buffer_.empty()) return false;
       break;
     }
@@ -63,7 +63,8 @@ void split_fields(std::string_view line, char delimiter, std::vector<std::string
   while (true) {
     const std::size_t end = line.find(delimiter, start);
     std::string_view field = line.substr(start, end == std::string_view::npos ? end : end - start);
-    while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
+    while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))
+      field.remove_prefix(1);
     while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
     fields.push_back(field);
     if (end == std::string_view::npos) break;

@@ -14,7 +14,8 @@ namespace graphloom::loader {
 DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
                        const features::FeatureSource* features, DataLoaderOptions options)
     : items_(items), sampler_(sampler), features_(features), options_(std::move(options)) {
-  GL_CHECK(items_ != nullptr && sampler_ != nullptr, "DataLoader needs an item and a neighbor sampler");
+  GL_CHECK(items_ != nullptr && sampler_ != nullptr,
+           "DataLoader needs an item and a neighbor sampler");
   GL_CHECK(options_.num_workers >= 1, "--num-workers must be >= 1, got {}", options_.num_workers);
   GL_CHECK(options_.prefetch >= options_.num_workers,
            "--prefetch ({}) must be at least --num-workers ({})", options_.prefetch,
@@ -55,8 +56,8 @@ void DataLoader::start_epoch(uint64_t epoch) {
 
 sampling::MiniBatch DataLoader::prepare(int64_t index) const {
   Timer timer;
-  sampling::MiniBatch batch =
-      sampler_->sample(seeds_[static_cast<std::size_t>(index)], epoch_, static_cast<uint64_t>(index));
+  sampling::MiniBatch batch = sampler_->sample(seeds_[static_cast<std::size_t>(index)], epoch_,
+                                               static_cast<uint64_t>(index));
   batch.sample_seconds = timer.seconds();
   timer.reset();
   for (const std::string& name : options_.feature_names) {

@@ -238,13 +238,14 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& x, Reduce reduce,
   at::Tensor w = at::empty({0}, x.options());
   if (weight.defined()) {
     GL_CHECK(reduce == Reduce::kSum, "aggregate: edge weights are only supported with sum");
-    GL_CHECK(weight.size(0) == block.num_edges() && weight.numel() == block.num_edges() * x3.size(1),
-             "aggregate: weight must be [E = {}] or [E, H = {}], got {}", block.num_edges(),
-             x3.size(1), weight.sizes());
+    GL_CHECK(
+        weight.size(0) == block.num_edges() && weight.numel() == block.num_edges() * x3.size(1),
+        "aggregate: weight must be [E = {}] or [E, H = {}], got {}", block.num_edges(), x3.size(1),
+        weight.sizes());
     w = weight.reshape({block.num_edges(), x3.size(1)}).to(x.scalar_type()).contiguous();
   }
-  const at::Tensor out = AggregateFunction::apply(x3, w, block.indptr, block.indices,
-                                                  block.num_src, static_cast<int64_t>(reduce));
+  const at::Tensor out = AggregateFunction::apply(x3, w, block.indptr, block.indices, block.num_src,
+                                                  static_cast<int64_t>(reduce));
   return x.dim() == 2 ? out.squeeze(1) : out;
 }
 

@@ -21,7 +21,8 @@ void edge_add_kernel(const T* a, const T* b, const int64_t* ptr, const int64_t* 
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t d = 0; d < num_dst; ++d) {
     for (int64_t e = ptr[d]; e < ptr[d + 1]; ++e) {
-      for (int64_t h = 0; h < heads; ++h) out[e * heads + h] = a[src[e] * heads + h] + b[d * heads + h];
+      for (int64_t h = 0; h < heads; ++h)
+        out[e * heads + h] = a[src[e] * heads + h] + b[d * heads + h];
     }
   }
 }
@@ -82,7 +83,8 @@ class EdgeAddFunction : public torch::autograd::Function<EdgeAddFunction> {
     const at::Tensor grad = grad_outputs[0].contiguous();
     const int64_t num_src = ctx->saved_data["num_src"].toInt();
     // d/da: sum over each source's out-edges; d/db: sum over each destination's segment.
-    at::Tensor grad_a = at::zeros({num_src, grad.size(1)}, grad.options()).index_add_(0, indices, grad);
+    at::Tensor grad_a =
+        at::zeros({num_src, grad.size(1)}, grad.options()).index_add_(0, indices, grad);
     const at::Tensor dst = at::repeat_interleave(at::arange(indptr.numel() - 1, at::kLong),
                                                  indptr.slice(0, 1) - indptr.slice(0, 0, -1));
     at::Tensor grad_b =
@@ -93,7 +95,8 @@ class EdgeAddFunction : public torch::autograd::Function<EdgeAddFunction> {
 
 class EdgeSoftmaxFunction : public torch::autograd::Function<EdgeSoftmaxFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& scores, const at::Tensor& indptr) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& scores,
+                            const at::Tensor& indptr) {
     const int64_t heads = scores.size(1);
     const int64_t num_dst = indptr.numel() - 1;
     at::Tensor out = at::empty_like(scores);
@@ -115,7 +118,8 @@ class EdgeSoftmaxFunction : public torch::autograd::Function<EdgeSoftmaxFunction
     const int64_t num_dst = indptr.numel() - 1;
     AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "edge_softmax_backward", [&] {
       softmax_backward(out.data_ptr<scalar_t>(), grad.data_ptr<scalar_t>(),
-                       indptr.data_ptr<int64_t>(), num_dst, heads, grad_scores.data_ptr<scalar_t>());
+                       indptr.data_ptr<int64_t>(), num_dst, heads,
+                       grad_scores.data_ptr<scalar_t>());
     });
     return {grad_scores, {}};
   }

@@ -16,10 +16,12 @@ SAGEConvImpl::SAGEConvImpl(int64_t in, int64_t out, std::string aggregator)
            "SAGEConv: unknown aggregator '{}' (expected mean, gcn or pool)", aggregator_);
   project_first_ = aggregator_ != "pool" && in > out;
   if (aggregator_ != "gcn") {
-    fc_self_ = register_module("fc_self", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+    fc_self_ = register_module("fc_self",
+                               torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
   }
   if (aggregator_ == "pool") fc_pool_ = register_module("fc_pool", torch::nn::Linear(in, in));
-  fc_neigh_ = register_module("fc_neigh", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+  fc_neigh_ =
+      register_module("fc_neigh", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
   bias_ = register_parameter("bias", torch::zeros({out}));
 }
 
@@ -64,8 +66,13 @@ torch::Tensor GraphConvImpl::forward(const BlockView& block, const torch::Tensor
   if (graph_in_degrees_.defined()) {
     GL_CHECK(block.src_ids.defined(), "GraphConv with graph degrees needs the block's src_ids");
     const at::Tensor dst_ids = block.src_ids.slice(0, 0, block.num_dst());
-    src_norm = graph_out_degrees_.index_select(0, block.src_ids).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
-    const torch::Tensor dst_degree = graph_in_degrees_.index_select(0, dst_ids).clamp_min(1).to(dtype).unsqueeze(1);
+    src_norm = graph_out_degrees_.index_select(0, block.src_ids)
+                   .clamp_min(1)
+                   .to(dtype)
+                   .pow(-0.5)
+                   .unsqueeze(1);
+    const torch::Tensor dst_degree =
+        graph_in_degrees_.index_select(0, dst_ids).clamp_min(1).to(dtype).unsqueeze(1);
     dst_norm = dst_degree.pow(0.5) / sampled;  // d^-1/2 * (d / sampled)
   } else {
     src_norm = out_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);
@@ -83,7 +90,8 @@ GATConvImpl::GATConvImpl(int64_t in, int64_t out, int64_t heads, bool concat,
                          double attention_dropout)
     : out_(out), heads_(heads), concat_(concat) {
   GL_CHECK(heads > 0, "GATConv: heads must be positive, got {}", heads);
-  fc_ = register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(in, out * heads).bias(false)));
+  fc_ = register_module("fc",
+                        torch::nn::Linear(torch::nn::LinearOptions(in, out * heads).bias(false)));
   attention_src_ = register_parameter("attention_src", torch::empty({1, heads, out}));
   attention_dst_ = register_parameter("attention_dst", torch::empty({1, heads, out}));
   bias_ = register_parameter("bias", torch::zeros({concat ? heads * out : out}));

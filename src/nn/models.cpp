@@ -32,7 +32,9 @@ class StackedModel : public GnnModel {
     input_dropout_ = register_module("input_dropout", FastDropout(input));
   }
   int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
-  int64_t output_dim(int64_t layer) const override { return dims_[static_cast<std::size_t>(layer)]; }
+  int64_t output_dim(int64_t layer) const override {
+    return dims_[static_cast<std::size_t>(layer)];
+  }
 
   torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                               const torch::Tensor& x) override {
@@ -75,7 +77,8 @@ class GraphSAGE : public StackedModel<SAGEConv> {
 class GCN : public StackedModel<GraphConv> {
  public:
   explicit GCN(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
-    for (int64_t l = 0; l < c.layers; ++l) add(GraphConv(input_width(c, l), width(c, l)), width(c, l));
+    for (int64_t l = 0; l < c.layers; ++l)
+      add(GraphConv(input_width(c, l), width(c, l)), width(c, l));
   }
   void set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees) override {
     for (auto& layer : layers()) layer->set_graph_degrees(in_degrees, out_degrees);
@@ -110,7 +113,8 @@ TORCH_MODULE(MLPLayer);
 class MLP : public StackedModel<MLPLayer> {
  public:
   explicit MLP(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
-    for (int64_t l = 0; l < c.layers; ++l) add(MLPLayer(input_width(c, l), width(c, l)), width(c, l));
+    for (int64_t l = 0; l < c.layers; ++l)
+      add(MLPLayer(input_width(c, l), width(c, l)), width(c, l));
   }
 };
 
@@ -124,8 +128,8 @@ std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
   if (config.kind == "gcn") return std::make_shared<GCN>(config);
   if (config.kind == "gat") return std::make_shared<GAT>(config);
   if (config.kind == "mlp") return std::make_shared<MLP>(config);
-  throw UsageError(fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp)",
-                               config.kind));
+  throw UsageError(
+      fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp)", config.kind));
 }
 
 }  // namespace graphloom::nn

@@ -70,9 +70,10 @@ std::vector<at::Tensor> ItemSampler::batches(uint64_t epoch) const {
   result.reserve(static_cast<std::size_t>(num_batches()));
   for (int64_t begin = 0; begin < output_count_; begin += options_.batch_size) {
     const int64_t end = std::min(begin + options_.batch_size, output_count_);
-    result.push_back(options_.shuffle
-                         ? items_.index_select(0, order.slice(0, begin, end))
-                         : items_.slice(0, start_offset_ + begin, start_offset_ + end).contiguous());
+    result.push_back(
+        options_.shuffle
+            ? items_.index_select(0, order.slice(0, begin, end))
+            : items_.slice(0, start_offset_ + begin, start_offset_ + end).contiguous());
   }
   return result;
 }

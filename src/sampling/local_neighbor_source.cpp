@@ -78,7 +78,8 @@ class Kernel {
     } else if constexpr (kWeighted) {
       pick_weighted_without_replacement(begin, degree, picks, rng, out);
     } else if constexpr (kReplace) {
-      for (int64_t j = 0; j < picks; ++j) out[j] = begin + static_cast<int64_t>(rng.uniform(degree));
+      for (int64_t j = 0; j < picks; ++j)
+        out[j] = begin + static_cast<int64_t>(rng.uniform(degree));
     } else {
       pick_uniform_without_replacement(begin, degree, picks, rng, out);
     }
@@ -201,8 +202,8 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
                                   int64_t fanout, const SampleOptions& options) {
   GL_CHECK(fanout >= -1, "fanout must be -1 (all neighbors) or >= 0, got {}", fanout);
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
-           "seeds must be a 1-D int64 tensor, got {} with {} dims", c10::toString(seeds.scalar_type()),
-           seeds.dim());
+           "seeds must be a 1-D int64 tensor, got {} with {} dims",
+           c10::toString(seeds.scalar_type()), seeds.dim());
   const at::Tensor contiguous_seeds = seeds.contiguous();
   if (contiguous_seeds.numel() > 0) {
     const int64_t low = contiguous_seeds.min().item<int64_t>();
@@ -223,11 +224,13 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
       using Weight = decltype(weight_tag);
       const uint64_t key = options.random_key;
       if (options.weighted) {
-        return options.replace ? run_kernel<Index, Weight, true, true>(graph, contiguous_seeds, fanout, key)
-                               : run_kernel<Index, Weight, false, true>(graph, contiguous_seeds, fanout, key);
+        return options.replace
+                   ? run_kernel<Index, Weight, true, true>(graph, contiguous_seeds, fanout, key)
+                   : run_kernel<Index, Weight, false, true>(graph, contiguous_seeds, fanout, key);
       }
-      return options.replace ? run_kernel<Index, Weight, true, false>(graph, contiguous_seeds, fanout, key)
-                             : run_kernel<Index, Weight, false, false>(graph, contiguous_seeds, fanout, key);
+      return options.replace
+                 ? run_kernel<Index, Weight, true, false>(graph, contiguous_seeds, fanout, key)
+                 : run_kernel<Index, Weight, false, false>(graph, contiguous_seeds, fanout, key);
     });
   });
 }

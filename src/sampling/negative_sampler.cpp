@@ -54,8 +54,8 @@ DegreeNegativeSampler::DegreeNegativeSampler(const at::Tensor& degrees, double p
   cdf_ = at::cumsum(weights, 0) / total;
 }
 
-NegativeEdges DegreeNegativeSampler::sample(const at::Tensor& src, const at::Tensor& dst,
-                                            int64_t k, uint64_t random_key) const {
+NegativeEdges DegreeNegativeSampler::sample(const at::Tensor& src, const at::Tensor& dst, int64_t k,
+                                            uint64_t random_key) const {
   check_pairs(src, dst, k);
   const double* cdf = cdf_.data_ptr<double>();
   const int64_t n = cdf_.numel();

@@ -106,13 +106,13 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
 
   at::Tensor frontier = result.seeds;
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
-    SampleOptions options{.replace = options_.replace,
-                          .weighted = options_.weighted,
-                          .direction = options_.direction,
-                          .random_key = stream_key({options_.seed, epoch, batch,
-                                                    static_cast<uint64_t>(layer)})};
-    SampledEdges picks =
-        source_->sample_neighbors(frontier, options_.fanouts[static_cast<std::size_t>(layer)], options);
+    SampleOptions options{
+        .replace = options_.replace,
+        .weighted = options_.weighted,
+        .direction = options_.direction,
+        .random_key = stream_key({options_.seed, epoch, batch, static_cast<uint64_t>(layer)})};
+    SampledEdges picks = source_->sample_neighbors(
+        frontier, options_.fanouts[static_cast<std::size_t>(layer)], options);
     Relabeled relabeled = relabel(frontier, picks.neighbors, workspace->local_id);
     Block& block = result.blocks[static_cast<std::size_t>(layer)];
     block.src_ids = relabeled.src_ids;

@@ -66,7 +66,9 @@ std::string panel(const std::string& title, const std::vector<Series>& series, d
   const double pad = 0.05 * (max_y - min_y);
   min_y -= pad, max_y += pad;
   auto px = [&](double x) { return x0 + 50 + (x - min_x) / (max_x - min_x) * (width - 70); };
-  auto py = [&](double y) { return y0 + height - 30 - (y - min_y) / (max_y - min_y) * (height - 60); };
+  auto py = [&](double y) {
+    return y0 + height - 30 - (y - min_y) / (max_y - min_y) * (height - 60);
+  };
   std::string svg = fmt::format(
       "<text x='{}' y='{}' font-size='14' font-weight='bold'>{}</text>\n"
       "<line x1='{}' y1='{}' x2='{}' y2='{}' stroke='black'/>\n"
@@ -83,12 +85,12 @@ std::string panel(const std::string& title, const std::vector<Series>& series, d
   }
   for (std::size_t i = 0; i < series.size(); ++i) {
     std::string points;
-    for (const auto& [x, y] : series[i].points) points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+    for (const auto& [x, y] : series[i].points)
+      points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
     svg += fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' points='{}'/>\n",
                        series[i].color, points);
-    svg += fmt::format("<text x='{}' y='{}' font-size='11' fill='{}'>{}</text>\n",
-                       x0 + width - 130, y0 + 35 + 14 * static_cast<double>(i), series[i].color,
-                       series[i].name);
+    svg += fmt::format("<text x='{}' y='{}' font-size='11' fill='{}'>{}</text>\n", x0 + width - 130,
+                       y0 + 35 + 14 * static_cast<double>(i), series[i].color, series[i].name);
   }
   return svg;
 }

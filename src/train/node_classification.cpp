@@ -73,8 +73,8 @@ struct Evaluator {
 TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options) {
   GL_CHECK(dataset.labels.defined() && dataset.num_classes > 0,
            "dataset '{}' has no labels: node classification needs them", dataset.name);
-  GL_CHECK(dataset.node_features.count("feat"),
-           "dataset '{}' has no node feature named 'feat'", dataset.name);
+  GL_CHECK(dataset.node_features.count("feat"), "dataset '{}' has no node feature named 'feat'",
+           dataset.name);
   GL_CHECK(options.eval == "full" || options.eval == "sampled",
            "--eval must be 'full' or 'sampled', got '{}'", options.eval);
   GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
@@ -85,8 +85,9 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
 
   // Graph and features as the model wants them.
   graph::CscGraph graph = dataset.graph;
-  const bool loops = options.self_loops == "add" ||
-                     (options.self_loops == "auto" && (options.model.kind == "gcn" || options.model.kind == "gat"));
+  const bool loops =
+      options.self_loops == "add" || (options.self_loops == "auto" &&
+                                      (options.model.kind == "gcn" || options.model.kind == "gat"));
   if (loops) graph = graph::add_self_loops(graph::remove_self_loops(graph));
   at::Tensor features = dataset.node_features.at("feat").to(at::kFloat);
   if (options.normalize_features == "row") {
@@ -96,9 +97,10 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
              "--normalize-features must be 'none' or 'row', got '{}'", options.normalize_features);
   }
   const sampling::LocalNeighborSource source(graph);
-  const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts, .seed = options.seed});
-  const sampling::ItemSampler items(train_nodes, {.batch_size = options.batch_size,
-                                                  .shuffle = true, .seed = options.seed});
+  const sampling::NeighborSampler sampler(&source,
+                                          {.fanouts = options.fanouts, .seed = options.seed});
+  const sampling::ItemSampler items(
+      train_nodes, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed});
   features::TensorFeatureSource rows({{"feat", features}, {"label", dataset.labels}});
 
   nn::ModelConfig config = options.model;
@@ -107,8 +109,9 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   config.layers = static_cast<int64_t>(options.fanouts.size());
   const std::shared_ptr<nn::GnnModel> model = nn::make_model(config);
   model->set_graph_degrees(graph.in_degrees(), graph.out_degrees());
-  torch::optim::Adam optimizer(model->parameters(),
-                               torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+  torch::optim::Adam optimizer(
+      model->parameters(),
+      torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
 
   TrainState state;
   if (options.resume) {
@@ -125,10 +128,12 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
     model->train();
     loader.start_epoch(static_cast<uint64_t>(epoch));
-    const int64_t batches = options.max_batches > 0 ? std::min(options.max_batches, loader.num_batches())
-                                                    : loader.num_batches();
+    const int64_t batches = options.max_batches > 0
+                                ? std::min(options.max_batches, loader.num_batches())
+                                : loader.num_batches();
     std::optional<ProgressBar> progress;
-    if (options.progress) progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options.epochs), batches, "batches");
+    if (options.progress)
+      progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options.epochs), batches, "batches");
     StageTimes t;
     double loss_sum = 0;
     int64_t correct = 0;
@@ -171,12 +176,19 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
     result.times.optimizer += t.optimizer;
     ++result.epochs_run;
 
-    nlohmann::json record = {{"epoch", epoch}, {"loss", loss_sum / std::max<int64_t>(seen, 1)},
-                             {"train_acc", static_cast<double>(correct) / std::max<int64_t>(seen, 1)},
-                             {"seeds_per_s", seen / train_seconds},
-                             {"time", {{"sample", t.sample}, {"fetch", t.fetch}, {"wait", t.wait},
-                                       {"forward", t.forward}, {"backward", t.backward},
-                                       {"optimizer", t.optimizer}, {"train", train_seconds}}}};
+    nlohmann::json record = {
+        {"epoch", epoch},
+        {"loss", loss_sum / std::max<int64_t>(seen, 1)},
+        {"train_acc", static_cast<double>(correct) / std::max<int64_t>(seen, 1)},
+        {"seeds_per_s", seen / train_seconds},
+        {"time",
+         {{"sample", t.sample},
+          {"fetch", t.fetch},
+          {"wait", t.wait},
+          {"forward", t.forward},
+          {"backward", t.backward},
+          {"optimizer", t.optimizer},
+          {"train", train_seconds}}}};
     const bool last = epoch + 1 == options.epochs;
     bool stop = false;
     if (options.eval_every > 0 && ((epoch + 1) % options.eval_every == 0 || last)) {
@@ -200,7 +212,9 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
     log.write(record);
     spdlog::info("epoch {:>3}  loss {:.4f}  train acc {:.4f}{}  {:.0f} seeds/s", epoch + 1,
                  record["loss"].get<double>(), record["train_acc"].get<double>(),
-                 record.contains("val_acc") ? fmt::format("  val acc {:.4f}", record["val_acc"].get<double>()) : "",
+                 record.contains("val_acc")
+                     ? fmt::format("  val acc {:.4f}", record["val_acc"].get<double>())
+                     : "",
                  record["seeds_per_s"].get<double>());
     if (!options.checkpoint.empty()) save_checkpoint(options.checkpoint, *model, optimizer, state);
     if (stop) {
@@ -208,7 +222,8 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
       break;
     }
   }
-  result.seeds_per_second = result.train_seconds > 0 ? result.seeds_per_second / result.train_seconds : 0;
+  result.seeds_per_second =
+      result.train_seconds > 0 ? result.seeds_per_second / result.train_seconds : 0;
   result.best_val_acc = state.best_val;
   result.best_epoch = state.best_epoch;
   if (options.final_test) {

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 using testing::TempDir;
 
 std::size_t entries_in(const fs::path& dir) {
-  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 
 TEST(AtomicFile, AppearsOnlyOnCommit) {
@@ -31,7 +32,10 @@ TEST(AtomicFile, AppearsOnlyOnCommit) {
 
 TEST(AtomicFile, AbandonedWriteLeavesNothing) {
   TempDir dir;
-  { AtomicFile file(dir / "out.bin"); file.write("abc", 3); }
+  {
+    AtomicFile file(dir / "out.bin");
+    file.write("abc", 3);
+  }
   EXPECT_EQ(entries_in(dir.path()), 0u);
 }
 

@@ -15,7 +15,8 @@ namespace {
 using testing::TempDir;
 
 void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // A version 1.0 .npy image with the given header dict and `data_bytes` of payload.
@@ -40,8 +41,8 @@ std::string error_of(const std::filesystem::path& path) {
 
 TEST(Npy, RoundTripsEveryDtype) {
   TempDir dir;
-  for (auto dtype : {at::kHalf, at::kFloat, at::kDouble, at::kChar, at::kByte, at::kInt, at::kLong,
-                     at::kBool}) {
+  for (auto dtype :
+       {at::kHalf, at::kFloat, at::kDouble, at::kChar, at::kByte, at::kInt, at::kLong, at::kBool}) {
     const at::Tensor original = (at::arange(12) % 5).to(dtype).view({3, 4});
     const auto path = dir / "a.npy";
     save_npy(path, original);
@@ -94,29 +95,36 @@ TEST(Npy, RejectsFortranOrder) {
 
 TEST(Npy, RejectsUnsupportedDtypes) {
   TempDir dir;
-  write_bytes(dir / "c.npy", npy_image("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16));
+  write_bytes(dir / "c.npy",
+              npy_image("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16));
   EXPECT_NE(error_of(dir / "c.npy").find("unsupported dtype '<c8'"), std::string::npos);
-  write_bytes(dir / "b.npy", npy_image("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8));
+  write_bytes(dir / "b.npy",
+              npy_image("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8));
   EXPECT_NE(error_of(dir / "b.npy").find("unsupported dtype '>f4'"), std::string::npos);
 }
 
 TEST(Npy, RejectsTruncatedData) {
   TempDir dir;
-  write_bytes(dir / "t.npy", npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (10,), }", 79));
+  write_bytes(dir / "t.npy",
+              npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (10,), }", 79));
   const std::string error = error_of(dir / "t.npy");
-  EXPECT_NE(error.find("needs 80 bytes, the file holds 79 (truncated?)"), std::string::npos) << error;
+  EXPECT_NE(error.find("needs 80 bytes, the file holds 79 (truncated?)"), std::string::npos)
+      << error;
   EXPECT_NE(error.find("t.npy"), std::string::npos);
 }
 
 TEST(Npy, RejectsExtraData) {
   TempDir dir;
-  write_bytes(dir / "x.npy", npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", 9));
+  write_bytes(dir / "x.npy",
+              npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", 9));
   EXPECT_NE(error_of(dir / "x.npy").find("data size mismatch"), std::string::npos);
 }
 
 TEST(Npy, RejectsTruncatedHeaderAndBadMagic) {
   TempDir dir;
-  write_bytes(dir / "h.npy", npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", 8).substr(0, 30));
+  write_bytes(
+      dir / "h.npy",
+      npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", 8).substr(0, 30));
   EXPECT_NE(error_of(dir / "h.npy").find("truncated .npy header"), std::string::npos);
   write_bytes(dir / "m.npy", "PK\x03\x04 this is a zip file");
   EXPECT_NE(error_of(dir / "m.npy").find("is not a .npy file"), std::string::npos);

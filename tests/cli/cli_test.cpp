@@ -10,10 +10,10 @@ using testing::run_graphloom;
 using testing::TempDir;
 
 TEST(Cli, HelpForEverySubcommand) {
-  for (const char* command : {"", "inspect", "convert", "generate", "generate planted",
-                              "generate rmat", "bench", "bench load", "bench csc",
-                              "bench sample", "bench gather", "bench loader", "bench train",
-                              "bench aggregate", "train", "plot"}) {
+  for (const char* command :
+       {"", "inspect", "convert", "generate", "generate planted", "generate rmat", "bench",
+        "bench load", "bench csc", "bench sample", "bench gather", "bench loader", "bench train",
+        "bench aggregate", "train", "plot"}) {
     const auto result = run_graphloom(std::string(command) + " --help");
     EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
     EXPECT_NE(result.output.find("Usage:"), std::string::npos) << command;
@@ -48,7 +48,8 @@ TEST(Cli, GenerateThenInspectFromAnotherDirectory) {
   result = run_graphloom("generate planted --num-nodes 2000 --out g", dir.path());
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.output.find("already exists (pass --force"), std::string::npos);
-  EXPECT_EQ(run_graphloom("generate planted --num-nodes 1000 --out g --force", dir.path()).exit_code, 0);
+  EXPECT_EQ(
+      run_graphloom("generate planted --num-nodes 1000 --out g --force", dir.path()).exit_code, 0);
 }
 
 TEST(Cli, ConvertAndInspectSharedCora) {
@@ -81,11 +82,13 @@ TEST(CliTrain, TrainsAndPlots) {
       dir.path());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("test accuracy"), std::string::npos) << result.output;
-  result = run_graphloom("train --data g --epochs 3 --fanouts 5,5 --hidden 16 --no-progress "
-                         "--metrics-log m.jsonl --checkpoint c.pt --resume",
-                         dir.path());
+  result = run_graphloom(
+      "train --data g --epochs 3 --fanouts 5,5 --hidden 16 --no-progress "
+      "--metrics-log m.jsonl --checkpoint c.pt --resume",
+      dir.path());
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("resumed from 'c.pt' after epoch 1"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("resumed from 'c.pt' after epoch 1"), std::string::npos)
+      << result.output;
   result = run_graphloom("plot m.jsonl -o curves.svg", dir.path());
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(std::filesystem::exists(dir / "curves.svg"));

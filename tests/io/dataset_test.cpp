@@ -28,12 +28,18 @@ json write_minimal(const fs::path& dir) {
   save_npy(dir / "train_idx.npy", at::tensor({0, 1}, at::kLong));
   save_npy(dir / "valid_idx.npy", at::tensor({3}, at::kLong));
   save_npy(dir / "test_idx.npy", at::tensor({2}, at::kLong));
-  json meta = {{"format", "graphloom-dataset"}, {"version", 1}, {"name", "tiny"},
-               {"num_nodes", 4}, {"directed", true}, {"graph", {{"edges", "edges.npy"}}},
-               {"node_features", {{"feat", "feat.npy"}}}, {"labels", "labels.npy"},
-               {"num_classes", 2},
-               {"splits", {{"train", "train_idx.npy"}, {"valid", "valid_idx.npy"},
-                           {"test", "test_idx.npy"}}}};
+  json meta = {
+      {"format", "graphloom-dataset"},
+      {"version", 1},
+      {"name", "tiny"},
+      {"num_nodes", 4},
+      {"directed", true},
+      {"graph", {{"edges", "edges.npy"}}},
+      {"node_features", {{"feat", "feat.npy"}}},
+      {"labels", "labels.npy"},
+      {"num_classes", 2},
+      {"splits",
+       {{"train", "train_idx.npy"}, {"valid", "valid_idx.npy"}, {"test", "test_idx.npy"}}}};
   std::ofstream(dir / "metadata.json") << meta.dump(1);
   return meta;
 }
@@ -101,7 +107,8 @@ TEST(Dataset, FailedWriteLeavesNoPartialDirectory) {
   EXPECT_THROW(save_dataset(dataset, dir / "out", false), Error);
   EXPECT_FALSE(fs::exists(dir / "out"));
   int leftovers = 0;
-  for (const auto& entry : fs::directory_iterator(dir.path())) leftovers += entry.path() != dir / "in";
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    leftovers += entry.path() != dir / "in";
   EXPECT_EQ(leftovers, 0);
 }
 

@@ -27,8 +27,8 @@ TEST(Planted, DeterministicAcrossThreadCounts) {
 }
 
 TEST(Planted, HasTheRequestedStructure) {
-  const PlantedOptions options{.num_nodes = 20000, .num_classes = 4, .avg_degree = 10,
-                               .homophily = 0.7};
+  const PlantedOptions options{
+      .num_nodes = 20000, .num_classes = 4, .avg_degree = 10, .homophily = 0.7};
   const Dataset dataset = generate_planted(options);
   const auto& graph = dataset.graph;
   // Symmetric, no self-loops, average degree close to the request (a few duplicates merged).
@@ -39,13 +39,15 @@ TEST(Planted, HasTheRequestedStructure) {
   EXPECT_NEAR(graph.num_edges() / 20000.0, 10.0, 0.2);
   // Edge homophily: h plus the chance that a random endpoint shares the class, (1 - h) / C.
   const double same = (dataset.labels.index_select(0, src) == dataset.labels.index_select(0, dst))
-                          .to(at::kDouble).mean().item<double>();
+                          .to(at::kDouble)
+                          .mean()
+                          .item<double>();
   EXPECT_NEAR(same, 0.7 + 0.3 / 4, 0.02);
   // Splits are disjoint and of the requested sizes.
   EXPECT_EQ(dataset.splits.at("train").numel(), 2000);
   EXPECT_EQ(dataset.splits.at("test").numel(), 4000);
-  const at::Tensor all = at::cat({dataset.splits.at("train"), dataset.splits.at("valid"),
-                                  dataset.splits.at("test")});
+  const at::Tensor all =
+      at::cat({dataset.splits.at("train"), dataset.splits.at("valid"), dataset.splits.at("test")});
   EXPECT_EQ(std::get<0>(at::_unique(all)).numel(), all.numel());
 }
 

@@ -95,8 +95,7 @@ TEST(OgbImporter, ReadsRawNodePropertyDirectory) {
 TEST(EdgeListImporter, CommentsHeaderWeightsAndDelimiters) {
   TempDir dir;
   std::ofstream(dir / "g.tsv") << "# a comment\nsrc\tdst\tw\n0\t1\t0.5\n% another\n\n2\t0\t2\n";
-  const Dataset dataset =
-      import_edge_list(dir / "g.tsv", {.header = true, .weighted = true});
+  const Dataset dataset = import_edge_list(dir / "g.tsv", {.header = true, .weighted = true});
   EXPECT_EQ(dataset.num_nodes(), 3);
   EXPECT_EQ(dataset.graph.num_edges(), 2);
   EXPECT_TRUE(at::equal(dataset.graph.weights, at::tensor({2.f, 0.5f})));

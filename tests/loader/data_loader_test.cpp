@@ -21,10 +21,11 @@ struct Fixture {
                           .dst = at::randint(nodes, {20000}, at::kLong),
                           .num_nodes = nodes};
     source = std::make_unique<sampling::LocalNeighborSource>(graph::csc_from_coo(input));
-    sampler = std::make_unique<sampling::NeighborSampler>(source.get(),
-                                                          sampling::NeighborSamplerOptions{.fanouts = {4, 4}, .seed = 1});
+    sampler = std::make_unique<sampling::NeighborSampler>(
+        source.get(), sampling::NeighborSamplerOptions{.fanouts = {4, 4}, .seed = 1});
     items = std::make_unique<sampling::ItemSampler>(
-        at::arange(nodes, at::kLong), sampling::ItemSamplerOptions{.batch_size = 64, .shuffle = true});
+        at::arange(nodes, at::kLong),
+        sampling::ItemSamplerOptions{.batch_size = 64, .shuffle = true});
     features.add("feat", at::randn({nodes, 8}));
     features.add("label", at::randint(3, {nodes}, at::kLong));
   }
@@ -48,8 +49,8 @@ TEST(DataLoader, YieldsEveryBatchInOrderWithItsRows) {
       EXPECT_TRUE(at::equal(batch->seeds, expected_seeds[count]));
       const auto direct = f.sampler->sample(expected_seeds[count], 2, count);
       EXPECT_TRUE(at::equal(batch->input_nodes(), direct.input_nodes()));
-      EXPECT_TRUE(at::equal(batch->features.at("feat"),
-                            f.features.gather("feat", direct.input_nodes())));
+      EXPECT_TRUE(
+          at::equal(batch->features.at("feat"), f.features.gather("feat", direct.input_nodes())));
       EXPECT_TRUE(at::equal(batch->labels, f.features.gather("label", batch->seeds)));
       ++count;
     }
@@ -61,8 +62,8 @@ TEST(DataLoader, YieldsEveryBatchInOrderWithItsRows) {
 // A feature source that fails on one particular node.
 class FailingSource : public features::TensorFeatureSource {
  public:
-  using TensorFeatureSource::TensorFeatureSource;
   using TensorFeatureSource::gather;
+  using TensorFeatureSource::TensorFeatureSource;
   void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override {
     if (name == "label" && (ids == 500).any().item<bool>()) GL_THROW("disk on fire at node 500");
     TensorFeatureSource::gather(name, ids, out);
@@ -71,8 +72,8 @@ class FailingSource : public features::TensorFeatureSource {
 
 TEST(DataLoader, WorkerErrorReachesTheConsumerWithItsMessage) {
   Fixture f;
-  const FailingSource failing({{"feat", at::randn({f.nodes, 8})},
-                               {"label", at::zeros({f.nodes}, at::kLong)}});
+  const FailingSource failing(
+      {{"feat", at::randn({f.nodes, 8})}, {"label", at::zeros({f.nodes}, at::kLong)}});
   const sampling::ItemSampler in_order(at::arange(f.nodes, at::kLong), {.batch_size = 100});
   DataLoader loader(&in_order, f.sampler.get(), &failing, {.num_workers = 2, .prefetch = 2});
   loader.start_epoch(0);
@@ -89,7 +90,8 @@ TEST(DataLoader, DestroyingMidEpochStopsPromptly) {
   Fixture f;
   const auto start = std::chrono::steady_clock::now();
   {
-    DataLoader loader(f.items.get(), f.sampler.get(), &f.features, {.num_workers = 2, .prefetch = 2});
+    DataLoader loader(f.items.get(), f.sampler.get(), &f.features,
+                      {.num_workers = 2, .prefetch = 2});
     loader.start_epoch(0);
     ASSERT_TRUE(loader.next().has_value());
     loader.start_epoch(1);  // restarting mid-epoch is fine too
@@ -101,9 +103,9 @@ TEST(DataLoader, DestroyingMidEpochStopsPromptly) {
 TEST(DataLoader, RejectsBadOptions) {
   Fixture f;
   EXPECT_THROW(DataLoader(f.items.get(), f.sampler.get(), &f.features, {.num_workers = 0}), Error);
-  EXPECT_THROW(DataLoader(f.items.get(), f.sampler.get(), &f.features,
-                          {.num_workers = 2, .prefetch = 1}),
-               Error);
+  EXPECT_THROW(
+      DataLoader(f.items.get(), f.sampler.get(), &f.features, {.num_workers = 2, .prefetch = 1}),
+      Error);
   EXPECT_THROW(DataLoader(f.items.get(), f.sampler.get(), &f.features, {.feature_names = {"x"}}),
                Error);
 }

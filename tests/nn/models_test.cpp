@@ -38,7 +38,8 @@ TEST(Layers, GraphConvIsSymmetricNormalization) {
 
 TEST(Models, EveryKindFitsATinyProblem) {
   torch::manual_seed(0);
-  const BlockView b{torch::tensor({0, 1, 2, 3, 4}, torch::kLong), torch::tensor({1, 0, 3, 2}, torch::kLong), 4};
+  const BlockView b{torch::tensor({0, 1, 2, 3, 4}, torch::kLong),
+                    torch::tensor({1, 0, 3, 2}, torch::kLong), 4};
   std::vector<sampling::Block> blocks(2);
   for (auto& blk : blocks) {
     blk.src_ids = torch::arange(4, torch::kLong);
@@ -49,8 +50,14 @@ TEST(Models, EveryKindFitsATinyProblem) {
   const torch::Tensor x = torch::randn({4, 8});
   const torch::Tensor y = torch::tensor({0, 1, 2, 1}, torch::kLong);
   for (const char* kind : {"sage", "gcn", "gat", "mlp"}) {
-    auto model = make_model({.kind = kind, .in = 8, .hidden = 16, .out = 3, .layers = 2,
-                             .dropout = 0.0, .heads = 2, .attention_dropout = 0.0});
+    auto model = make_model({.kind = kind,
+                             .in = 8,
+                             .hidden = 16,
+                             .out = 3,
+                             .layers = 2,
+                             .dropout = 0.0,
+                             .heads = 2,
+                             .attention_dropout = 0.0});
     torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(0.05));
     double first = 0;
     double last = 0;

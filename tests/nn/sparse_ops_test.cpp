@@ -13,7 +13,8 @@ namespace {
 
 // 3 destinations over 5 sources: d0 <- {0, 2, 3}, d1 <- {}, d2 <- {1, 4, 4 (twice), 0}.
 BlockView small_block() {
-  return {torch::tensor({0, 3, 3, 7}, torch::kLong), torch::tensor({0, 2, 3, 1, 4, 4, 0}, torch::kLong), 5};
+  return {torch::tensor({0, 3, 3, 7}, torch::kLong),
+          torch::tensor({0, 2, 3, 1, 4, 4, 0}, torch::kLong), 5};
 }
 
 // The dense [num_dst, num_src] adjacency (edge multiplicity) of a block.
@@ -45,7 +46,8 @@ double gradient_error(const std::function<torch::Tensor(const std::vector<torch:
       flat[i] = saved - eps;
       const double minus = (f(inputs) * probe).sum().item<double>();
       flat[i] = saved;
-      worst = std::max(worst, std::abs((plus - minus) / (2 * eps) - analytic.view(-1)[i].item<double>()));
+      worst = std::max(worst,
+                       std::abs((plus - minus) / (2 * eps) - analytic.view(-1)[i].item<double>()));
     }
   }
   return worst;
@@ -60,7 +62,8 @@ TEST(Aggregate, SumAndMeanMatchDenseProducts) {
   EXPECT_TRUE(torch::allclose(aggregate(b, x, Reduce::kMean), a.matmul(x) / degree));
   const torch::Tensor w = torch::rand({7}, torch::kDouble);
   torch::Tensor weighted = torch::zeros({3, 4}, torch::kDouble);
-  weighted.index_add_(0, torch::tensor({0, 0, 0, 2, 2, 2, 2}), x.index_select(0, b.indices) * w.unsqueeze(1));
+  weighted.index_add_(0, torch::tensor({0, 0, 0, 2, 2, 2, 2}),
+                      x.index_select(0, b.indices) * w.unsqueeze(1));
   EXPECT_TRUE(torch::allclose(aggregate(b, x, Reduce::kSum, w), weighted));
 }
 
@@ -68,9 +71,11 @@ TEST(Aggregate, MaxTakesElementwiseMaximumAndZeroForNoEdges) {
   const BlockView b = small_block();
   const torch::Tensor x = torch::randn({5, 3}, torch::kDouble);
   const torch::Tensor out = aggregate(b, x, Reduce::kMax);
-  EXPECT_TRUE(torch::allclose(out[0], std::get<0>(x.index_select(0, torch::tensor({0, 2, 3})).max(0))));
+  EXPECT_TRUE(
+      torch::allclose(out[0], std::get<0>(x.index_select(0, torch::tensor({0, 2, 3})).max(0))));
   EXPECT_TRUE(torch::allclose(out[1], torch::zeros({3}, torch::kDouble)));
-  EXPECT_TRUE(torch::allclose(out[2], std::get<0>(x.index_select(0, torch::tensor({1, 4, 0})).max(0))));
+  EXPECT_TRUE(
+      torch::allclose(out[2], std::get<0>(x.index_select(0, torch::tensor({1, 4, 0})).max(0))));
 }
 
 TEST(Aggregate, GradientsMatchFiniteDifferences) {
@@ -91,7 +96,8 @@ TEST(EdgeOps, EdgeAddAndSoftmaxValues) {
   const torch::Tensor a = torch::randn({5, 2}, torch::kDouble);
   const torch::Tensor c = torch::randn({3, 2}, torch::kDouble);
   const torch::Tensor dst = torch::tensor({0, 0, 0, 2, 2, 2, 2});
-  EXPECT_TRUE(torch::allclose(edge_add(b, a, c), a.index_select(0, b.indices) + c.index_select(0, dst)));
+  EXPECT_TRUE(
+      torch::allclose(edge_add(b, a, c), a.index_select(0, b.indices) + c.index_select(0, dst)));
   const torch::Tensor s = torch::randn({7, 2}, torch::kDouble);
   const torch::Tensor y = edge_softmax(b, s);
   EXPECT_TRUE(torch::allclose(y.slice(0, 0, 3), torch::softmax(s.slice(0, 0, 3), 0)));
@@ -100,9 +106,10 @@ TEST(EdgeOps, EdgeAddAndSoftmaxValues) {
 
 TEST(EdgeOps, GradientsMatchFiniteDifferences) {
   const BlockView b = small_block();
-  EXPECT_LT(gradient_error([&](const auto& in) { return edge_add(b, in[0], in[1]); },
-                           {torch::randn({5, 2}, torch::kDouble), torch::randn({3, 2}, torch::kDouble)}),
-            1e-6);
+  EXPECT_LT(
+      gradient_error([&](const auto& in) { return edge_add(b, in[0], in[1]); },
+                     {torch::randn({5, 2}, torch::kDouble), torch::randn({3, 2}, torch::kDouble)}),
+      1e-6);
   EXPECT_LT(gradient_error([&](const auto& in) { return edge_softmax(b, in[0]); },
                            {torch::randn({7, 2}, torch::kDouble)}),
             1e-6);

@@ -13,10 +13,13 @@ using Batches = std::vector<std::vector<int64_t>>;
 
 Batches batches_of(int64_t rank, bool drop_last, bool drop_uneven, bool shuffle = false,
                    uint64_t epoch = 0) {
-  const ItemSampler sampler(at::arange(15, at::kLong),
-                            {.batch_size = 2, .shuffle = shuffle, .drop_last = drop_last,
-                             .rank = rank, .world_size = 4, .drop_uneven_inputs = drop_uneven,
-                             .seed = 5});
+  const ItemSampler sampler(at::arange(15, at::kLong), {.batch_size = 2,
+                                                        .shuffle = shuffle,
+                                                        .drop_last = drop_last,
+                                                        .rank = rank,
+                                                        .world_size = 4,
+                                                        .drop_uneven_inputs = drop_uneven,
+                                                        .seed = 5});
   Batches out;
   for (const at::Tensor& b : sampler.batches(epoch)) {
     out.emplace_back(b.data_ptr<int64_t>(), b.data_ptr<int64_t>() + b.numel());
@@ -56,9 +59,11 @@ TEST(ItemSampler, UnevenSplitGivesEveryRankTheSameBatchCount) {
   // 10 items, 4 ranks, batch 2: shares 4, 2, 2, 2.
   for (bool drop_last : {false, true}) {
     for (int64_t rank = 0; rank < 4; ++rank) {
-      const ItemSampler sampler(at::arange(10, at::kLong),
-                                {.batch_size = 2, .drop_last = drop_last, .rank = rank,
-                                 .world_size = 4, .drop_uneven_inputs = true});
+      const ItemSampler sampler(at::arange(10, at::kLong), {.batch_size = 2,
+                                                            .drop_last = drop_last,
+                                                            .rank = rank,
+                                                            .world_size = 4,
+                                                            .drop_uneven_inputs = true});
       EXPECT_EQ(sampler.num_batches(), 1) << rank;
     }
   }

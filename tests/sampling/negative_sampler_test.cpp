@@ -15,7 +15,8 @@ TEST(NegativeSampler, UniformRepeatsSourcesAndStaysInRange) {
   const UniformNegativeSampler sampler(50);
   const at::Tensor src = at::tensor({1, 2, 3}, at::kLong);
   const NegativeEdges negatives = sampler.sample(src, src, 4, 9);
-  EXPECT_TRUE(at::equal(negatives.src, at::tensor({1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, at::kLong)));
+  EXPECT_TRUE(
+      at::equal(negatives.src, at::tensor({1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, at::kLong)));
   EXPECT_GE(negatives.dst.min().item<int64_t>(), 0);
   EXPECT_LT(negatives.dst.max().item<int64_t>(), 50);
   EXPECT_TRUE(at::equal(negatives.dst, sampler.sample(src, src, 4, 9).dst));  // keyed

@@ -45,15 +45,15 @@ TEST(NeighborSampler, BlocksSatisfyTheirInvariants) {
     ASSERT_GT(block.num_edges(), 0);
     EXPECT_GE(block.indices.min().item<int64_t>(), 0);
     EXPECT_LT(block.indices.max().item<int64_t>(), block.num_src());
-    const at::Tensor block_dst = block.dst_ids().repeat_interleave(
-        block.indptr.slice(0, 1) - block.indptr.slice(0, 0, -1));
+    const at::Tensor block_dst =
+        block.dst_ids().repeat_interleave(block.indptr.slice(0, 1) - block.indptr.slice(0, 0, -1));
     EXPECT_TRUE(at::equal(block.src_ids.index_select(0, block.indices),
                           graph_src.index_select(0, block.edge_ids)));
     EXPECT_TRUE(at::equal(block_dst, graph_dst.index_select(0, block.edge_ids)));
     // Each destination gets min(degree, fanout) neighbors.
     const at::Tensor counts = block.indptr.slice(0, 1) - block.indptr.slice(0, 0, -1);
-    EXPECT_TRUE(at::equal(counts, at::clamp_max(in_degree.index_select(0, block.dst_ids()),
-                                                fanouts[l])));
+    EXPECT_TRUE(
+        at::equal(counts, at::clamp_max(in_degree.index_select(0, block.dst_ids()), fanouts[l])));
     expected_dst = block.src_ids;
   }
   EXPECT_TRUE(at::equal(batch.input_nodes(), batch.blocks[0].src_ids));

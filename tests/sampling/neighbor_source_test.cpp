@@ -104,8 +104,8 @@ TEST(SampleNeighbors, WeightedWithoutReplacementFollowsWeightsAndSkipsZeros) {
 TEST(SampleNeighbors, OutEdgesReadTheReverseGraph) {
   const LocalNeighborSource source(star_graph(6));
   // Out-neighbors of node 4: only node 0.
-  const SampledEdges picks = source.sample_neighbors(at::tensor({4, 0}, at::kLong), 3,
-                                                     {.direction = EdgeDirection::kOut});
+  const SampledEdges picks =
+      source.sample_neighbors(at::tensor({4, 0}, at::kLong), 3, {.direction = EdgeDirection::kOut});
   EXPECT_TRUE(at::equal(picks.indptr, at::tensor({0, 1, 1}, at::kLong)));
   EXPECT_TRUE(at::equal(picks.neighbors, at::tensor({0}, at::kLong)));
   EXPECT_TRUE(at::equal(picks.edge_ids, at::tensor({3}, at::kLong)));  // edge 3 is 4 -> 0

@@ -27,8 +27,8 @@ std::filesystem::path shared_datasets_dir();
 
 // Skips the calling test (reported as SKIPPED, never a silent pass) when the shared dataset
 // `name` is absent; otherwise returns its folder.
-#define GL_REQUIRE_SHARED_DATASET(var, name)                                         \
-  const std::filesystem::path var = ::graphloom::testing::shared_datasets_dir() / name; \
+#define GL_REQUIRE_SHARED_DATASET(var, name)                                                \
+  const std::filesystem::path var = ::graphloom::testing::shared_datasets_dir() / name;     \
   if (::graphloom::testing::shared_datasets_dir().empty() || !std::filesystem::exists(var)) \
   GTEST_SKIP() << "../shared/datasets/" << name << " is absent"
 

@@ -19,7 +19,8 @@ TEST(Metrics, AccuracyIgnoresUnlabeled) {
 TEST(Metrics, MacroF1) {
   // truth 0 0 1 1 2, predicted 0 1 1 1 2: F1 per class 2/3, 4/5, 1.
   const torch::Tensor logits = one_hot_logits({0, 1, 1, 1, 2}, 3);
-  EXPECT_NEAR(macro_f1(logits, torch::tensor({0, 0, 1, 1, 2}), 3), (2.0 / 3 + 0.8 + 1.0) / 3, 1e-12);
+  EXPECT_NEAR(macro_f1(logits, torch::tensor({0, 0, 1, 1, 2}), 3), (2.0 / 3 + 0.8 + 1.0) / 3,
+              1e-12);
 }
 
 }  // namespace

@@ -18,8 +18,12 @@ namespace graphloom::train {
 namespace {
 
 io::Dataset small_planted(int64_t nodes = 3000) {
-  return io::generate_planted({.num_nodes = nodes, .num_classes = 4, .avg_degree = 8,
-                               .feat_dim = 16, .train_fraction = 0.3, .seed = 1});
+  return io::generate_planted({.num_nodes = nodes,
+                               .num_classes = 4,
+                               .avg_degree = 8,
+                               .feat_dim = 16,
+                               .train_fraction = 0.3,
+                               .seed = 1});
 }
 
 TrainOptions quick_options() {
@@ -38,7 +42,8 @@ TEST(Inference, LayerwiseMatchesTheModelOnFullBlocks) {
   const sampling::LocalNeighborSource source(data.graph);
   for (const char* kind : {"sage", "gcn", "gat"}) {
     torch::manual_seed(0);
-    auto model = nn::make_model({.kind = kind, .in = 16, .hidden = 8, .out = 4, .layers = 2, .heads = 2});
+    auto model =
+        nn::make_model({.kind = kind, .in = 16, .hidden = 8, .out = 4, .layers = 2, .heads = 2});
     model->set_graph_degrees(data.graph.in_degrees(), data.graph.out_degrees());
     const at::Tensor features = data.node_features.at("feat");
     const at::Tensor all = layerwise_inference(*model, source, features, /*batch_size=*/64);
@@ -47,7 +52,8 @@ TEST(Inference, LayerwiseMatchesTheModelOnFullBlocks) {
     const sampling::MiniBatch batch = full.sample(seeds, 0, 0);
     model->eval();
     torch::NoGradGuard no_grad;
-    const torch::Tensor direct = model->forward(batch.blocks, features.index_select(0, batch.input_nodes()));
+    const torch::Tensor direct =
+        model->forward(batch.blocks, features.index_select(0, batch.input_nodes()));
     EXPECT_TRUE(torch::allclose(all.index_select(0, seeds), direct, 1e-4, 1e-5)) << kind;
   }
 }
@@ -125,7 +131,9 @@ TEST(MetricsLog, PlotDrawsCurves) {
   testing::TempDir dir;
   {
     MetricsLog log(dir / "m.jsonl", false);
-    for (int e = 0; e < 3; ++e) log.write({{"epoch", e}, {"loss", 1.0 / (e + 1)}, {"train_acc", 0.5}, {"val_acc", 0.4 + 0.1 * e}});
+    for (int e = 0; e < 3; ++e)
+      log.write(
+          {{"epoch", e}, {"loss", 1.0 / (e + 1)}, {"train_acc", 0.5}, {"val_acc", 0.4 + 0.1 * e}});
   }
   plot_metrics(dir / "m.jsonl", dir / "c.svg");
   std::ifstream in(dir / "c.svg");

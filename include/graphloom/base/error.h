@@ -31,12 +31,12 @@ namespace detail {
 
 // GL_CHECK(cond, "format {}", args...): throws graphloom::Error with the formatted message when
 // `cond` is false. The message must name what was wrong and what was expected.
-#define GL_CHECK(cond, ...)                                                             \
-  do {                                                                                  \
-    if (!(cond)) [[unlikely]] {                                                         \
-      ::graphloom::detail::throw_check_failure(#cond, __FILE__, __LINE__,               \
-                                               ::fmt::format(__VA_ARGS__));             \
-    }                                                                                   \
+#define GL_CHECK(cond, ...)                                                 \
+  do {                                                                      \
+    if (!(cond)) [[unlikely]] {                                             \
+      ::graphloom::detail::throw_check_failure(#cond, __FILE__, __LINE__,   \
+                                               ::fmt::format(__VA_ARGS__)); \
+    }                                                                       \
   } while (0)
 
 // Tensor shapes print as "[2708, 1433]" in messages.

@@ -13,8 +13,8 @@ struct CooInput {
   at::Tensor src;  // int32|int64 [E] (may be a strided column view of an [E, 2] array)
   at::Tensor dst;  // same dtype and length as src
   int64_t num_nodes = 0;
-  at::Tensor weights;   // optional float [E], carried into CSC order
-  at::Tensor edge_ids;  // optional int64 [E]: ids to record; default: the input position
+  at::Tensor weights;         // optional float [E], carried into CSC order
+  at::Tensor edge_ids;        // optional int64 [E]: ids to record; default: the input position
   bool keep_edge_ids = true;  // false: drop edge ids (the CSC position becomes the id)
 };
 

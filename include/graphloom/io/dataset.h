@@ -28,8 +28,8 @@ struct Dataset {
 };
 
 struct LoadOptions {
-  bool strict = false;      // unknown metadata keys are errors
-  bool memory_map = true;   // features and splits point into the files (no copy)
+  bool strict = false;         // unknown metadata keys are errors
+  bool memory_map = true;      // features and splits point into the files (no copy)
   bool keep_edge_ids = false;  // for an `edges` graph: keep each CSC edge's row in edges.npy
 };
 

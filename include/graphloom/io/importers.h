@@ -20,10 +20,10 @@ Dataset import_shared_dataset(const std::filesystem::path& dir, int split_index 
 Dataset import_ogb_node_dataset(const std::filesystem::path& dir, const std::string& split_scheme);
 
 struct EdgeListOptions {
-  char delimiter = 0;          // 0: detect from the first data line (',', '\t' or spaces)
-  bool header = false;         // skip the first non-comment line
-  bool weighted = false;       // read a third column as the edge weight
-  int64_t num_nodes = -1;      // -1: max id + 1
+  char delimiter = 0;      // 0: detect from the first data line (',', '\t' or spaces)
+  bool header = false;     // skip the first non-comment line
+  bool weighted = false;   // read a third column as the edge weight
+  int64_t num_nodes = -1;  // -1: max id + 1
 };
 
 // A text edge list: one `src dst [weight]` per line; lines starting with '#' or '%' are

@@ -23,9 +23,9 @@ namespace graphloom::loader {
 struct DataLoaderOptions {
   // One worker whose kernels use every thread was measured fastest here, with the least memory
   // (each batch's feature rows are hundreds of MB on big graphs): see `graphloom bench loader`.
-  int num_workers = 1;          // batches prepared concurrently
-  int prefetch = 1;             // most batches prepared ahead of the consumer (>= num_workers)
-  int threads_per_worker = 0;   // OpenMP threads inside each worker's kernels (0 = inherit)
+  int num_workers = 1;         // batches prepared concurrently
+  int prefetch = 1;            // most batches prepared ahead of the consumer (>= num_workers)
+  int threads_per_worker = 0;  // OpenMP threads inside each worker's kernels (0 = inherit)
   std::vector<std::string> feature_names{"feat"};  // rows gathered for the input nodes
   std::string label_name = "label";                // rows gathered for the seeds ("" = none)
 };

@@ -8,9 +8,9 @@
 
 namespace graphloom::nn {
 
-// Zeroes each element with probability p (resolved to 1/65536) and scales the rest by 1 / (1 - p). The mask comes
-// from a key drawn from libtorch's default generator, so torch::manual_seed and checkpointed
-// generator states make it reproducible.
+// Zeroes each element with probability p (resolved to 1/65536) and scales the rest by 1 / (1 - p).
+// The mask comes from a key drawn from libtorch's default generator, so torch::manual_seed and
+// checkpointed generator states make it reproducible.
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool training);
 
 class FastDropoutImpl : public torch::nn::Module {

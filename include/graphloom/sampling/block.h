@@ -32,8 +32,8 @@ struct MiniBatch {
   std::vector<Block> blocks;
   std::map<std::string, at::Tensor> features;  // name -> rows of input_nodes()
   at::Tensor labels;                           // rows of seeds (when fetched)
-  double sample_seconds = 0;  // time the loader spent sampling this batch
-  double fetch_seconds = 0;   // time the loader spent gathering its rows
+  double sample_seconds = 0;                   // time the loader spent sampling this batch
+  double fetch_seconds = 0;                    // time the loader spent gathering its rows
 
   const at::Tensor& input_nodes() const { return blocks.front().src_ids; }
   int64_t num_sampled_edges() const;

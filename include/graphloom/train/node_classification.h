@@ -25,14 +25,14 @@ struct TrainOptions {
   std::string normalize_features = "none";  // none | row
   std::string self_loops = "auto";          // auto (gcn/gat: add) | add | keep
   uint64_t seed = 0;
-  std::filesystem::path checkpoint;  // written after every epoch (empty: none)
-  bool resume = false;               // continue from `checkpoint`
-  std::filesystem::path metrics_log; // JSON lines, one per epoch (empty: none)
+  std::filesystem::path checkpoint;   // written after every epoch (empty: none)
+  bool resume = false;                // continue from `checkpoint`
+  std::filesystem::path metrics_log;  // JSON lines, one per epoch (empty: none)
   int num_workers = 1;
   int prefetch = 1;
   int64_t max_batches = 0;  // per epoch, for benchmarks (0: all)
   bool progress = true;
-  bool final_test = true;   // evaluate the best model on the test split at the end
+  bool final_test = true;  // evaluate the best model on the test split at the end
 };
 
 struct StageTimes {
