@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "graphloom/partition/partition_format.h"
 #include "graphloom/train/node_classification.h"
 
 namespace graphloom::cli {
@@ -14,9 +15,13 @@ void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_train_command(CLI::App& app);  // also `plot`
+// `command_line` is recorded in partition.json.
+void add_partition_command(CLI::App& app, const std::string& command_line);
 // Registered under `bench` by add_bench_command.
 void add_sampling_benchmarks(CLI::App* bench);
 void add_train_benchmarks(CLI::App* bench);
+// The per-part table of `partition` and of `inspect` on a partition directory.
+void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.
 void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
 

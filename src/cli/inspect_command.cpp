@@ -25,6 +25,10 @@ nlohmann::json degree_json(const graph::DegreeStats& stats) {
 }
 
 void run_inspect(const InspectOptions& options) {
+  if (std::filesystem::exists(std::filesystem::path(options.dir) / "partition.json")) {
+    print_partition_table(partition::read_partition_info(options.dir));
+    return;
+  }
   Timer timer;
   const io::Dataset dataset = io::load_dataset(options.dir, {.strict = options.strict});
   const double load_seconds = timer.seconds();
@@ -101,7 +105,8 @@ void add_inspect_command(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Print a dataset's size, degree statistics, features, labels and splits");
-  cmd->add_option("dir", options->dir, "Dataset directory (metadata.json + .npy files)")
+  cmd->add_option("dir", options->dir,
+                  "Dataset directory (metadata.json + .npy files) or partition directory")
       ->required();
   cmd->add_flag("--json", options->json, "Print the report as JSON instead of text");
   cmd->add_flag("--strict", options->strict, "Treat unknown metadata keys as errors");

@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   });
 
   graphloom::cli::add_train_command(app);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i > 0 ? " " : "") + std::string(argv[i]);
+  graphloom::cli::add_partition_command(app, command_line);
   graphloom::cli::add_inspect_command(app);
   graphloom::cli::add_convert_command(app);
   graphloom::cli::add_generate_command(app);

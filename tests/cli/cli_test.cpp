@@ -98,3 +98,27 @@ TEST(CliTrain, TrainsAndPlots) {
 
 }  // namespace
 }  // namespace graphloom
+
+namespace graphloom {
+namespace {
+
+TEST(CliPartition, PartitionThenInspect) {
+  testing::TempDir dir;
+  ASSERT_EQ(
+      testing::run_graphloom("generate planted --num-nodes 3000 --out g", dir.path()).exit_code, 0);
+  auto result =
+      testing::run_graphloom("partition --data g --parts 3 --balance-train --out p", dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("edge cut"), std::string::npos);
+  result = testing::run_graphloom("inspect p", dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("3 parts by metis"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("imbalance"), std::string::npos);
+  EXPECT_EQ(testing::run_graphloom("partition --data g --parts 3 --out p", dir.path()).exit_code,
+            2);
+  EXPECT_EQ(testing::run_graphloom("partition --data g --parts 5000 --out q", dir.path()).exit_code,
+            1);
+}
+
+}  // namespace
+}  // namespace graphloom

@@ -1,0 +1,72 @@
+// The partition directory (DESIGN.md section 4): `partition.json` plus `part-K/` folders with
+// the CSC of the in-edges of the part's nodes (sources as relabelled global ids), their
+// features, labels, split slices and the maps back to the original ids.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graphloom/graph/csc_graph.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/partition/partition_book.h"
+
+namespace graphloom::partition {
+
+struct PartitionInfo {
+  std::string graph_name;
+  int64_t num_parts = 0;
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;
+  std::string method;
+  uint64_t seed = 0;
+  std::string command;
+  int64_t halo_hops = 0;
+  int64_t edge_cut = 0;
+  int64_t num_classes = 0;
+  std::vector<int64_t> node_range_ends;  // per part
+  std::vector<int64_t> edges_per_part;
+  std::vector<int64_t> train_per_part;
+  std::map<std::string, std::pair<std::string, int64_t>> features;  // name -> (dtype, dim)
+
+  PartitionBook book() const { return PartitionBook(node_range_ends); }
+};
+
+struct WriteOptions {
+  std::string method;
+  uint64_t seed = 0;
+  std::string command;    // recorded in partition.json
+  int64_t halo_hops = 0;  // 0 or 1
+  bool overwrite = false;
+};
+
+// Relabels nodes so part k owns one contiguous id range (original order kept inside a part),
+// assigns every edge to the part of its destination and writes the directory part by part.
+// Nothing appears at `out` unless every part was written.
+PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& assignment,
+                               int64_t parts, const std::filesystem::path& out,
+                               const WriteOptions& options);
+
+// Reads and validates `partition.json` (a directory or the file itself).
+PartitionInfo read_partition_info(const std::filesystem::path& path);
+
+// One part, memory-mapped.
+struct Partition {
+  int64_t part = 0;
+  int64_t node_begin = 0;  // the part owns relabelled ids node_begin .. node_end - 1
+  int64_t node_end = 0;
+  graph::CscGraph graph;     // columns = owned nodes (local), indices = global relabelled ids
+  at::Tensor orig_node_ids;  // int64 [owned]: original id of each owned node
+  at::Tensor orig_edge_ids;  // int64 [edges]: original id of each edge
+  std::map<std::string, at::Tensor> features;
+  at::Tensor labels;
+  std::map<std::string, at::Tensor> splits;  // relabelled global ids owned by the part
+  at::Tensor halo_nodes;                     // relabelled ids of 1-hop in-neighbors elsewhere
+};
+
+Partition load_partition(const std::filesystem::path& dir, int64_t part);
+
+}  // namespace graphloom::partition

@@ -1,0 +1,115 @@
+// `graphloom partition`: split a dataset into K parts that own contiguous id ranges, and the
+// partition table that `partition` and `inspect` print.
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/system.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/partition/assign.h"
+#include "graphloom/partition/partition_format.h"
+
+namespace graphloom::cli {
+namespace {
+
+struct PartitionCommand {
+  std::string data;
+  std::string out;
+  int64_t parts = 2;
+  std::string method = "metis";
+  bool balance_train = false;
+  bool balance_edges = false;
+  uint64_t seed = 0;
+  int64_t halo = 0;
+  bool force = false;
+  std::string command_line;
+};
+
+// max / mean of a per-part count (1.0 = perfectly balanced).
+double imbalance(const std::vector<int64_t>& counts) {
+  double total = 0;
+  double largest = 0;
+  for (int64_t c : counts)
+    total += static_cast<double>(c), largest = std::max(largest, static_cast<double>(c));
+  return total > 0 ? largest / (total / static_cast<double>(counts.size())) : 1.0;
+}
+
+void run_partition(const PartitionCommand& c) {
+  Timer timer;
+  const io::Dataset dataset = io::load_dataset(c.data);
+  at::Tensor assignment;
+  if (c.method == "random") {
+    assignment = partition::assign_random(dataset.num_nodes(), c.parts, c.seed);
+  } else {
+    partition::MetisOptions options{.balance_edges = c.balance_edges, .seed = c.seed};
+    if (c.balance_train) {
+      GL_CHECK(dataset.splits.count("train"), "--balance-train: the dataset has no train split");
+      options.train_mask = at::zeros({dataset.num_nodes()}, at::kBool);
+      options.train_mask.index_fill_(0, dataset.splits.at("train"), true);
+    }
+    assignment = partition::assign_metis(dataset.graph, c.parts, options);
+  }
+  spdlog::info("assigned {} nodes to {} parts with {} in {:.1f} s", dataset.num_nodes(), c.parts,
+               c.method, timer.seconds());
+  const partition::PartitionInfo info =
+      partition::write_partitions(dataset, assignment, c.parts, c.out,
+                                  {.method = c.method,
+                                   .seed = c.seed,
+                                   .command = c.command_line,
+                                   .halo_hops = c.halo,
+                                   .overwrite = c.force});
+  print_partition_table(info);
+  fmt::print("wrote {} in {:.1f} s, peak RSS {:.2f} GB\n", c.out, timer.seconds(),
+             peak_rss_bytes() / 1e9);
+}
+
+}  // namespace
+
+void print_partition_table(const partition::PartitionInfo& info) {
+  fmt::print("partition of '{}': {} parts by {} (seed {}), {} nodes, {} edges\n", info.graph_name,
+             info.num_parts, info.method, info.seed, info.num_nodes, info.num_edges);
+  fmt::print("edge cut    {} ({:.2f}% of edges)\n", info.edge_cut,
+             info.num_edges > 0 ? 100.0 * info.edge_cut / info.num_edges : 0.0);
+  fmt::print("{:>6} {:>24} {:>12} {:>12} {:>10}\n", "part", "node range", "nodes", "edges",
+             "train");
+  std::vector<int64_t> nodes;
+  for (int64_t k = 0; k < info.num_parts; ++k) {
+    const int64_t begin = k == 0 ? 0 : info.node_range_ends[k - 1];
+    nodes.push_back(info.node_range_ends[k] - begin);
+    fmt::print("{:>6} {:>24} {:>12} {:>12} {:>10}\n", k,
+               fmt::format("[{}, {})", begin, info.node_range_ends[k]), nodes.back(),
+               info.edges_per_part[k],
+               k < static_cast<int64_t>(info.train_per_part.size()) ? info.train_per_part[k] : 0);
+  }
+  fmt::print("imbalance (max / mean): nodes {:.3f}  edges {:.3f}  train {:.3f}\n", imbalance(nodes),
+             imbalance(info.edges_per_part), imbalance(info.train_per_part));
+}
+
+void add_partition_command(CLI::App& app, const std::string& command_line) {
+  auto c = std::make_shared<PartitionCommand>();
+  c->command_line = command_line;
+  CLI::App* cmd = app.add_subcommand(
+      "partition", "Split a dataset into parts that own contiguous node id ranges");
+  cmd->add_option("--data", c->data, "Dataset directory")->required();
+  cmd->add_option("--parts", c->parts, "Number of parts")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--method", c->method,
+                  "'metis' (k-way, min edge cut on the symmetrized graph) or 'random'")
+      ->check(CLI::IsMember({"metis", "random"}))
+      ->capture_default_str();
+  cmd->add_option("--out", c->out, "Output partition directory")->required();
+  cmd->add_flag("--balance-train", c->balance_train, "metis: spread train nodes evenly too");
+  cmd->add_flag("--balance-edges", c->balance_edges, "metis: balance in-edges per part too");
+  cmd->add_option("--seed", c->seed, "Random seed (METIS and random)")->capture_default_str();
+  cmd->add_option("--halo", c->halo, "Record the 1-hop in-neighbors owned by other parts (0 or 1)")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  cmd->add_flag("--force", c->force, "Replace --out if it exists");
+  cmd->callback([c] { run_partition(*c); });
+}
+
+}  // namespace graphloom::cli

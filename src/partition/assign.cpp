@@ -1,0 +1,82 @@
+// Part assignment. METIS sees a symmetric adjacency (it requires one); random assignment
+// permutes a balanced round-robin so part sizes differ by at most one.
+#include "graphloom/partition/assign.h"
+
+#include <ATen/ATen.h>
+#include <metis.h>
+
+#include <limits>
+#include <vector>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
+#include "graphloom/graph/transforms.h"
+
+namespace graphloom::partition {
+
+at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const MetisOptions& options) {
+  const int64_t n = graph.num_nodes;
+  GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
+  if (parts == 1) return at::zeros({n}, at::kLong);
+  const graph::CscGraph symmetric = graph::remove_self_loops(graph::to_bidirected(graph));
+  GL_CHECK(symmetric.num_edges() < std::numeric_limits<idx_t>::max(),
+           "METIS here uses 32-bit indices and cannot take {} adjacency entries (>= 2^31): use "
+           "--method stream or random",
+           symmetric.num_edges());
+  std::vector<idx_t> xadj(symmetric.indptr.numel());
+  std::vector<idx_t> adjncy(static_cast<std::size_t>(symmetric.num_edges()));
+  const int64_t* indptr = symmetric.indptr.data_ptr<int64_t>();
+  for (std::size_t i = 0; i < xadj.size(); ++i) xadj[i] = static_cast<idx_t>(indptr[i]);
+  const at::Tensor indices = symmetric.indices.to(at::kInt).contiguous();
+  std::copy_n(indices.data_ptr<int32_t>(), adjncy.size(), adjncy.begin());
+
+  // Constraints: node count, then optionally train nodes and in-degree.
+  idx_t ncon = 1 + (options.train_mask.defined() ? 1 : 0) + (options.balance_edges ? 1 : 0);
+  std::vector<idx_t> weights(static_cast<std::size_t>(n * ncon), 1);
+  if (ncon > 1) {
+    const at::Tensor degree = graph.in_degrees();
+    const int64_t* deg = degree.data_ptr<int64_t>();
+    const bool* train =
+        options.train_mask.defined() ? options.train_mask.data_ptr<bool>() : nullptr;
+    for (int64_t v = 0; v < n; ++v) {
+      idx_t c = 1;
+      if (train != nullptr) weights[v * ncon + c++] = train[v] ? 1 : 0;
+      if (options.balance_edges) weights[v * ncon + c++] = static_cast<idx_t>(deg[v]);
+    }
+  }
+  idx_t options_array[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options_array);
+  options_array[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed & 0x7fffffff);
+  options_array[METIS_OPTION_NUMBERING] = 0;
+  idx_t nvtxs = static_cast<idx_t>(n);
+  idx_t nparts = static_cast<idx_t>(parts);
+  idx_t objval = 0;
+  std::vector<idx_t> part(static_cast<std::size_t>(n));
+  const int status =
+      METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), weights.data(), nullptr,
+                          nullptr, &nparts, nullptr, nullptr, options_array, &objval, part.data());
+  GL_CHECK(status == METIS_OK, "METIS_PartGraphKway failed with status {} ({})", status,
+           status == METIS_ERROR_MEMORY ? "out of memory" : "input or internal error");
+  at::Tensor out = at::empty({n}, at::kLong);
+  int64_t* o = out.data_ptr<int64_t>();
+  for (int64_t v = 0; v < n; ++v) o[v] = part[v];
+  return out;
+}
+
+at::Tensor assign_random(int64_t num_nodes, int64_t parts, uint64_t seed) {
+  GL_CHECK(parts >= 1 && parts <= num_nodes, "--parts must be in [1, num_nodes = {}], got {}",
+           num_nodes, parts);
+  at::Tensor out = at::arange(num_nodes, at::kLong).remainder(parts);
+  int64_t* p = out.data_ptr<int64_t>();
+  RandomStream rng(stream_key({seed, 0x9a87}));
+  for (int64_t i = num_nodes - 1; i > 0; --i) std::swap(p[i], p[rng.uniform(i + 1)]);
+  return out;
+}
+
+int64_t edge_cut(const graph::CscGraph& graph, const at::Tensor& assignment) {
+  const at::Tensor dst_part = assignment.index_select(0, graph.destinations());
+  const at::Tensor src_part = assignment.index_select(0, graph.indices.to(at::kLong));
+  return (dst_part != src_part).sum().item<int64_t>();
+}
+
+}  // namespace graphloom::partition

@@ -1,0 +1,122 @@
+// Reading and validating a partition directory; every error names the file.
+#include <ATen/ATen.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/npy.h"
+#include "graphloom/partition/partition_format.h"
+
+namespace graphloom::partition {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path config_file(const fs::path& path) {
+  return fs::is_directory(path) ? path / "partition.json" : path;
+}
+
+at::Tensor load_checked(const fs::path& file, int64_t rows, bool integer) {
+  GL_CHECK(fs::exists(file), "missing partition file '{}'", file.string());
+  at::Tensor t = load_npy(file);
+  GL_CHECK(t.dim() >= 1 && (rows < 0 || t.size(0) == rows), "'{}': expected {} rows, found {}",
+           file.string(), rows, t.dim() >= 1 ? t.size(0) : 0);
+  if (integer) {
+    GL_CHECK(t.scalar_type() == at::kLong || t.scalar_type() == at::kInt,
+             "'{}': expected int32 or int64 ids", file.string());
+  }
+  return t;
+}
+
+}  // namespace
+
+PartitionInfo read_partition_info(const fs::path& path) {
+  const fs::path file = config_file(path);
+  std::ifstream in(file);
+  GL_CHECK(in.good(), "cannot open '{}': is '{}' a partition directory?", file.string(),
+           path.string());
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(in);
+    PartitionInfo info;
+    GL_CHECK(meta.at("format").get<std::string>() == "graphloom-partition" &&
+                 meta.at("version").get<int>() == 1,
+             "'{}': not a graphloom-partition version 1 file", file.string());
+    info.graph_name = meta.at("graph_name").get<std::string>();
+    info.num_parts = meta.at("num_parts").get<int64_t>();
+    info.num_nodes = meta.at("num_nodes").get<int64_t>();
+    info.num_edges = meta.at("num_edges").get<int64_t>();
+    info.method = meta.at("method").get<std::string>();
+    info.seed = meta.at("seed").get<uint64_t>();
+    info.command = meta.value("command", "");
+    info.halo_hops = meta.value("halo_hops", int64_t{0});
+    info.edge_cut = meta.value("edge_cut", int64_t{0});
+    info.num_classes = meta.value("num_classes", int64_t{0});
+    info.node_range_ends = meta.at("node_range_ends").get<std::vector<int64_t>>();
+    info.edges_per_part = meta.at("edges_per_part").get<std::vector<int64_t>>();
+    info.train_per_part = meta.value("train_per_part", std::vector<int64_t>{});
+    const nlohmann::json features = meta.value("node_features", nlohmann::json::object());
+    for (const auto& [name, schema] : features.items()) {
+      info.features[name] = {schema.at("dtype").get<std::string>(),
+                             schema.at("dim").get<int64_t>()};
+    }
+    const auto parts = static_cast<std::size_t>(info.num_parts);
+    GL_CHECK(info.num_parts >= 1 && info.node_range_ends.size() == parts &&
+                 info.edges_per_part.size() == parts,
+             "'{}': num_parts is {} but {} node ranges and {} edge counts are listed",
+             file.string(), info.num_parts, info.node_range_ends.size(),
+             info.edges_per_part.size());
+    GL_CHECK(info.node_range_ends.back() == info.num_nodes,
+             "'{}': node ranges end at {}, but num_nodes is {}", file.string(),
+             info.node_range_ends.back(), info.num_nodes);
+    int64_t edges = 0;
+    for (int64_t e : info.edges_per_part) edges += e;
+    GL_CHECK(edges == info.num_edges, "'{}': parts hold {} edges, but num_edges is {}",
+             file.string(), edges, info.num_edges);
+    for (int64_t k = 0; k < info.num_parts; ++k) {
+      const fs::path dir = file.parent_path() / fmt::format("part-{}", k);
+      GL_CHECK(fs::is_directory(dir), "'{}': part {} is missing ('{}')", file.string(), k,
+               dir.string());
+    }
+    info.book();  // validates the ranges
+    return info;
+  } catch (const nlohmann::json::exception& e) {
+    GL_THROW("'{}': malformed partition config: {}", file.string(), e.what());
+  }
+}
+
+Partition load_partition(const fs::path& path, int64_t part) {
+  const PartitionInfo info = read_partition_info(path);
+  GL_CHECK(part >= 0 && part < info.num_parts, "part {} is outside [0, {})", part, info.num_parts);
+  const fs::path dir = config_file(path).parent_path() / fmt::format("part-{}", part);
+  Partition p;
+  p.part = part;
+  p.node_begin = part == 0 ? 0 : info.node_range_ends[part - 1];
+  p.node_end = info.node_range_ends[part];
+  const int64_t owned = p.node_end - p.node_begin;
+  const int64_t edges = info.edges_per_part[part];
+  p.graph.num_nodes = owned;
+  p.graph.indptr = load_checked(dir / "indptr.npy", owned + 1, true);
+  GL_CHECK(p.graph.indptr.scalar_type() == at::kLong, "'{}': indptr must be int64",
+           (dir / "indptr.npy").string());
+  p.graph.indices = load_checked(dir / "indices.npy", edges, true);
+  p.orig_edge_ids = load_checked(dir / "orig_edge_ids.npy", edges, true);
+  p.orig_node_ids = load_checked(dir / "orig_node_ids.npy", owned, true);
+  if (fs::exists(dir / "weights.npy"))
+    p.graph.weights = load_checked(dir / "weights.npy", edges, false);
+  for (const auto& [name, schema] : info.features) {
+    p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
+  }
+  if (fs::exists(dir / "labels.npy")) p.labels = load_checked(dir / "labels.npy", owned, true);
+  for (const char* split : {"train", "valid", "test"}) {
+    const fs::path file = dir / fmt::format("{}_idx.npy", split);
+    if (fs::exists(file)) p.splits[split] = load_checked(file, -1, true);
+  }
+  if (fs::exists(dir / "halo_nodes.npy"))
+    p.halo_nodes = load_checked(dir / "halo_nodes.npy", -1, true);
+  return p;
+}
+
+}  // namespace graphloom::partition

@@ -1,0 +1,144 @@
+// Writing a partition directory: relabel, then one part at a time (peak memory is one part's
+// arrays on top of the input graph).
+#include <ATen/ATen.h>
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "graphloom/base/atomic_output.h"
+#include "graphloom/base/dtype.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/npy.h"
+#include "graphloom/graph/csc_graph.h"
+#include "graphloom/partition/assign.h"
+#include "graphloom/partition/partition_format.h"
+
+namespace graphloom::partition {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// CSC positions of the in-edges of `nodes`, concatenated in node order.
+at::Tensor edge_positions(const graph::CscGraph& graph, const at::Tensor& nodes) {
+  const at::Tensor starts = graph.indptr.index_select(0, nodes);
+  const at::Tensor degrees = graph.indptr.index_select(0, nodes + 1) - starts;
+  const at::Tensor offsets = at::cumsum(degrees, 0) - degrees;  // exclusive scan
+  const int64_t total = degrees.sum().item<int64_t>();
+  return at::repeat_interleave(starts - offsets, degrees, /*dim=*/0, /*output_size=*/total) +
+         at::arange(total, at::kLong);
+}
+
+}  // namespace
+
+PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& assignment,
+                               int64_t parts, const fs::path& out, const WriteOptions& options) {
+  const graph::CscGraph& graph = dataset.graph;
+  const int64_t n = graph.num_nodes;
+  GL_CHECK(assignment.numel() == n && assignment.scalar_type() == at::kLong,
+           "assignment must be int64 [num_nodes]");
+  AtomicDirectory directory(out, options.overwrite);
+
+  // New id order: nodes grouped by part, original order inside a part.
+  const at::Tensor order =
+      std::get<1>(at::sort(assignment, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
+  at::Tensor old_to_new = at::empty({n}, at::kLong);
+  old_to_new.index_put_({order}, at::arange(n, at::kLong));
+  const at::Tensor counts = at::bincount(assignment, {}, parts);
+  const at::Tensor ends = at::cumsum(counts, 0);
+
+  PartitionInfo info;
+  info.graph_name = dataset.name;
+  info.num_parts = parts;
+  info.num_nodes = n;
+  info.num_edges = graph.num_edges();
+  info.method = options.method;
+  info.seed = options.seed;
+  info.command = options.command;
+  info.halo_hops = options.halo_hops;
+  info.num_classes = dataset.num_classes;
+  info.edge_cut = edge_cut(graph, assignment);
+  info.node_range_ends.assign(ends.data_ptr<int64_t>(), ends.data_ptr<int64_t>() + parts);
+  for (const auto& [name, feature] : dataset.node_features) {
+    info.features[name] = {dtype_name(feature.scalar_type()),
+                           feature.numel() / std::max<int64_t>(n, 1)};
+  }
+  const at::Tensor all_edge_ids = graph.edge_ids_or_positions();
+  const auto index_type = graph::index_dtype_for(n);
+  const at::Tensor train =
+      dataset.splits.count("train") ? dataset.splits.at("train") : at::Tensor();
+
+  for (int64_t k = 0; k < parts; ++k) {
+    const int64_t begin = k == 0 ? 0 : info.node_range_ends[k - 1];
+    const int64_t end = info.node_range_ends[k];
+    const at::Tensor nodes = order.slice(0, begin, end);
+    const fs::path dir = directory.staging() / fmt::format("part-{}", k);
+    fs::create_directories(dir);
+    const at::Tensor positions = edge_positions(graph, nodes);
+    const at::Tensor degrees =
+        graph.indptr.index_select(0, nodes + 1) - graph.indptr.index_select(0, nodes);
+    const at::Tensor sources =
+        old_to_new.index_select(0, graph.indices.to(at::kLong).index_select(0, positions));
+    save_npy(dir / "indptr.npy", at::cat({at::zeros({1}, at::kLong), at::cumsum(degrees, 0)}));
+    save_npy(dir / "indices.npy", sources.to(index_type));
+    save_npy(dir / "orig_edge_ids.npy", all_edge_ids.index_select(0, positions));
+    save_npy(dir / "orig_node_ids.npy", nodes);
+    if (graph.has_weights())
+      save_npy(dir / "weights.npy", graph.weights.index_select(0, positions));
+    for (const auto& [name, feature] : dataset.node_features) {
+      save_npy(dir / fmt::format("feat_{}.npy", name), feature.index_select(0, nodes));
+    }
+    if (dataset.labels.defined())
+      save_npy(dir / "labels.npy", dataset.labels.index_select(0, nodes));
+    for (const auto& [name, ids] : dataset.splits) {
+      const at::Tensor relabelled = old_to_new.index_select(0, ids);
+      const at::Tensor mine =
+          relabelled.masked_select((relabelled >= begin).logical_and(relabelled < end));
+      save_npy(dir / fmt::format("{}_idx.npy", name), std::get<0>(at::sort(mine)));
+    }
+    if (options.halo_hops > 0) {
+      const at::Tensor outside =
+          sources.masked_select((sources < begin).logical_or(sources >= end));
+      save_npy(dir / "halo_nodes.npy", std::get<0>(at::_unique(outside, /*sorted=*/true)));
+    }
+    info.edges_per_part.push_back(positions.numel());
+    info.train_per_part.push_back(
+        train.defined() ? (assignment.index_select(0, train) == k).sum().item<int64_t>() : 0);
+    spdlog::info("part {}/{}: {} nodes, {} edges", k + 1, parts, end - begin, positions.numel());
+  }
+
+  nlohmann::json features = nlohmann::json::object();
+  for (const auto& [name, schema] : info.features) {
+    features[name] = {{"dtype", schema.first}, {"dim", schema.second}};
+  }
+  const nlohmann::json meta = {{"format", "graphloom-partition"},
+                               {"version", 1},
+                               {"graph_name", info.graph_name},
+                               {"num_parts", parts},
+                               {"num_nodes", n},
+                               {"num_edges", info.num_edges},
+                               {"method", info.method},
+                               {"seed", info.seed},
+                               {"command", info.command},
+                               {"halo_hops", info.halo_hops},
+                               {"edge_cut", info.edge_cut},
+                               {"num_classes", info.num_classes},
+                               {"node_range_ends", info.node_range_ends},
+                               {"edges_per_part", info.edges_per_part},
+                               {"train_per_part", info.train_per_part},
+                               {"node_features", features},
+                               {"splits", [&] {
+                                  std::vector<std::string> names;
+                                  for (const auto& [name, ids] : dataset.splits)
+                                    names.push_back(name);
+                                  return names;
+                                }()}};
+  const std::string text = meta.dump(1) + "\n";
+  AtomicFile file(directory.staging() / "partition.json");
+  file.write(text.data(), text.size());
+  file.commit();
+  directory.commit();
+  return info;
+}
+
+}  // namespace graphloom::partition
