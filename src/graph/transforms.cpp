@@ -4,8 +4,11 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
+#include "graphloom/base/dispatch.h"
 #include "graphloom/base/error.h"
 #include "graphloom/graph/build.h"
 
@@ -19,7 +22,7 @@ CscGraph select_edges(const CscGraph& graph, const at::Tensor& indptr, const at:
   out.num_nodes = graph.num_nodes;
   out.indptr = indptr;
   out.indices = graph.indices.index_select(0, order);
-  out.edge_ids = graph.edge_ids_or_positions().index_select(0, order);
+  out.edge_ids = graph.has_edge_ids() ? graph.edge_ids.index_select(0, order) : order;
   if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
   if (graph.type_per_edge.defined()) out.type_per_edge = graph.type_per_edge.index_select(0, order);
   out.node_type_offset = graph.node_type_offset;
@@ -88,19 +91,59 @@ CscGraph remove_self_loops(const CscGraph& graph) {
                       order);
 }
 
+namespace {
+
+// Sorts each column by (source, position) and keeps the first of every run of equal sources.
+// Two passes over the columns (count, then write) with thread-local scratch: memory is the
+// output plus one column, not a global sort of 64-bit keys.
+template <typename Index>
+CscGraph dedupe_columns(const CscGraph& graph) {
+  const int64_t n = graph.num_nodes;
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  const Index* indices = graph.indices.data_ptr<Index>();
+  auto sorted_column = [&](int64_t v, std::vector<std::pair<Index, int64_t>>& scratch) {
+    scratch.clear();
+    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) scratch.emplace_back(indices[e], e);
+    std::sort(scratch.begin(), scratch.end());
+  };
+  at::Tensor new_indptr = at::zeros({n + 1}, at::kLong);
+  int64_t* out_ptr = new_indptr.data_ptr<int64_t>();
+#pragma omp parallel
+  {
+    std::vector<std::pair<Index, int64_t>> scratch;
+#pragma omp for schedule(dynamic, 256)
+    for (int64_t v = 0; v < n; ++v) {
+      sorted_column(v, scratch);
+      int64_t unique = 0;
+      for (std::size_t i = 0; i < scratch.size(); ++i) {
+        unique += i == 0 || scratch[i].first != scratch[i - 1].first;
+      }
+      out_ptr[v + 1] = unique;
+    }
+  }
+  for (int64_t v = 0; v < n; ++v) out_ptr[v + 1] += out_ptr[v];
+  at::Tensor kept = at::empty({out_ptr[n]}, at::kLong);  // CSC positions of the kept edges
+  int64_t* keep = kept.data_ptr<int64_t>();
+#pragma omp parallel
+  {
+    std::vector<std::pair<Index, int64_t>> scratch;
+#pragma omp for schedule(dynamic, 256)
+    for (int64_t v = 0; v < n; ++v) {
+      sorted_column(v, scratch);
+      int64_t o = out_ptr[v];
+      for (std::size_t i = 0; i < scratch.size(); ++i) {
+        if (i == 0 || scratch[i].first != scratch[i - 1].first) keep[o++] = scratch[i].second;
+      }
+    }
+  }
+  return select_edges(graph, new_indptr, kept);
+}
+
+}  // namespace
+
 CscGraph dedupe(const CscGraph& graph) {
-  GL_CHECK(graph.num_nodes <= std::numeric_limits<int32_t>::max(),
-           "dedupe: graphs with 2^31 or more nodes are not supported");
-  const at::Tensor dst = graph.destinations();
-  const at::Tensor key = dst * graph.num_nodes + graph.indices.to(at::kLong);
-  // Stable sort: among duplicates, the lowest position comes first and is the one kept.
-  const at::Tensor order =
-      std::get<1>(at::sort(key, /*stable=*/c10::optional<bool>(true), /*dim=*/0));
-  const at::Tensor sorted = key.index_select(0, order);
-  at::Tensor first = at::ones_like(sorted, at::kBool);
-  if (sorted.numel() > 1) first.slice(0, 1).copy_(sorted.slice(0, 1) != sorted.slice(0, 0, -1));
-  const at::Tensor kept = order.masked_select(first);
-  return select_edges(graph, indptr_from_columns(dst.index_select(0, kept), graph.num_nodes), kept);
+  return dispatch_index_type(graph.indices.scalar_type(), "graph indices",
+                             [&](auto tag) { return dedupe_columns<decltype(tag)>(graph); });
 }
 
 }  // namespace graphloom::graph
