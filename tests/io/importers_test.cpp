@@ -13,6 +13,7 @@ namespace graphloom::io {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::error_of;
 using testing::TempDir;
 
 void write_gz(const fs::path& path, const std::string& text) {
@@ -20,15 +21,6 @@ void write_gz(const fs::path& path, const std::string& text) {
   gzFile file = gzopen(path.c_str(), "wb");
   gzwrite(file, text.data(), static_cast<unsigned>(text.size()));
   gzclose(file);
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(SharedImporter, CoraMatchesItsMetaJson) {

@@ -18,20 +18,12 @@ namespace graphloom::partition {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::error_of;
 using testing::TempDir;
 
 io::Dataset planted(int64_t nodes = 4000) {
   return io::generate_planted(
       {.num_nodes = nodes, .num_classes = 4, .avg_degree = 10, .feat_dim = 6, .seed = 5});
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(PartitionBook, OwnerAndLocalIds) {

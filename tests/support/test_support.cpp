@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "graphloom/base/error.h"
+
 namespace graphloom::testing {
 
 namespace fs = std::filesystem;
@@ -28,6 +30,15 @@ TempDir::~TempDir() {
 fs::path shared_datasets_dir() {
   const fs::path dir = fs::path(GRAPHLOOM_SOURCE_DIR) / ".." / "shared" / "datasets";
   return fs::exists(dir) ? fs::canonical(dir) : fs::path();
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 CommandResult run_graphloom(const std::string& arguments, const fs::path& cwd) {

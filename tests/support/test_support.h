@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace graphloom::testing {
@@ -31,6 +32,9 @@ std::filesystem::path shared_datasets_dir();
   const std::filesystem::path var = ::graphloom::testing::shared_datasets_dir() / name;     \
   if (::graphloom::testing::shared_datasets_dir().empty() || !std::filesystem::exists(var)) \
   GTEST_SKIP() << "../shared/datasets/" << name << " is absent"
+
+// The message of the graphloom::Error that `fn` throws, or "" when it throws none.
+std::string error_of(const std::function<void()>& fn);
 
 struct CommandResult {
   int exit_code = -1;
