@@ -20,6 +20,7 @@ struct PartitionCommand {
   std::string out;
   int64_t parts = 2;
   std::string method = "metis";
+  std::string stream_algorithm = "fennel";
   bool balance_train = false;
   bool balance_edges = false;
   uint64_t seed = 0;
@@ -43,6 +44,9 @@ void run_partition(const PartitionCommand& c) {
   at::Tensor assignment;
   if (c.method == "random") {
     assignment = partition::assign_random(dataset.num_nodes(), c.parts, c.seed);
+  } else if (c.method == "stream") {
+    assignment =
+        partition::assign_stream(dataset.graph, c.parts, {.algorithm = c.stream_algorithm});
   } else {
     partition::MetisOptions options{.balance_edges = c.balance_edges, .seed = c.seed};
     if (c.balance_train) {
@@ -98,8 +102,12 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--method", c->method,
-                  "'metis' (k-way, min edge cut on the symmetrized graph) or 'random'")
-      ->check(CLI::IsMember({"metis", "random"}))
+                  "'metis' (k-way, min edge cut on the symmetrized graph), 'stream' (one pass, "
+                  "memory O(nodes), for graphs METIS cannot take) or 'random'")
+      ->check(CLI::IsMember({"metis", "stream", "random"}))
+      ->capture_default_str();
+  cmd->add_option("--stream-algorithm", c->stream_algorithm, "stream: 'fennel' or 'ldg'")
+      ->check(CLI::IsMember({"fennel", "ldg"}))
       ->capture_default_str();
   cmd->add_option("--out", c->out, "Output partition directory")->required();
   cmd->add_flag("--balance-train", c->balance_train, "metis: spread train nodes evenly too");

@@ -5,9 +5,11 @@
 #include <ATen/ATen.h>
 #include <metis.h>
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
+#include "graphloom/base/dispatch.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/graph/transforms.h"
@@ -21,7 +23,7 @@ at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const Metis
   const graph::CscGraph symmetric = graph::remove_self_loops(graph::to_bidirected(graph));
   GL_CHECK(symmetric.num_edges() < std::numeric_limits<idx_t>::max(),
            "METIS here uses 32-bit indices and cannot take {} adjacency entries (>= 2^31): use "
-           "--method stream or random",
+           "--method stream (or random)",
            symmetric.num_edges());
   std::vector<idx_t> xadj(symmetric.indptr.numel());
   std::vector<idx_t> adjncy(static_cast<std::size_t>(symmetric.num_edges()));
@@ -61,6 +63,55 @@ at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const Metis
   int64_t* o = out.data_ptr<int64_t>();
   for (int64_t v = 0; v < n; ++v) o[v] = part[v];
   return out;
+}
+
+at::Tensor assign_stream(const graph::CscGraph& graph, int64_t parts,
+                         const StreamOptions& options) {
+  const int64_t n = graph.num_nodes;
+  GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
+  GL_CHECK(options.algorithm == "ldg" || options.algorithm == "fennel",
+           "--stream-algorithm must be 'ldg' or 'fennel', got '{}'", options.algorithm);
+  GL_CHECK(options.slack >= 0, "stream slack must be >= 0, got {}", options.slack);
+  const auto capacity = static_cast<int64_t>(
+      std::ceil(static_cast<double>(n) / static_cast<double>(parts) * (1 + options.slack)));
+  const bool ldg = options.algorithm == "ldg";
+  const double gamma = 1.5;
+  const double alpha = std::sqrt(static_cast<double>(parts)) *
+                       static_cast<double>(graph.num_edges()) /
+                       std::pow(static_cast<double>(n), gamma);
+  at::Tensor assignment = at::full({n}, -1, at::kLong);
+  int64_t* part = assignment.data_ptr<int64_t>();
+  std::vector<int64_t> size(static_cast<std::size_t>(parts), 0);
+  std::vector<int64_t> neighbors(static_cast<std::size_t>(parts), 0);
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto tag) {
+    using Index = decltype(tag);
+    const Index* indices = graph.indices.data_ptr<Index>();
+    for (int64_t v = 0; v < n; ++v) {
+      std::fill(neighbors.begin(), neighbors.end(), 0);
+      for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
+        const int64_t p = part[indices[e]];
+        if (p >= 0) ++neighbors[p];
+      }
+      int64_t best = -1;
+      double best_score = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < parts; ++i) {
+        if (size[i] >= capacity) continue;
+        const double load = static_cast<double>(size[i]);
+        const double score =
+            ldg ? static_cast<double>(neighbors[i]) * (1.0 - load / static_cast<double>(capacity))
+                : static_cast<double>(neighbors[i]) - alpha * gamma * std::sqrt(load);
+        // Ties go to the least loaded part, so isolated nodes spread evenly.
+        if (score > best_score || (score == best_score && size[i] < size[best])) {
+          best = i;
+          best_score = score;
+        }
+      }
+      part[v] = best;
+      ++size[best];
+    }
+  });
+  return assignment;
 }
 
 at::Tensor assign_random(int64_t num_nodes, int64_t parts, uint64_t seed) {

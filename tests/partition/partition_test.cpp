@@ -106,6 +106,20 @@ TEST(Partition, MetisCutsFarFewerEdgesThanRandom) {
       << "metis " << metis_rmat << " random " << random_rmat;
 }
 
+TEST(Partition, StreamingCutLiesBetweenMetisAndRandom) {
+  const io::Dataset data = planted(20000);
+  const int64_t metis = edge_cut(data.graph, assign_metis(data.graph, 4, {}));
+  const int64_t random = edge_cut(data.graph, assign_random(data.num_nodes(), 4, 0));
+  for (const char* algorithm : {"fennel", "ldg"}) {
+    const at::Tensor parts = assign_stream(data.graph, 4, {.algorithm = algorithm, .slack = 0.05});
+    const int64_t cut = edge_cut(data.graph, parts);
+    EXPECT_LT(cut, random) << algorithm;
+    EXPECT_GE(cut, metis) << algorithm;
+    EXPECT_LE(at::bincount(parts, {}, 4).max().item<int64_t>(), 5250) << algorithm;  // capacity
+  }
+  EXPECT_THROW(assign_stream(data.graph, 4, {.algorithm = "hash"}), Error);
+}
+
 TEST(Partition, BalancesTrainNodesWhenAsked) {
   const io::Dataset data = planted(8000);
   at::Tensor mask = at::zeros({data.num_nodes()}, at::kBool);

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 
 #include "graphloom/graph/csc_graph.h"
 
@@ -20,6 +21,19 @@ struct MetisOptions {
 // graphloom::Error when the graph has 2^31 or more adjacency entries (Debian's METIS uses
 // 32-bit indices).
 at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const MetisOptions& options);
+
+// One-pass streaming assignment: nodes arrive in id order with their in-neighbors (one CSC
+// column each) and go to the part that scores best against the parts of the neighbors seen so
+// far. Memory is O(nodes + parts) beyond the graph, which may stay memory-mapped.
+//   "ldg":    |N(v) in P_i| * (1 - |P_i| / capacity)   (Stanton & Kliot, 2012)
+//   "fennel": |N(v) in P_i| - alpha * gamma * |P_i|^(gamma - 1), gamma = 1.5   (Tsourakakis
+//             et al., 2014), alpha = sqrt(parts) * edges / nodes^1.5
+// No part grows beyond capacity = ceil(nodes / parts * (1 + slack)).
+struct StreamOptions {
+  std::string algorithm = "fennel";
+  double slack = 0.05;
+};
+at::Tensor assign_stream(const graph::CscGraph& graph, int64_t parts, const StreamOptions& options);
 
 // int64 [num_nodes]: uniformly random parts of (almost) equal sizes, keyed by `seed`.
 at::Tensor assign_random(int64_t num_nodes, int64_t parts, uint64_t seed);
