@@ -32,7 +32,9 @@ struct SamplingBenchOptions {
   uint64_t seed = 0;
 };
 
+// Every sampling benchmark allocates and frees mini-batch buffers at a high rate.
 io::Dataset load_or_generate(const std::string& dir) {
+  configure_allocator();
   Timer timer;
   io::Dataset dataset = dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
   fmt::print("dataset {}: {} nodes, {} edges (ready in {:.2f} s)\n",

@@ -27,6 +27,7 @@ double dgl_seeds_per_second(const std::vector<int64_t>& fanouts) {
 }
 
 io::Dataset bench_dataset(const std::string& dir) {
+  configure_allocator();  // as `graphloom train`
   return dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
 }
 

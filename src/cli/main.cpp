@@ -17,7 +17,6 @@
 #endif
 
 int main(int argc, char** argv) {
-  graphloom::configure_allocator();
   CLI::App app{"graphloom: train graph neural networks on graphs too big for one machine"};
   app.set_version_flag("--version", "graphloom " GRAPHLOOM_VERSION);
   app.require_subcommand(1);

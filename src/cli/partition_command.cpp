@@ -10,6 +10,7 @@
 #include "graphloom/base/timer.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/partition/assign.h"
+#include "graphloom/partition/estimate.h"
 #include "graphloom/partition/partition_format.h"
 
 namespace graphloom::cli {
@@ -26,6 +27,7 @@ struct PartitionCommand {
   uint64_t seed = 0;
   int64_t halo = 0;
   bool force = false;
+  bool estimate_only = false;
   std::string command_line;
 };
 
@@ -39,6 +41,14 @@ double imbalance(const std::vector<int64_t>& counts) {
 }
 
 void run_partition(const PartitionCommand& c) {
+  const int64_t constraints = 1 + (c.balance_train ? 1 : 0) + (c.balance_edges ? 1 : 0);
+  const partition::MemoryEstimate estimate =
+      partition::estimate_partition_memory(c.data, c.parts, c.method, constraints);
+  fmt::print(
+      "expected peak memory {:.2f} GB (load {:.2f}, assign {:.2f}, write {:.2f} GB on top of "
+      "the loaded graph)\n",
+      estimate.peak / 1e9, estimate.load / 1e9, estimate.assign / 1e9, estimate.write / 1e9);
+  if (c.estimate_only) return;
   Timer timer;
   const io::Dataset dataset = io::load_dataset(c.data);
   at::Tensor assignment;
@@ -109,7 +119,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--stream-algorithm", c->stream_algorithm, "stream: 'fennel' or 'ldg'")
       ->check(CLI::IsMember({"fennel", "ldg"}))
       ->capture_default_str();
-  cmd->add_option("--out", c->out, "Output partition directory")->required();
+  cmd->add_option("--out", c->out, "Output partition directory (required unless --estimate)");
   cmd->add_flag("--balance-train", c->balance_train, "metis: spread train nodes evenly too");
   cmd->add_flag("--balance-edges", c->balance_edges, "metis: balance in-edges per part too");
   cmd->add_option("--seed", c->seed, "Random seed (METIS and random)")->capture_default_str();
@@ -117,7 +127,11 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
       ->check(CLI::Range(0, 1))
       ->capture_default_str();
   cmd->add_flag("--force", c->force, "Replace --out if it exists");
-  cmd->callback([c] { run_partition(*c); });
+  cmd->add_flag("--estimate", c->estimate_only, "Print the expected peak memory and exit");
+  cmd->callback([c] {
+    if (c->out.empty() && !c->estimate_only) throw UsageError("partition: --out is required");
+    run_partition(*c);
+  });
 }
 
 }  // namespace graphloom::cli

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
@@ -22,6 +23,7 @@ struct TrainCommand {
 };
 
 void run_train(TrainCommand& command) {
+  configure_allocator();  // mini-batch buffers come and go every step
   Timer timer;
   io::Dataset dataset;
   if (command.data.empty()) {

@@ -48,14 +48,17 @@ CscGraph reverse(const CscGraph& graph) {
   return out;
 }
 
-CscGraph to_bidirected(const CscGraph& graph) {
-  const at::Tensor dst = graph.destinations().to(graph.indices.scalar_type());
+CscGraph to_bidirected(const CscGraph& graph, bool remove_self_loops) {
+  // Destinations in the index dtype directly: no int64 copy of a whole edge array.
+  const at::Tensor dst = at::repeat_interleave(
+      at::arange(graph.num_nodes, graph.indices.options()), graph.in_degrees(), /*dim=*/0,
+      /*output_size=*/graph.num_edges());
   CooInput input;
   input.src = at::cat({graph.indices, dst});
   input.dst = at::cat({dst, graph.indices});
   input.num_nodes = graph.num_nodes;
   input.keep_edge_ids = false;
-  CscGraph out = dedupe(csc_from_coo(input));
+  CscGraph out = dedupe(csc_from_coo(input), remove_self_loops);
   out.edge_ids = at::Tensor();
   out.node_type_offset = graph.node_type_offset;
   return out;
@@ -97,13 +100,15 @@ namespace {
 // Two passes over the columns (count, then write) with thread-local scratch: memory is the
 // output plus one column, not a global sort of 64-bit keys.
 template <typename Index>
-CscGraph dedupe_columns(const CscGraph& graph) {
+CscGraph dedupe_columns(const CscGraph& graph, bool remove_self_loops) {
   const int64_t n = graph.num_nodes;
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
   const Index* indices = graph.indices.data_ptr<Index>();
   auto sorted_column = [&](int64_t v, std::vector<std::pair<Index, int64_t>>& scratch) {
     scratch.clear();
-    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) scratch.emplace_back(indices[e], e);
+    for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
+      if (!remove_self_loops || indices[e] != v) scratch.emplace_back(indices[e], e);
+    }
     std::sort(scratch.begin(), scratch.end());
   };
   at::Tensor new_indptr = at::zeros({n + 1}, at::kLong);
@@ -141,9 +146,10 @@ CscGraph dedupe_columns(const CscGraph& graph) {
 
 }  // namespace
 
-CscGraph dedupe(const CscGraph& graph) {
-  return dispatch_index_type(graph.indices.scalar_type(), "graph indices",
-                             [&](auto tag) { return dedupe_columns<decltype(tag)>(graph); });
+CscGraph dedupe(const CscGraph& graph, bool remove_self_loops) {
+  return dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto tag) {
+    return dedupe_columns<decltype(tag)>(graph, remove_self_loops);
+  });
 }
 
 }  // namespace graphloom::graph

@@ -20,17 +20,23 @@ at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const Metis
   const int64_t n = graph.num_nodes;
   GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
   if (parts == 1) return at::zeros({n}, at::kLong);
-  const graph::CscGraph symmetric = graph::remove_self_loops(graph::to_bidirected(graph));
-  GL_CHECK(symmetric.num_edges() < std::numeric_limits<idx_t>::max(),
-           "METIS here uses 32-bit indices and cannot take {} adjacency entries (>= 2^31): use "
-           "--method stream (or random)",
-           symmetric.num_edges());
-  std::vector<idx_t> xadj(symmetric.indptr.numel());
-  std::vector<idx_t> adjncy(static_cast<std::size_t>(symmetric.num_edges()));
-  const int64_t* indptr = symmetric.indptr.data_ptr<int64_t>();
-  for (std::size_t i = 0; i < xadj.size(); ++i) xadj[i] = static_cast<idx_t>(indptr[i]);
-  const at::Tensor indices = symmetric.indices.to(at::kInt).contiguous();
-  std::copy_n(indices.data_ptr<int32_t>(), adjncy.size(), adjncy.begin());
+  // METIS's own int32 copy of the symmetric adjacency; the symmetric graph is freed before
+  // METIS runs, so only one copy is alive during partitioning.
+  std::vector<idx_t> xadj;
+  std::vector<idx_t> adjncy;
+  {
+    const graph::CscGraph symmetric = graph::to_bidirected(graph, /*remove_self_loops=*/true);
+    GL_CHECK(symmetric.num_edges() < std::numeric_limits<idx_t>::max(),
+             "METIS here uses 32-bit indices and cannot take {} adjacency entries (>= 2^31): use "
+             "--method stream (or random)",
+             symmetric.num_edges());
+    xadj.resize(static_cast<std::size_t>(symmetric.indptr.numel()));
+    adjncy.resize(static_cast<std::size_t>(symmetric.num_edges()));
+    const int64_t* indptr = symmetric.indptr.data_ptr<int64_t>();
+    for (std::size_t i = 0; i < xadj.size(); ++i) xadj[i] = static_cast<idx_t>(indptr[i]);
+    const at::Tensor indices = symmetric.indices.to(at::kInt).contiguous();
+    std::copy_n(indices.data_ptr<int32_t>(), adjncy.size(), adjncy.begin());
+  }
 
   // Constraints: node count, then optionally train nodes and in-degree.
   idx_t ncon = 1 + (options.train_mask.defined() ? 1 : 0) + (options.balance_edges ? 1 : 0);
@@ -125,9 +131,19 @@ at::Tensor assign_random(int64_t num_nodes, int64_t parts, uint64_t seed) {
 }
 
 int64_t edge_cut(const graph::CscGraph& graph, const at::Tensor& assignment) {
-  const at::Tensor dst_part = assignment.index_select(0, graph.destinations());
-  const at::Tensor src_part = assignment.index_select(0, graph.indices.to(at::kLong));
-  return (dst_part != src_part).sum().item<int64_t>();
+  GL_CHECK(assignment.numel() == graph.num_nodes && assignment.scalar_type() == at::kLong,
+           "assignment must be int64 [num_nodes]");
+  const int64_t* part = assignment.data_ptr<int64_t>();
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  return dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto tag) {
+    const auto* indices = graph.indices.data_ptr<decltype(tag)>();
+    int64_t cut = 0;
+#pragma omp parallel for schedule(static) reduction(+ : cut)
+    for (int64_t v = 0; v < graph.num_nodes; ++v) {
+      for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) cut += part[indices[e]] != part[v];
+    }
+    return cut;
+  });
 }
 
 }  // namespace graphloom::partition

@@ -63,7 +63,6 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     info.features[name] = {dtype_name(feature.scalar_type()),
                            feature.numel() / std::max<int64_t>(n, 1)};
   }
-  const at::Tensor all_edge_ids = graph.edge_ids_or_positions();
   const auto index_type = graph::index_dtype_for(n);
   const at::Tensor train =
       dataset.splits.count("train") ? dataset.splits.at("train") : at::Tensor();
@@ -78,10 +77,11 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     const at::Tensor degrees =
         graph.indptr.index_select(0, nodes + 1) - graph.indptr.index_select(0, nodes);
     const at::Tensor sources =
-        old_to_new.index_select(0, graph.indices.to(at::kLong).index_select(0, positions));
+        old_to_new.index_select(0, graph.indices.index_select(0, positions).to(at::kLong));
     save_npy(dir / "indptr.npy", at::cat({at::zeros({1}, at::kLong), at::cumsum(degrees, 0)}));
     save_npy(dir / "indices.npy", sources.to(index_type));
-    save_npy(dir / "orig_edge_ids.npy", all_edge_ids.index_select(0, positions));
+    save_npy(dir / "orig_edge_ids.npy",
+             graph.has_edge_ids() ? graph.edge_ids.index_select(0, positions) : positions);
     save_npy(dir / "orig_node_ids.npy", nodes);
     if (graph.has_weights())
       save_npy(dir / "weights.npy", graph.weights.index_select(0, positions));

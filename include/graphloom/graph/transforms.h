@@ -10,8 +10,8 @@ namespace graphloom::graph {
 CscGraph reverse(const CscGraph& graph);
 
 // Every edge in both directions, duplicates merged. Edge ids and weights are dropped (as DGL's
-// to_bidirected does): the result's edges are new.
-CscGraph to_bidirected(const CscGraph& graph);
+// to_bidirected does): the result's edges are new. Optionally without self-loops (METIS's input).
+CscGraph to_bidirected(const CscGraph& graph, bool remove_self_loops = false);
 
 // Adds one edge (v, v) per node, after v's existing in-edges. New edges get the ids after the
 // largest existing one (so ids stay unique) and weight `self_loop_weight`.
@@ -21,7 +21,7 @@ CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight = 1.0);
 CscGraph remove_self_loops(const CscGraph& graph);
 
 // Sorts every column by source id and keeps the first edge (lowest position) of each
-// duplicated (src, dst) pair.
-CscGraph dedupe(const CscGraph& graph);
+// duplicated (src, dst) pair; optionally drops self-loops in the same pass.
+CscGraph dedupe(const CscGraph& graph, bool remove_self_loops = false);
 
 }  // namespace graphloom::graph
