@@ -14,9 +14,21 @@ namespace graphloom {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// "out/" and "out" name the same target; without the trailing slash a sibling name is
+// "out.tmp-..", not "out/.tmp-..".
+fs::path without_trailing_slash(const fs::path& path) {
+  fs::path result = path.lexically_normal();
+  if (!result.has_filename()) result = result.parent_path();
+  return result;
+}
+
+}  // namespace
+
 fs::path temporary_sibling(const fs::path& path) {
   static std::atomic<int> counter{0};
-  fs::path result = path;
+  fs::path result = without_trailing_slash(path);
   result += fmt::format(".tmp-{}-{}", ::getpid(), counter.fetch_add(1));
   return result;
 }
@@ -52,7 +64,9 @@ void AtomicFile::commit() {
 }
 
 AtomicDirectory::AtomicDirectory(fs::path path, bool overwrite)
-    : path_(std::move(path)), temp_path_(temporary_sibling(path_)), overwrite_(overwrite) {
+    : path_(without_trailing_slash(path)),
+      temp_path_(temporary_sibling(path_)),
+      overwrite_(overwrite) {
   if (fs::exists(path_)) {
     if (!overwrite_) {
       throw UsageError(fmt::format(
@@ -81,8 +95,12 @@ void AtomicDirectory::commit() {
     GL_CHECK(!error, "cannot move old '{}' aside: {}", path_.string(), error.message());
   }
   fs::rename(temp_path_, path_, error);
-  GL_CHECK(!error, "cannot rename '{}' to '{}': {}", temp_path_.string(), path_.string(),
-           error.message());
+  if (error) {
+    std::error_code ignored;
+    if (!replaced.empty()) fs::rename(replaced, path_, ignored);  // put the old output back
+    GL_THROW("cannot rename '{}' to '{}': {}", temp_path_.string(), path_.string(),
+             error.message());
+  }
   committed_ = true;
   if (!replaced.empty()) fs::remove_all(replaced, error);
 }

@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -64,7 +66,8 @@ std::string header_field(const std::string& header, const std::string& key,
 }  // namespace
 
 NpyHeader parse_npy_header(const std::byte* data, std::size_t file_size,
-                           const std::filesystem::path& path) {
+                           const std::filesystem::path& path, std::size_t readable) {
+  readable = std::min(readable, file_size);
   GL_CHECK(file_size >= 10 && std::memcmp(data, kMagic, kMagicSize) == 0,
            "'{}' is not a .npy file (missing the \\x93NUMPY magic)", path.string());
   const auto major = static_cast<uint8_t>(data[6]);
@@ -81,9 +84,9 @@ NpyHeader parse_npy_header(const std::byte* data, std::size_t file_size,
   } else {
     GL_THROW("'{}': unsupported .npy format version {} (expected 1, 2 or 3)", path.string(), major);
   }
-  GL_CHECK(prefix + header_len <= file_size,
-           "'{}': truncated .npy header ({} header bytes announced, file has {})", path.string(),
-           header_len, file_size);
+  GL_CHECK(prefix + header_len <= readable,
+           "'{}': truncated or oversized .npy header ({} header bytes announced, {} available)",
+           path.string(), header_len, readable);
   const std::string header(reinterpret_cast<const char*>(data) + prefix, header_len);
 
   NpyHeader result{};
@@ -96,13 +99,22 @@ NpyHeader parse_npy_header(const std::byte* data, std::size_t file_size,
   static const std::regex number("\\d+");
   for (auto it = std::sregex_iterator(shape_text.begin(), shape_text.end(), number);
        it != std::sregex_iterator(); ++it) {
-    result.shape.push_back(std::stoll(it->str()));
+    try {
+      result.shape.push_back(std::stoll(it->str()));
+    } catch (const std::out_of_range&) {
+      GL_THROW("'{}': .npy shape entry '{}' is out of range", path.string(), it->str());
+    }
   }
   result.data_offset = prefix + header_len;
 
-  std::size_t count = 1;
-  for (const int64_t dim : result.shape) count *= static_cast<std::size_t>(dim);
-  const std::size_t expected = count * c10::elementSize(result.dtype);
+  // The product is checked for overflow: a wrapped product could match a small file.
+  std::size_t expected = c10::elementSize(result.dtype);
+  for (const int64_t dim : result.shape) {
+    const auto d = static_cast<std::size_t>(dim);
+    GL_CHECK(d == 0 || expected <= SIZE_MAX / d, "'{}': .npy shape ({}) is too large",
+             path.string(), fmt::join(result.shape, ", "));
+    expected *= d;
+  }
   const std::size_t actual = file_size - result.data_offset;
   GL_CHECK(actual == expected,
            "'{}': data size mismatch: shape ({}) of {} needs {} bytes, the file holds {}{}",
@@ -120,7 +132,7 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
   // Parse against the real file size: pretend the header buffer is the file's prefix.
   GL_CHECK(in.gcount() >= 10, "'{}' is not a .npy file (only {} bytes)", path.string(),
            in.gcount());
-  return parse_npy_header(head.data(), file_size, path);
+  return parse_npy_header(head.data(), file_size, path, static_cast<std::size_t>(in.gcount()));
 }
 
 at::Tensor load_npy(const std::filesystem::path& path, bool memory_map) {

@@ -45,6 +45,7 @@ void DataLoader::stop() {
 
 void DataLoader::start_epoch(uint64_t epoch) {
   stop();
+  started_ = false;
   epoch_ = epoch;
   seeds_ = items_->batches(epoch);
   stopping_ = false;
@@ -52,6 +53,7 @@ void DataLoader::start_epoch(uint64_t epoch) {
   next_to_consume_ = 0;
   ready_.clear();
   for (int w = 0; w < options_.num_workers; ++w) workers_.emplace_back([this] { work(); });
+  started_ = true;
 }
 
 sampling::MiniBatch DataLoader::prepare(int64_t index) const {
@@ -99,8 +101,7 @@ void DataLoader::work() {
 }
 
 std::optional<sampling::MiniBatch> DataLoader::next() {
-  GL_CHECK(!workers_.empty() || next_to_consume_ >= static_cast<int64_t>(seeds_.size()),
-           "DataLoader::next() called before start_epoch() or after a failed batch");
+  GL_CHECK(started_, "DataLoader::next() called before start_epoch() or after a failed batch");
   if (next_to_consume_ >= static_cast<int64_t>(seeds_.size())) return std::nullopt;
   Result result;
   {
@@ -113,6 +114,7 @@ std::optional<sampling::MiniBatch> DataLoader::next() {
   changed_.notify_all();
   if (result.error) {
     stop();
+    started_ = false;
     std::rethrow_exception(result.error);
   }
   return std::move(result.batch);

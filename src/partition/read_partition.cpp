@@ -62,6 +62,7 @@ PartitionInfo read_partition_info(const fs::path& path) {
       info.features[name] = {schema.at("dtype").get<std::string>(),
                              schema.at("dim").get<int64_t>()};
     }
+    info.splits = meta.value("splits", std::vector<std::string>{});
     const auto parts = static_cast<std::size_t>(info.num_parts);
     GL_CHECK(info.num_parts >= 1 && info.node_range_ends.size() == parts &&
                  info.edges_per_part.size() == parts,
@@ -102,6 +103,17 @@ Partition load_partition(const fs::path& path, int64_t part) {
   GL_CHECK(p.graph.indptr.scalar_type() == at::kLong, "'{}': indptr must be int64",
            (dir / "indptr.npy").string());
   p.graph.indices = load_checked(dir / "indices.npy", edges, true);
+  // The sampler trusts these arrays: check them here, once.
+  const at::Tensor& indptr = p.graph.indptr;
+  GL_CHECK(indptr[0].item<int64_t>() == 0 && indptr[owned].item<int64_t>() == edges &&
+               (owned == 0 || (indptr.slice(0, 1) >= indptr.slice(0, 0, -1)).all().item<bool>()),
+           "'{}': indptr must rise from 0 to the part's {} edges", (dir / "indptr.npy").string(),
+           edges);
+  if (edges > 0) {
+    const at::Tensor& indices = p.graph.indices;
+    GL_CHECK(indices.min().item<int64_t>() >= 0 && indices.max().item<int64_t>() < info.num_nodes,
+             "'{}': source ids must be in [0, {})", (dir / "indices.npy").string(), info.num_nodes);
+  }
   p.orig_edge_ids = load_checked(dir / "orig_edge_ids.npy", edges, true);
   p.orig_node_ids = load_checked(dir / "orig_node_ids.npy", owned, true);
   if (fs::exists(dir / "weights.npy"))
@@ -110,9 +122,8 @@ Partition load_partition(const fs::path& path, int64_t part) {
     p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
   }
   if (fs::exists(dir / "labels.npy")) p.labels = load_checked(dir / "labels.npy", owned, true);
-  for (const char* split : {"train", "valid", "test"}) {
-    const fs::path file = dir / fmt::format("{}_idx.npy", split);
-    if (fs::exists(file)) p.splits[split] = load_checked(file, -1, true);
+  for (const std::string& split : info.splits) {
+    p.splits[split] = load_checked(dir / fmt::format("{}_idx.npy", split), -1, true);
   }
   if (fs::exists(dir / "halo_nodes.npy"))
     p.halo_nodes = load_checked(dir / "halo_nodes.npy", -1, true);

@@ -41,13 +41,21 @@ void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
   }
   archive.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
   const std::filesystem::path temporary = temporary_sibling(path);
+  std::error_code error;
   try {
     archive.save_to(temporary.string());
-  } catch (const c10::Error& e) {
-    std::filesystem::remove(temporary);
-    GL_THROW("cannot write checkpoint '{}': {}", path.string(), e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    std::filesystem::remove(temporary, error);
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    GL_THROW("cannot write checkpoint '{}': {}", path.string(),
+             torch_error ? torch_error->what_without_backtrace() : e.what());
   }
-  std::filesystem::rename(temporary, path);
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    GL_THROW("cannot move checkpoint into place at '{}': {}", path.string(), error.message());
+  }
 }
 
 void load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,

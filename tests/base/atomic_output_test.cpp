@@ -54,6 +54,18 @@ TEST(AtomicDirectory, RefusesExistingUnlessOverwrite) {
   EXPECT_EQ(entries_in(dir.path()), 1u);  // no leftover temporaries
 }
 
+TEST(AtomicDirectory, TrailingSlashNamesTheSameDirectory) {
+  TempDir dir;
+  for (int round = 0; round < 2; ++round) {  // create, then replace with overwrite
+    AtomicDirectory out(dir.path().string() + "/ds/", /*overwrite=*/round == 1);
+    std::ofstream(out.staging() / "f.txt") << round;
+    out.commit();
+  }
+  EXPECT_TRUE(fs::exists(dir / "ds" / "f.txt"));
+  EXPECT_EQ(entries_in(dir.path()), 1u);
+  EXPECT_EQ(entries_in(dir / "ds"), 1u);
+}
+
 TEST(AtomicDirectory, FailureBeforeCommitLeavesNoDirectory) {
   TempDir dir;
   try {

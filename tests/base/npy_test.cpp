@@ -120,12 +120,27 @@ TEST(Npy, RejectsExtraData) {
   EXPECT_NE(error_of(dir / "x.npy").find("data size mismatch"), std::string::npos);
 }
 
+TEST(Npy, RejectsShapesWhoseByteCountOverflows) {
+  TempDir dir;
+  // 2^61 + 1 int64 elements: the byte count wraps to 8 in 64 bits.
+  write_bytes(
+      dir / "o.npy",
+      npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (2305843009213693953,), }", 8));
+  EXPECT_NE(error_of(dir / "o.npy").find("too large"), std::string::npos)
+      << error_of(dir / "o.npy");
+  write_bytes(
+      dir / "s.npy",
+      npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (99999999999999999999999,), }",
+                8));
+  EXPECT_NE(error_of(dir / "s.npy").find("out of range"), std::string::npos);
+}
+
 TEST(Npy, RejectsTruncatedHeaderAndBadMagic) {
   TempDir dir;
   write_bytes(
       dir / "h.npy",
       npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", 8).substr(0, 30));
-  EXPECT_NE(error_of(dir / "h.npy").find("truncated .npy header"), std::string::npos);
+  EXPECT_NE(error_of(dir / "h.npy").find("truncated or oversized .npy header"), std::string::npos);
   write_bytes(dir / "m.npy", "PK\x03\x04 this is a zip file");
   EXPECT_NE(error_of(dir / "m.npy").find("is not a .npy file"), std::string::npos);
   EXPECT_NE(error_of(dir / "missing.npy").find("cannot open"), std::string::npos);

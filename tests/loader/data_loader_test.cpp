@@ -102,6 +102,8 @@ TEST(DataLoader, DestroyingMidEpochStopsPromptly) {
 
 TEST(DataLoader, RejectsBadOptions) {
   Fixture f;
+  DataLoader unstarted(f.items.get(), f.sampler.get(), &f.features, {});
+  EXPECT_THROW(unstarted.next(), Error);
   EXPECT_THROW(DataLoader(f.items.get(), f.sampler.get(), &f.features, {.num_workers = 0}), Error);
   EXPECT_THROW(
       DataLoader(f.items.get(), f.sampler.get(), &f.features, {.num_workers = 2, .prefetch = 1}),

@@ -129,6 +129,17 @@ TEST(Partition, BalancesTrainNodesWhenAsked) {
   EXPECT_LT((per_part.max() / per_part.mean()).item<double>(), 1.1);
 }
 
+TEST(Partition, CustomSplitNamesSurviveTheRoundTrip) {
+  io::Dataset data = planted(300);
+  data.splits["holdout"] = at::tensor({1, 5, 299}, at::kLong);
+  TempDir dir;
+  write_partitions(data, assign_random(300, 2, 0), 2, dir / "p", {.method = "random"});
+  int64_t total = 0;
+  for (int64_t k = 0; k < 2; ++k)
+    total += load_partition(dir / "p", k).splits.at("holdout").numel();
+  EXPECT_EQ(total, 3);
+}
+
 TEST(Partition, OnePartAndTooManyParts) {
   const io::Dataset data = planted(300);
   TempDir dir;

@@ -19,8 +19,10 @@ struct NpyHeader {
 // Parses and validates the header of an in-memory `.npy` image of `file_size` bytes; `path` is
 // only used in error messages. Rejects Fortran order, unsupported dtypes and a data size that
 // does not match the shape.
+// `readable` bytes of `data` may be read (default: the whole file); a header longer than that
+// is an error rather than a read past the buffer.
 NpyHeader parse_npy_header(const std::byte* data, std::size_t file_size,
-                           const std::filesystem::path& path);
+                           const std::filesystem::path& path, std::size_t readable = SIZE_MAX);
 
 // Loads `path`. With `memory_map` the tensor points into a private file mapping that lives as
 // long as the tensor (zero copy); otherwise the data is read into an owned tensor.

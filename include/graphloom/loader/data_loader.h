@@ -62,6 +62,7 @@ class DataLoader {
   DataLoaderOptions options_;
 
   uint64_t epoch_ = 0;
+  bool started_ = false;           // start_epoch() completed
   std::vector<at::Tensor> seeds_;  // this epoch's batches of seeds
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -31,6 +31,7 @@ struct PartitionInfo {
   std::vector<int64_t> edges_per_part;
   std::vector<int64_t> train_per_part;
   std::map<std::string, std::pair<std::string, int64_t>> features;  // name -> (dtype, dim)
+  std::vector<std::string> splits;                                  // split names
 
   PartitionBook book() const { return PartitionBook(node_range_ends); }
 };
