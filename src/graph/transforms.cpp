@@ -50,9 +50,9 @@ CscGraph reverse(const CscGraph& graph) {
 
 CscGraph to_bidirected(const CscGraph& graph, bool remove_self_loops) {
   // Destinations in the index dtype directly: no int64 copy of a whole edge array.
-  const at::Tensor dst = at::repeat_interleave(
-      at::arange(graph.num_nodes, graph.indices.options()), graph.in_degrees(), /*dim=*/0,
-      /*output_size=*/graph.num_edges());
+  const at::Tensor dst = at::repeat_interleave(at::arange(graph.num_nodes, graph.indices.options()),
+                                               graph.in_degrees(), /*dim=*/0,
+                                               /*output_size=*/graph.num_edges());
   CooInput input;
   input.src = at::cat({graph.indices, dst});
   input.dst = at::cat({dst, graph.indices});
@@ -104,12 +104,18 @@ CscGraph dedupe_columns(const CscGraph& graph, bool remove_self_loops) {
   const int64_t n = graph.num_nodes;
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
   const Index* indices = graph.indices.data_ptr<Index>();
-  auto sorted_column = [&](int64_t v, std::vector<std::pair<Index, int64_t>>& scratch) {
+  // Calls keep(position) for the first edge of every distinct source of column v, in source
+  // order. Both passes below go through it, so they agree on what is kept.
+  auto for_each_kept = [&](int64_t v, std::vector<std::pair<Index, int64_t>>& scratch,
+                           auto&& keep) {
     scratch.clear();
     for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
       if (!remove_self_loops || indices[e] != v) scratch.emplace_back(indices[e], e);
     }
     std::sort(scratch.begin(), scratch.end());
+    for (std::size_t i = 0; i < scratch.size(); ++i) {
+      if (i == 0 || scratch[i].first != scratch[i - 1].first) keep(scratch[i].second);
+    }
   };
   at::Tensor new_indptr = at::zeros({n + 1}, at::kLong);
   int64_t* out_ptr = new_indptr.data_ptr<int64_t>();
@@ -118,12 +124,7 @@ CscGraph dedupe_columns(const CscGraph& graph, bool remove_self_loops) {
     std::vector<std::pair<Index, int64_t>> scratch;
 #pragma omp for schedule(dynamic, 256)
     for (int64_t v = 0; v < n; ++v) {
-      sorted_column(v, scratch);
-      int64_t unique = 0;
-      for (std::size_t i = 0; i < scratch.size(); ++i) {
-        unique += i == 0 || scratch[i].first != scratch[i - 1].first;
-      }
-      out_ptr[v + 1] = unique;
+      for_each_kept(v, scratch, [&](int64_t) { ++out_ptr[v + 1]; });
     }
   }
   for (int64_t v = 0; v < n; ++v) out_ptr[v + 1] += out_ptr[v];
@@ -134,11 +135,8 @@ CscGraph dedupe_columns(const CscGraph& graph, bool remove_self_loops) {
     std::vector<std::pair<Index, int64_t>> scratch;
 #pragma omp for schedule(dynamic, 256)
     for (int64_t v = 0; v < n; ++v) {
-      sorted_column(v, scratch);
       int64_t o = out_ptr[v];
-      for (std::size_t i = 0; i < scratch.size(); ++i) {
-        if (i == 0 || scratch[i].first != scratch[i - 1].first) keep[o++] = scratch[i].second;
-      }
+      for_each_kept(v, scratch, [&](int64_t position) { keep[o++] = position; });
     }
   }
   return select_edges(graph, new_indptr, kept);
