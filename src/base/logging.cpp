@@ -8,7 +8,9 @@
 
 namespace graphloom {
 
-void set_log_level(const std::string& level) {
+namespace {
+
+void install_logger() {
   static const bool installed = [] {
     auto logger = spdlog::stderr_color_mt("graphloom");
     logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
@@ -16,6 +18,17 @@ void set_log_level(const std::string& level) {
     return true;
   }();
   (void)installed;
+}
+
+}  // namespace
+
+void set_log_tag(const std::string& tag) {
+  install_logger();
+  spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [{}] [%^%l%$] %v", tag));
+}
+
+void set_log_level(const std::string& level) {
+  install_logger();
   const auto parsed = spdlog::level::from_str(level);
   // from_str maps unknown names to "off"; only accept "off" when it was asked for.
   if (parsed == spdlog::level::off && level != "off") {

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -42,6 +43,11 @@ void configure_allocator() {
 
 void set_num_threads(int num_threads) {
   // libtorch may have pinned OpenMP to one thread at load time: always set it explicitly.
+  // OMP_NUM_THREADS is honoured as libtorch does (launchers give each process its share).
+  if (num_threads <= 0) {
+    const char* env = std::getenv("OMP_NUM_THREADS");
+    num_threads = env != nullptr ? std::atoi(env) : 0;
+  }
   if (num_threads <= 0)
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   omp_set_num_threads(num_threads);

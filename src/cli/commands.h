@@ -10,11 +10,18 @@
 
 namespace graphloom::cli {
 
+// Thrown to leave with a given exit code after the failure was already reported (the first
+// failed trainer's code under --nproc).
+struct ExitCode {
+  int code;
+};
+
 void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
-void add_train_command(CLI::App& app);  // also `plot`
+// `argv`: the program's command line (`--nproc` restarts it once per trainer). Also `plot`.
+void add_train_command(CLI::App& app, const std::vector<std::string>& argv);
 // `command_line` is recorded in partition.json.
 void add_partition_command(CLI::App& app, const std::string& command_line);
 // Registered under `bench` by add_bench_command.

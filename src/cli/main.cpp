@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     graphloom::set_num_threads(threads);
   });
 
-  graphloom::cli::add_train_command(app);
+  const std::vector<std::string> arguments(argv, argv + argc);
+  graphloom::cli::add_train_command(app, arguments);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i > 0 ? " " : "") + std::string(argv[i]);
   graphloom::cli::add_partition_command(app, command_line);
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const graphloom::cli::ExitCode& e) {
+    return e.code;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "graphloom: " << e.what() << "\n(run with --help for usage)\n";

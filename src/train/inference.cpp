@@ -11,7 +11,8 @@
 namespace graphloom::train {
 
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
-                               const at::Tensor& features, int64_t batch_size, bool show_progress) {
+                               const at::Tensor& features, int64_t batch_size, bool show_progress,
+                               dist::ProcessGroup* group) {
   GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
   GL_CHECK(features.size(0) == source.num_nodes(), "features have {} rows for {} nodes",
            features.size(0), source.num_nodes());
@@ -20,14 +21,23 @@ at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSour
   torch::NoGradGuard no_grad;
   const sampling::NeighborSampler full(&source, {.fanouts = {-1}});
   const int64_t n = source.num_nodes();
-  const int64_t batches = (n + batch_size - 1) / batch_size;
+  const bool distributed = group != nullptr && group->world_size() > 1;
+  const auto [first, last] =
+      distributed ? dist::rank_share(n, group->rank(), group->world_size()) : std::pair{0L, n};
+  show_progress = show_progress && (!distributed || group->rank() == 0);
+  const int64_t batches = (last - first + batch_size - 1) / batch_size;
   at::Tensor h = features.contiguous();
   for (int64_t layer = 0; layer < model.num_layers(); ++layer) {
     ProgressBar progress(fmt::format("inference layer {}/{}", layer + 1, model.num_layers()),
                          batches, "batches");
-    at::Tensor out = at::empty({n, model.output_dim(layer)}, h.options());
-    for (int64_t begin = 0; begin < n; begin += batch_size) {
-      const int64_t end = std::min(n, begin + batch_size);
+    const std::vector<int64_t> shape{n, model.output_dim(layer)};
+    at::Tensor out =
+        !distributed ? at::empty(shape, h.options())
+        : group->single_host()
+            ? group->shared_tensor(fmt::format("inference-{}", layer), shape, h.scalar_type())
+            : at::zeros(shape, h.options());
+    for (int64_t begin = first; begin < last; begin += batch_size) {
+      const int64_t end = std::min(last, begin + batch_size);
       const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
       const sampling::Block& block = one_hop.blocks[0];
       at::Tensor x = at::empty({block.num_src(), h.size(1)}, h.options());
@@ -36,6 +46,11 @@ at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSour
       if (show_progress) progress.advance(1, end - begin);
     }
     if (show_progress) progress.finish();
+    if (distributed && group->single_host()) {
+      group->barrier();  // every share written before anyone reads the next layer's input
+    } else if (distributed) {
+      group->allreduce(out);
+    }
     h = out;
   }
   if (was_training) model.train();

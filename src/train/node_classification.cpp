@@ -13,6 +13,7 @@
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/train/checkpoint.h"
+#include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/inference.h"
 #include "graphloom/train/metrics.h"
 #include "graphloom/train/metrics_log.h"
@@ -28,20 +29,39 @@ const at::Tensor& split(const io::Dataset& dataset, const std::string& name) {
   return it->second;
 }
 
-// Logits of `nodes` from mini-batches sampled with the training fanouts.
+bool distributed(const dist::ProcessGroup* group) {
+  return group != nullptr && group->world_size() > 1;
+}
+
+// Logits of `nodes` from mini-batches sampled with the training fanouts. Data-parallel: each
+// rank computes its share and the disjoint shares are summed into the whole on every rank.
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
                           const features::FeatureSource& features, const at::Tensor& nodes,
-                          int64_t batch_size) {
+                          int64_t batch_size, dist::ProcessGroup* group) {
   torch::NoGradGuard no_grad;
   model.eval();
-  std::vector<at::Tensor> parts;
-  for (int64_t begin = 0; begin < nodes.numel(); begin += batch_size) {
-    const at::Tensor seeds = nodes.slice(0, begin, std::min(nodes.numel(), begin + batch_size));
-    const sampling::MiniBatch batch = sampler.sample(seeds, /*epoch=*/~0ULL, begin);
-    parts.push_back(model.forward(batch.blocks, features.gather("feat", batch.input_nodes())));
+  const int64_t n = nodes.numel();
+  const auto [first, last] = distributed(group)
+                                 ? dist::rank_share(n, group->rank(), group->world_size())
+                                 : std::pair{0L, n};
+  at::Tensor out = at::zeros({n, model.output_dim(model.num_layers() - 1)}, at::kFloat);
+  for (int64_t begin = first; begin < last; begin += batch_size) {
+    const int64_t end = std::min(last, begin + batch_size);
+    const sampling::MiniBatch batch = sampler.sample(nodes.slice(0, begin, end), ~0ULL, begin);
+    out.slice(0, begin, end)
+        .copy_(model.forward(batch.blocks, features.gather("feat", batch.input_nodes())));
   }
+  if (distributed(group)) group->allreduce(out);
   model.train();
-  return at::cat(parts);
+  return out;
+}
+
+// Sums `values` over the ranks (in place; a no-op for a single process).
+void reduce_sums(std::vector<double>& values, dist::ProcessGroup* group) {
+  if (!distributed(group)) return;
+  at::Tensor sums = at::tensor(values, at::kDouble);
+  group->allreduce(sums);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = sums[i].item<double>();
 }
 
 struct Evaluator {
@@ -51,17 +71,18 @@ struct Evaluator {
   const features::FeatureSource& features;
   const at::Tensor& feature_table;
   const TrainOptions& options;
+  dist::ProcessGroup* group;
 
   // Logits of each requested split.
   std::vector<at::Tensor> logits(const std::vector<at::Tensor>& node_sets) const {
     std::vector<at::Tensor> out;
     if (options.eval == "full") {
       const at::Tensor all = layerwise_inference(model, source, feature_table,
-                                                 options.eval_batch_size, options.progress);
+                                                 options.eval_batch_size, options.progress, group);
       for (const auto& nodes : node_sets) out.push_back(all.index_select(0, nodes));
     } else {
       for (const auto& nodes : node_sets) {
-        out.push_back(sampled_logits(model, sampler, features, nodes, options.batch_size));
+        out.push_back(sampled_logits(model, sampler, features, nodes, options.batch_size, group));
       }
     }
     return out;
@@ -70,7 +91,9 @@ struct Evaluator {
 
 }  // namespace
 
-TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options) {
+TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options,
+                                      dist::ProcessGroup* group) {
+  const bool main_rank = !distributed(group) || group->rank() == 0;
   GL_CHECK(dataset.labels.defined() && dataset.num_classes > 0,
            "dataset '{}' has no labels: node classification needs them", dataset.name);
   GL_CHECK(dataset.node_features.count("feat"), "dataset '{}' has no node feature named 'feat'",
@@ -99,8 +122,13 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   const sampling::LocalNeighborSource source(graph);
   const sampling::NeighborSampler sampler(&source,
                                           {.fanouts = options.fanouts, .seed = options.seed});
-  const sampling::ItemSampler items(
-      train_nodes, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed});
+  const sampling::ItemSampler items(train_nodes,
+                                    {.batch_size = options.batch_size,
+                                     .shuffle = true,
+                                     .rank = distributed(group) ? group->rank() : 0,
+                                     .world_size = distributed(group) ? group->world_size() : 1,
+                                     .drop_uneven_inputs = options.drop_uneven_inputs,
+                                     .seed = options.seed});
   features::TensorFeatureSource rows({{"feat", features}, {"label", dataset.labels}});
 
   nn::ModelConfig config = options.model;
@@ -118,10 +146,28 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
     load_checkpoint(options.checkpoint, *model, optimizer, state);
     spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
   }
-  MetricsLog log(options.metrics_log, /*append=*/options.resume);
+  std::optional<GradientSynchronizer> sync;
+  if (distributed(group)) {
+    sync.emplace(model->parameters(), *group, options.sync);
+    sync->broadcast_parameters(0);  // identical replicas whatever each rank initialised
+    if (main_rank) {
+      spdlog::info("data-parallel over {} ranks: {} gradient buckets", group->world_size(),
+                   sync->num_buckets());
+    }
+  }
+  int64_t step = 0;
+  auto after_step = [&] {
+    ++step;
+    if (options.check_sync_every > 0 && step % options.check_sync_every == 0) {
+      sync->check_parameters_in_sync(step);
+    }
+  };
+  MetricsLog log(main_rank ? options.metrics_log : std::filesystem::path(),
+                 /*append=*/options.resume);
   loader::DataLoader loader(&items, &sampler, &rows,
                             {.num_workers = options.num_workers, .prefetch = options.prefetch});
-  const Evaluator evaluator{*model, source, sampler, rows, features, options};
+  const Evaluator evaluator{*model, source, sampler, rows, features, options, group};
+  const bool show_progress = options.progress && main_rank;
   const at::Tensor valid_labels = dataset.labels.index_select(0, valid_nodes);
 
   TrainResult result;
@@ -132,7 +178,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
                                 ? std::min(options.max_batches, loader.num_batches())
                                 : loader.num_batches();
     std::optional<ProgressBar> progress;
-    if (options.progress)
+    if (show_progress)
       progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options.epochs), batches, "batches");
     StageTimes t;
     double loss_sum = 0;
@@ -155,9 +201,15 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
       optimizer.zero_grad();
       loss.backward();
       t.backward += timer.seconds();
+      if (sync) {
+        timer.reset();
+        sync->synchronize();
+        t.allreduce += timer.seconds();
+      }
       timer.reset();
       optimizer.step();
       t.optimizer += timer.seconds();
+      if (sync) after_step();
       const int64_t count = batch->seeds.numel();
       loss_sum += loss.item<double>() * static_cast<double>(count);
       correct += (logits.argmax(1) == batch->labels).sum().item<int64_t>();
@@ -167,13 +219,32 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
         progress->advance(1, count);
       }
     }
-    const double train_seconds = epoch_timer.seconds();
+    if (sync) {
+      // Join: shadow the others' steps (zero gradients, weight 0) until every rank is done.
+      Timer join_timer;
+      while (sync->join() > 0) {
+        optimizer.step();
+        after_step();
+      }
+      t.allreduce += join_timer.seconds();
+    }
+    double train_seconds = epoch_timer.seconds();
+    if (distributed(group)) {  // the slowest rank's time, so every rank reports the same
+      at::Tensor slowest = at::full({1}, train_seconds, at::kDouble);
+      group->allreduce(slowest, dist::ReduceOp::kMax);
+      train_seconds = slowest.item<double>();
+    }
     if (progress) progress->finish();
+    std::vector<double> totals{loss_sum, static_cast<double>(correct), static_cast<double>(seen)};
+    reduce_sums(totals, group);
+    loss_sum = totals[0];
+    correct = static_cast<int64_t>(totals[1]);
+    seen = static_cast<int64_t>(totals[2]);
     result.train_seconds += train_seconds;
     result.seeds_per_second += static_cast<double>(seen);  // divided at the end
     result.times.sample += t.sample, result.times.fetch += t.fetch, result.times.wait += t.wait;
     result.times.forward += t.forward, result.times.backward += t.backward;
-    result.times.optimizer += t.optimizer;
+    result.times.optimizer += t.optimizer, result.times.allreduce += t.allreduce;
     ++result.epochs_run;
 
     nlohmann::json record = {
@@ -188,6 +259,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
           {"forward", t.forward},
           {"backward", t.backward},
           {"optimizer", t.optimizer},
+          {"allreduce", t.allreduce},
           {"train", train_seconds}}}};
     const bool last = epoch + 1 == options.epochs;
     bool stop = false;
@@ -208,17 +280,27 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
         stop = options.patience > 0 && state.epochs_without_improvement >= options.patience;
       }
     }
+    if (distributed(group)) {  // rank 0 decides, so no rank can stop alone and hang the rest
+      at::Tensor flag = at::full({1}, stop ? 1 : 0, at::kInt);
+      group->broadcast(flag, 0);
+      stop = flag.item<int>() != 0;
+    }
     state.epoch = epoch;
     log.write(record);
-    spdlog::info("epoch {:>3}  loss {:.4f}  train acc {:.4f}{}  {:.0f} seeds/s", epoch + 1,
-                 record["loss"].get<double>(), record["train_acc"].get<double>(),
-                 record.contains("val_acc")
-                     ? fmt::format("  val acc {:.4f}", record["val_acc"].get<double>())
-                     : "",
-                 record["seeds_per_s"].get<double>());
-    if (!options.checkpoint.empty()) save_checkpoint(options.checkpoint, *model, optimizer, state);
+    if (main_rank)
+      spdlog::info("epoch {:>3}  loss {:.4f}  train acc {:.4f}{}  {:.0f} seeds/s", epoch + 1,
+                   record["loss"].get<double>(), record["train_acc"].get<double>(),
+                   record.contains("val_acc")
+                       ? fmt::format("  val acc {:.4f}", record["val_acc"].get<double>())
+                       : "",
+                   record["seeds_per_s"].get<double>());
+    if (main_rank && !options.checkpoint.empty()) {
+      save_checkpoint(options.checkpoint, *model, optimizer, state);
+    }
     if (stop) {
-      spdlog::info("early stopping: no better validation accuracy for {} epochs", options.patience);
+      if (main_rank)
+        spdlog::info("early stopping: no better validation accuracy for {} epochs",
+                     options.patience);
       break;
     }
   }

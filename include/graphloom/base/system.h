@@ -18,7 +18,7 @@ int64_t current_rss_bytes();
 void configure_allocator();
 
 // Sets the threads used by graphloom's OpenMP kernels and by ATen's intra-op pool.
-// `num_threads <= 0` means one per core.
+// `num_threads <= 0` means OMP_NUM_THREADS when set, else one per core.
 void set_num_threads(int num_threads);
 int num_threads();
 

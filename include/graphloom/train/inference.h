@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "graphloom/dist/process_group.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/sampling/neighbor_source.h"
 
@@ -11,8 +12,13 @@ namespace graphloom::train {
 
 // Returns the model's output for every node [num_nodes, output_dim(last)], in eval mode and
 // without gradients. `features`: [num_nodes, in].
+//
+// With a process group, each rank computes its share of the nodes of every layer into one
+// output that all ranks see: a shared-memory tensor when they share a machine (a barrier
+// between layers), otherwise a sum-allreduce of the disjoint shares. Collective: every rank
+// calls it with the same arguments and gets the same result.
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const at::Tensor& features, int64_t batch_size,
-                               bool show_progress = false);
+                               bool show_progress = false, dist::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train

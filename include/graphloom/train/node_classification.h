@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "graphloom/dist/process_group.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/nn/models.h"
+#include "graphloom/train/gradient_sync.h"
 
 namespace graphloom::train {
 
@@ -33,10 +35,15 @@ struct TrainOptions {
   int64_t max_batches = 0;  // per epoch, for benchmarks (0: all)
   bool progress = true;
   bool final_test = true;  // evaluate the best model on the test split at the end
+  // Data-parallel runs only (a process group is given):
+  GradientSyncOptions sync;
+  int64_t check_sync_every = 0;     // verify identical parameters every K steps (0: off)
+  bool drop_uneven_inputs = false;  // every rank runs the fewest batches any rank has
 };
 
 struct StageTimes {
   double sample = 0, fetch = 0, wait = 0, forward = 0, backward = 0, optimizer = 0;
+  double allreduce = 0;  // gradient sync not hidden behind backward (data-parallel runs)
 };
 
 struct TrainResult {
@@ -45,11 +52,16 @@ struct TrainResult {
   double test_acc = 0;
   double test_f1 = 0;
   int64_t epochs_run = 0;
-  double seeds_per_second = 0;  // training batches only, over all epochs of this run
+  double seeds_per_second = 0;  // training batches only, over all epochs, all ranks
   StageTimes times;             // summed over all epochs of this run
   double train_seconds = 0;     // wall time of the training batches
 };
 
-TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options);
+// With a process group of several ranks the run is data-parallel: every rank trains on its share
+// of the training nodes, gradients are averaged (GradientSynchronizer, with Join for ranks that
+// run out of batches), metrics are reduced, evaluation is split over the ranks, and only rank 0
+// writes the log and checkpoints. Every rank returns the same result.
+TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options,
+                                      dist::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train

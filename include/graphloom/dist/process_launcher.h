@@ -1,0 +1,30 @@
+// Starting and supervising a job's local processes (`graphloom train --nproc N`, and the
+// local side of `graphloom launch`): like torch's mp.spawn, but the job never outlives a
+// failure. The first process that fails takes the others down and its exit code is the job's;
+// SIGINT/SIGTERM sent to the launcher are forwarded; if the launcher itself dies, the kernel
+// terminates its children (PR_SET_PDEATHSIG).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace graphloom::dist {
+
+struct ProcessSpec {
+  std::string name;                                // "rank 1", for messages
+  std::vector<std::string> argv;                   // argv[0] is the executable path
+  std::map<std::string, std::string> environment;  // added to (or replacing) the launcher's
+};
+
+struct LaunchOptions {
+  // After a failure, how long the others get to exit on SIGTERM before SIGKILL.
+  std::chrono::milliseconds grace = std::chrono::seconds(10);
+};
+
+// Runs all processes to completion. Returns 0 when all exit with 0, otherwise the exit code
+// of the first that failed (128 + signal number when it was killed by a signal).
+int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions& options = {});
+
+}  // namespace graphloom::dist

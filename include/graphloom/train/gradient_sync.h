@@ -1,0 +1,76 @@
+// Data-parallel gradient averaging (what DDP's Reducer does): parameters are grouped into
+// buckets in reverse registration order (the order backward produces their gradients); a hook
+// on each parameter's gradient accumulator copies the gradient into its bucket and launches the
+// bucket's allreduce as soon as the bucket is full, so communication overlaps the rest of
+// backward. Buckets are launched strictly in order, so every rank issues the same collectives.
+//
+// Uneven inputs (Join): every bucket carries one extra element, the rank's weight (1 for a rank
+// that trained on a batch, 0 for one that ran out). After the allreduce each gradient is divided
+// by the summed weight, so a joined rank shadows the step with zero gradients and zero weight,
+// receives the same averaged gradients and keeps its parameters identical. A round whose summed
+// weight is 0 means every rank is done.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "graphloom/dist/process_group.h"
+
+namespace torch::autograd {
+struct Node;
+}  // namespace torch::autograd
+
+namespace graphloom::train {
+
+struct GradientSyncOptions {
+  double bucket_cap_mb = 1.0;  // gradient bytes per allreduce bucket
+  bool overlap = true;         // launch buckets from backward hooks (false: all after backward)
+};
+
+class GradientSynchronizer {
+ public:
+  GradientSynchronizer(std::vector<at::Tensor> parameters, dist::ProcessGroup& group,
+                       const GradientSyncOptions& options = {});
+  ~GradientSynchronizer();
+  GradientSynchronizer(const GradientSynchronizer&) = delete;
+  GradientSynchronizer& operator=(const GradientSynchronizer&) = delete;
+
+  // Copies rank `root`'s parameter values to every rank.
+  void broadcast_parameters(int root = 0);
+  // After loss.backward() on a rank that trained on a batch: reduces every bucket and leaves in
+  // each parameter's grad the mean over the ranks that contributed. Returns their count.
+  int64_t synchronize();
+  // On a rank out of batches: one shadow round with zero gradients and weight 0; grads then hold
+  // the others' mean. Returns how many ranks contributed: 0 means every rank is done.
+  int64_t join();
+  // Throws graphloom::Error when the parameters are not bitwise identical on every rank.
+  void check_parameters_in_sync(int64_t step);
+
+  int64_t num_buckets() const;
+  // Seconds spent in synchronize()/join() (waiting for allreduces not hidden behind backward).
+  double exposed_seconds() const { return exposed_seconds_; }
+  void reset_exposed_seconds() { exposed_seconds_ = 0; }
+
+ private:
+  struct Bucket;
+  class ReadyHook;
+  void mark_ready(int64_t parameter);
+  void launch_ready_buckets(bool force);
+  int64_t finish_round();
+
+  std::vector<at::Tensor> parameters_;
+  dist::ProcessGroup& group_;
+  GradientSyncOptions options_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::pair<int64_t, int64_t>> location_;  // parameter -> (bucket, offset)
+  int64_t next_launch_ = 0;
+  double exposed_seconds_ = 0;
+  // Each parameter's gradient accumulator (kept alive: the parameter holds it weakly) and the
+  // key of the hook installed on it.
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
+};
+
+}  // namespace graphloom::train

@@ -1,0 +1,159 @@
+// fork/exec supervision of local processes with fail-fast teardown and signal forwarding.
+#include "graphloom/dist/process_launcher.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "graphloom/base/error.h"
+
+extern char** environ;
+
+namespace graphloom::dist {
+namespace {
+
+volatile sig_atomic_t g_forwarded_signal = 0;
+
+void remember_signal(int signal) { g_forwarded_signal = signal; }
+
+// Installs the forwarding handlers for the lifetime of one run_processes call.
+class SignalForwarding {
+ public:
+  SignalForwarding() {
+    g_forwarded_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = remember_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~SignalForwarding() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> merged;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string item(*entry);
+    const std::string key = item.substr(0, item.find('='));
+    if (!extra.count(key)) merged.push_back(item);
+  }
+  for (const auto& [key, value] : extra) merged.push_back(key + "=" + value);
+  return merged;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+pid_t spawn(const ProcessSpec& spec) {
+  GL_CHECK(!spec.argv.empty(), "process '{}' has no command", spec.name);
+  // Everything the child needs is prepared before fork: only async-signal-safe calls after.
+  std::vector<std::string> argv = spec.argv;
+  std::vector<std::string> env = merged_environment(spec.environment);
+  std::vector<char*> argv_pointers = pointers(argv);
+  std::vector<char*> env_pointers = pointers(env);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  GL_CHECK(pid >= 0, "cannot start {}: fork failed: {}", spec.name, std::strerror(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
+    if (::getppid() != parent) ::_exit(1);
+    ::execve(argv_pointers[0], argv_pointers.data(), env_pointers.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::string describe(int status) {
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                       ::strsignal(WTERMSIG(status)));
+  }
+  return fmt::format("exited with code {}", exit_code_of(status));
+}
+
+}  // namespace
+
+int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions& options) {
+  SignalForwarding forwarding;
+  std::vector<pid_t> pids;
+  std::size_t running = 0;
+  int first_failure = 0;
+  auto terminate_all = [&](int signal) {
+    for (const pid_t pid : pids) {
+      if (pid > 0) ::kill(pid, signal);
+    }
+  };
+  try {
+    for (const ProcessSpec& spec : processes) {
+      pids.push_back(spawn(spec));
+      ++running;
+    }
+  } catch (...) {
+    terminate_all(SIGKILL);
+    for (const pid_t pid : pids) ::waitpid(pid, nullptr, 0);
+    throw;
+  }
+
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> kill_deadline;
+  int forwarded = 0;
+  while (running > 0) {
+    if (g_forwarded_signal != 0 && forwarded == 0) {
+      forwarded = g_forwarded_signal;
+      spdlog::warn("received {}: stopping {} process(es)", ::strsignal(forwarded), running);
+      terminate_all(forwarded);
+      kill_deadline = Clock::now() + options.grace;
+      if (first_failure == 0) first_failure = 128 + forwarded;
+    }
+    bool reaped = false;
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      int status = 0;
+      if (pids[i] <= 0 || ::waitpid(pids[i], &status, WNOHANG) != pids[i]) continue;
+      reaped = true;
+      const pid_t pid = std::exchange(pids[i], -1);
+      --running;
+      const int code = exit_code_of(status);
+      if (code != 0 && first_failure == 0) {
+        first_failure = code;
+        spdlog::error("{} (pid {}) {}: stopping the other {} process(es)", processes[i].name, pid,
+                      describe(status), running);
+        terminate_all(SIGTERM);
+        kill_deadline = Clock::now() + options.grace;
+      }
+    }
+    if (reaped) continue;
+    if (kill_deadline && Clock::now() > *kill_deadline) {
+      terminate_all(SIGKILL);
+      kill_deadline.reset();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return first_failure;
+}
+
+}  // namespace graphloom::dist

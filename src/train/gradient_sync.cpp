@@ -1,0 +1,202 @@
+// Bucketed, overlapped gradient allreduce with Join semantics (see gradient_sync.h).
+#include "graphloom/train/gradient_sync.h"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/timer.h"
+
+namespace graphloom::train {
+
+struct GradientSynchronizer::Bucket {
+  std::vector<int64_t> parameters;
+  at::Tensor buffer;  // gradients back to back, then the weight
+  int64_t numel = 0;
+  int64_t pending = 0;  // parameters whose gradient has not arrived this round
+  std::vector<bool> ready;
+  bool launched = false;
+  dist::CollectiveWork work;
+};
+
+// Runs after a parameter's gradient was accumulated into .grad.
+class GradientSynchronizer::ReadyHook : public torch::autograd::FunctionPostHook {
+ public:
+  ReadyHook(GradientSynchronizer* owner, int64_t parameter)
+      : owner_(owner), parameter_(parameter) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list&) override {
+    owner_->mark_ready(parameter_);
+    return outputs;
+  }
+
+ private:
+  GradientSynchronizer* owner_;
+  int64_t parameter_;
+};
+
+GradientSynchronizer::GradientSynchronizer(std::vector<at::Tensor> parameters,
+                                           dist::ProcessGroup& group,
+                                           const GradientSyncOptions& options)
+    : parameters_(std::move(parameters)), group_(group), options_(options) {
+  GL_CHECK(options.bucket_cap_mb > 0, "bucket size must be positive, got {} MB",
+           options.bucket_cap_mb);
+  const auto cap = static_cast<int64_t>(options.bucket_cap_mb * (1 << 20));
+  location_.resize(parameters_.size());
+  // Reverse registration order: the last layers' gradients are computed first.
+  for (int64_t p = static_cast<int64_t>(parameters_.size()) - 1; p >= 0; --p) {
+    const at::Tensor& parameter = parameters_[p];
+    GL_CHECK(parameter.scalar_type() == at::kFloat && parameter.requires_grad(),
+             "data-parallel training supports float32 parameters with gradients (parameter {})", p);
+    if (buckets_.empty() || buckets_.back().numel * 4 >= cap) buckets_.emplace_back();
+    Bucket& bucket = buckets_.back();
+    location_[p] = {static_cast<int64_t>(buckets_.size()) - 1, bucket.numel};
+    bucket.parameters.push_back(p);
+    bucket.numel += parameter.numel();
+  }
+  for (Bucket& bucket : buckets_) {
+    bucket.buffer = at::zeros({bucket.numel + 1}, at::kFloat);
+    bucket.buffer[bucket.numel].fill_(1.0);  // this rank's weight while it has batches
+    bucket.pending = static_cast<int64_t>(bucket.parameters.size());
+    bucket.ready.assign(bucket.parameters.size(), false);
+  }
+  if (!options_.overlap) return;
+  for (std::size_t p = 0; p < parameters_.size(); ++p) {
+    std::shared_ptr<torch::autograd::Node> accumulator =
+        torch::autograd::impl::grad_accumulator(parameters_[p]);
+    GL_CHECK(accumulator != nullptr, "parameter {} is not a leaf tensor", p);
+    const uintptr_t key =
+        accumulator->add_post_hook(std::make_unique<ReadyHook>(this, static_cast<int64_t>(p)));
+    hooks_.emplace_back(std::move(accumulator), key);
+  }
+}
+
+GradientSynchronizer::~GradientSynchronizer() {
+  for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
+}
+
+int64_t GradientSynchronizer::num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+
+void GradientSynchronizer::broadcast_parameters(int root) {
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& parameter : parameters_) flat.push_back(parameter.detach().reshape(-1));
+  at::Tensor all = at::cat(flat);
+  group_.broadcast(all, root);
+  int64_t offset = 0;
+  for (at::Tensor& parameter : parameters_) {
+    parameter.detach().view(-1).copy_(all.narrow(0, offset, parameter.numel()));
+    offset += parameter.numel();
+  }
+}
+
+void GradientSynchronizer::mark_ready(int64_t parameter) {
+  const auto [b, offset] = location_[parameter];
+  Bucket& bucket = buckets_[b];
+  const auto slot = static_cast<std::size_t>(
+      std::find(bucket.parameters.begin(), bucket.parameters.end(), parameter) -
+      bucket.parameters.begin());
+  GL_CHECK(!bucket.launched && !bucket.ready[slot],
+           "parameter {} received a second gradient before synchronize(): gradient "
+           "accumulation over several backward passes is not supported",
+           parameter);
+  const at::Tensor& grad = parameters_[parameter].grad();
+  at::Tensor target = bucket.buffer.narrow(0, offset, parameters_[parameter].numel());
+  if (grad.defined()) {
+    target.copy_(grad.reshape(-1));
+  } else {
+    target.zero_();
+  }
+  bucket.ready[slot] = true;
+  --bucket.pending;
+  launch_ready_buckets(/*force=*/false);
+}
+
+void GradientSynchronizer::launch_ready_buckets(bool force) {
+  while (next_launch_ < num_buckets()) {
+    Bucket& bucket = buckets_[next_launch_];
+    if (bucket.pending > 0 && !force) return;
+    bucket.work = group_.allreduce_async(bucket.buffer);
+    bucket.launched = true;
+    ++next_launch_;
+  }
+}
+
+int64_t GradientSynchronizer::synchronize() {
+  Timer timer;
+  // Gradients whose hook did not run (no overlap, or parameters unused this step) are copied
+  // now; those without a gradient contribute zeros.
+  for (Bucket& bucket : buckets_) {
+    if (bucket.launched) continue;
+    for (std::size_t slot = 0; slot < bucket.parameters.size(); ++slot) {
+      if (!bucket.ready[slot]) mark_ready(bucket.parameters[slot]);
+    }
+  }
+  launch_ready_buckets(/*force=*/true);
+  const int64_t contributors = finish_round();
+  exposed_seconds_ += timer.seconds();
+  return contributors;
+}
+
+int64_t GradientSynchronizer::join() {
+  Timer timer;
+  GL_CHECK(next_launch_ == 0, "join() called while a gradient round is in flight");
+  for (Bucket& bucket : buckets_) bucket.buffer.zero_();  // zero gradients, weight 0
+  launch_ready_buckets(/*force=*/true);
+  const int64_t contributors = finish_round();
+  exposed_seconds_ += timer.seconds();
+  return contributors;
+}
+
+int64_t GradientSynchronizer::finish_round() {
+  torch::NoGradGuard no_grad;
+  int64_t contributors = -1;
+  for (Bucket& bucket : buckets_) {
+    bucket.work.wait();
+    const auto weight =
+        static_cast<int64_t>(std::lround(bucket.buffer[bucket.numel].item<float>()));
+    GL_CHECK(contributors < 0 || contributors == weight,
+             "gradient buckets disagree on the number of contributing ranks ({} vs {})",
+             contributors, weight);
+    contributors = weight;
+    if (weight > 0) bucket.buffer.narrow(0, 0, bucket.numel).div_(static_cast<double>(weight));
+    for (const int64_t p : bucket.parameters) {
+      at::Tensor& parameter = parameters_[p];
+      const at::Tensor reduced =
+          bucket.buffer.narrow(0, location_[p].second, parameter.numel()).view(parameter.sizes());
+      if (parameter.grad().defined()) {
+        parameter.mutable_grad().copy_(reduced);
+      } else {
+        parameter.mutable_grad() = reduced.clone();
+      }
+    }
+    bucket.pending = static_cast<int64_t>(bucket.parameters.size());
+    bucket.ready.assign(bucket.parameters.size(), false);
+    bucket.launched = false;
+    bucket.buffer[bucket.numel].fill_(1.0);
+  }
+  next_launch_ = 0;
+  return contributors;
+}
+
+void GradientSynchronizer::check_parameters_in_sync(int64_t step) {
+  // FNV-1a over the bytes of every parameter: equal on all ranks iff (almost surely) bitwise
+  // equal. Compared through a min and a max allreduce.
+  uint64_t hash = 1469598103934665603ULL;
+  for (const at::Tensor& parameter : parameters_) {
+    const at::Tensor data = parameter.detach().contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(data.data_ptr());
+    for (std::size_t i = 0; i < data.nbytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ULL;
+  }
+  at::Tensor low = at::full({1}, static_cast<int64_t>(hash >> 1), at::kLong);
+  at::Tensor high = low.clone();
+  group_.allreduce(low, dist::ReduceOp::kMin);
+  group_.allreduce(high, dist::ReduceOp::kMax);
+  GL_CHECK(low.item<int64_t>() == high.item<int64_t>(),
+           "--check-sync: model parameters differ across ranks at step {} (rank {} of {}); the "
+           "replicas diverged",
+           step, group_.rank(), group_.world_size());
+}
+
+}  // namespace graphloom::train
