@@ -1,14 +1,21 @@
 // Test helpers.
 #include "support/test_support.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <thread>
 
 #include "graphloom/base/error.h"
+
+extern char** environ;
 
 namespace graphloom::testing {
 
@@ -52,6 +59,66 @@ CommandResult run_graphloom(const std::string& arguments, const fs::path& cwd) {
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& arguments,
+                                     const std::vector<std::string>& environment,
+                                     const fs::path& output)
+    : output_(output) {
+  std::vector<std::string> argv{GRAPHLOOM_BINARY};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) env.emplace_back(*entry);
+  env.insert(env.end(), environment.begin(), environment.end());
+  std::vector<char*> argv_pointers, env_pointers;
+  for (std::string& s : argv) argv_pointers.push_back(s.data());
+  for (std::string& s : env) env_pointers.push_back(s.data());
+  argv_pointers.push_back(nullptr);
+  env_pointers.push_back(nullptr);
+  const std::string out = output.string();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execve(argv_pointers[0], argv_pointers.data(), env_pointers.data());
+    ::_exit(127);
+  }
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (exit_code_ < 0 && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+void BackgroundProcess::kill(int signal) { ::kill(pid_, signal); }
+
+int BackgroundProcess::wait_for(double seconds) {
+  eventually(
+      [&] {
+        int status = 0;
+        if (exit_code_ >= 0 || ::waitpid(pid_, &status, WNOHANG) != pid_) return exit_code_ >= 0;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return true;
+      },
+      seconds);
+  return exit_code_;
+}
+
+std::string BackgroundProcess::output() const {
+  std::ifstream in(output_);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool eventually(const std::function<bool()>& condition, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
 }
 
 }  // namespace graphloom::testing

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace graphloom::testing {
 
@@ -44,5 +45,32 @@ struct CommandResult {
 // Runs the built `graphloom` binary with `arguments` (a shell-quoted string) in `cwd`.
 CommandResult run_graphloom(const std::string& arguments,
                             const std::filesystem::path& cwd = std::filesystem::current_path());
+
+// A `graphloom` process running in the background, its output going to a file.
+class BackgroundProcess {
+ public:
+  // Starts the built binary with `arguments` (argv without the program) and extra `environment`
+  // entries ("NAME=value"); stdout and stderr go to `output`.
+  BackgroundProcess(const std::vector<std::string>& arguments,
+                    const std::vector<std::string>& environment,
+                    const std::filesystem::path& output);
+  ~BackgroundProcess();  // kills the process if it still runs
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  int pid() const { return pid_; }
+  void kill(int signal);
+  // The exit code (128 + signal when killed), or -1 when still running after `seconds`.
+  int wait_for(double seconds);
+  std::string output() const;
+
+ private:
+  int pid_ = -1;
+  int exit_code_ = -1;
+  std::filesystem::path output_;
+};
+
+// Polls `condition` every 50 ms for up to `seconds`; returns whether it became true.
+bool eventually(const std::function<bool()>& condition, double seconds);
 
 }  // namespace graphloom::testing

@@ -1,0 +1,40 @@
+// Runs a function once per rank, each in its own thread with its own ProcessGroup, all joined
+// through a rendezvous on a free loopback port: multi-rank tests without processes.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "graphloom/dist/process_group.h"
+
+namespace graphloom::testing {
+
+inline void run_ranks(int world_size, const std::function<void(dist::ProcessGroup&)>& body,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  const int port = dist::find_free_port();
+  std::vector<std::exception_ptr> errors(world_size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world_size; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        dist::ProcessEnvironment env;
+        env.rank = rank;
+        env.world_size = world_size;
+        env.master_port = port;
+        const auto group = dist::ProcessGroup::connect(env, {.timeout = timeout});
+        body(*group);
+      } catch (...) {
+        errors[rank] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+}  // namespace graphloom::testing
