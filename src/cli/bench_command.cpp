@@ -93,11 +93,11 @@ void run_bench_csc(const std::string& dir, int repeats) {
 
 }  // namespace
 
-void add_bench_command(CLI::App& app) {
+void add_bench_command(CLI::App& app, const std::vector<std::string>& argv) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmarks that print figures and their references");
   cmd->require_subcommand(1);
   add_sampling_benchmarks(cmd);
-  add_train_benchmarks(cmd);
+  add_train_benchmarks(cmd, argv);
   struct Options {
     std::string dir;
     int repeats = 3;

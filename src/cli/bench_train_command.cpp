@@ -3,12 +3,19 @@
 // written with libtorch ops, forward and backward.
 #include <torch/torch.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/dist/process_launcher.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -31,18 +38,41 @@ io::Dataset bench_dataset(const std::string& dir) {
   return dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
 }
 
-void run_bench_train(const std::string& dir, train::TrainOptions options) {
-  const io::Dataset dataset = bench_dataset(dir);
+struct BenchTrainCommand {
+  std::string data;
+  train::TrainOptions options;
+  DataParallelFlags parallel;
+  std::string result_json;  // the figures as JSON (for `bench data-parallel`)
+};
+
+void run_bench_train(const BenchTrainCommand& command, dist::ProcessGroup* group) {
+  const io::Dataset dataset = bench_dataset(command.data);
+  train::TrainOptions options = command.options;
   options.epochs = 1;
   options.eval_every = 0;
   options.final_test = false;
   options.progress = false;
-  const train::TrainResult r = train::train_node_classification(dataset, options);
+  const train::TrainResult r = train::train_node_classification(dataset, options, group);
+  // The cost of the communication alone: allreduces of all gradients after a barrier, so that
+  // no rank waits for a slower one (that skew is part of the in-training figure).
+  double allreduce_seconds = 0;
+  if (group != nullptr) {
+    at::Tensor gradients = at::zeros({r.parameters}, at::kFloat);
+    constexpr int kRepeats = 20;
+    group->barrier();
+    Timer timer;
+    for (int i = 0; i < kRepeats; ++i) group->allreduce(gradients);
+    allreduce_seconds = timer.seconds() / kRepeats;
+  }
+  if (group != nullptr && group->rank() != 0) return;
   const auto& t = r.times;
+  const int ranks = group != nullptr ? group->world_size() : 1;
   const double loader_work = t.sample + t.fetch;
-  fmt::print("train: {} {}-layer hidden {}, fanouts {}, batch {}, {} threads, {:.1f} s\n",
-             options.model.kind, options.fanouts.size(), options.model.hidden,
-             fmt::join(options.fanouts, ","), options.batch_size, num_threads(), r.train_seconds);
+  fmt::print(
+      "train: {} {}-layer hidden {}, fanouts {}, batch {}, {} process(es) x {} threads, {:.1f} "
+      "s\n",
+      options.model.kind, options.fanouts.size(), options.model.hidden,
+      fmt::join(options.fanouts, ","), options.batch_size, ranks, num_threads(), r.train_seconds);
   fmt::print("  seeds/s {:.0f}", r.seeds_per_second);
   if (const double dgl = dgl_seeds_per_second(options.fanouts);
       dgl > 0 && options.model.kind == "sage") {
@@ -54,7 +84,93 @@ void run_bench_train(const std::string& dir, train::TrainOptions options) {
       t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
   fmt::print("  sampling+fetch hidden behind compute: {:.0f}%\n",
              loader_work > 0 ? 100.0 * std::max(0.0, 1.0 - t.wait / loader_work) : 0.0);
-  fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9);
+  if (ranks > 1) {
+    const double step_seconds = r.train_seconds / std::max<int64_t>(r.steps, 1);
+    fmt::print(
+        "  allreduce of the {:.2f} MB of gradients alone: {:.2f} ms = {:.1f}% of a {:.0f} ms "
+        "step\n",
+        r.parameters * 4 / 1e6, allreduce_seconds * 1e3, 100.0 * allreduce_seconds / step_seconds,
+        step_seconds * 1e3);
+    fmt::print(
+        "  time in gradient sync ({}; includes waiting for the slower rank): {:.2f} s = {:.1f}% "
+        "of the step time\n",
+        options.sync.overlap ? "overlapped with backward" : "after backward", t.allreduce,
+        100.0 * t.allreduce / r.train_seconds);
+  }
+  fmt::print("  peak RSS {:.2f} GB (rank 0)\n", peak_rss_bytes() / 1e9);
+  if (!command.result_json.empty()) {
+    const nlohmann::json figures = {{"seeds_per_s", r.seeds_per_second},
+                                    {"train_seconds", r.train_seconds},
+                                    {"ranks", ranks},
+                                    {"backward", t.backward},
+                                    {"forward", t.forward},
+                                    {"allreduce", t.allreduce},
+                                    {"allreduce_alone", allreduce_seconds},
+                                    {"steps", r.steps}};
+    const std::string text = figures.dump() + "\n";
+    AtomicFile out(command.result_json);
+    out.write(text.data(), text.size());
+    out.commit();
+  }
+}
+
+// `bench data-parallel`: the same `bench train` job with 1 process, with N processes, and with
+// N processes without overlap, each as a child of this one; prints the comparison.
+void run_bench_data_parallel(const DataParallelFlags& flags) {
+  const std::filesystem::path dir = temporary_sibling(
+      std::filesystem::temp_directory_path() / fmt::format("graphloom-bench-{}", ::getpid()));
+  std::filesystem::create_directories(dir);
+  auto run = [&](int nproc, bool overlap, const std::string& name) {
+    std::vector<std::string> argv{"/proc/self/exe"};
+    for (std::size_t i = 1; i < flags.argv.size(); ++i) {
+      if (flags.argv[i] == "--nproc") {
+        ++i;
+      } else if (flags.argv[i] == "data-parallel") {
+        argv.push_back("train");
+      } else {
+        argv.push_back(flags.argv[i]);
+      }
+    }
+    const std::string json = (dir / (name + ".json")).string();
+    argv.insert(argv.end(), {"--nproc", std::to_string(nproc), "--result-json", json});
+    if (!overlap) argv.push_back("--no-overlap");
+    fmt::print("== {}\n", name);
+    std::fflush(stdout);
+    const int code = dist::run_processes({{.name = name, .argv = argv}});
+    GL_CHECK(code == 0, "bench run '{}' failed with exit code {}", name, code);
+    std::ifstream in(json);
+    return nlohmann::json::parse(in);
+  };
+  nlohmann::json one, overlapped, serial;
+  try {
+    one = run(1, true, "1 process");
+    overlapped = run(flags.nproc, true, fmt::format("{} processes", flags.nproc));
+    serial = run(flags.nproc, false, fmt::format("{} processes, no overlap", flags.nproc));
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+  const double base = one["seeds_per_s"].get<double>();
+  const double fast = overlapped["seeds_per_s"].get<double>();
+  const double exposed = overlapped["allreduce"].get<double>();
+  const double full = serial["allreduce"].get<double>();
+  fmt::print("\ndata-parallel summary\n");
+  fmt::print("  1 process              {:8.0f} seeds/s\n", base);
+  fmt::print("  {} processes            {:8.0f} seeds/s   ratio {:.2f}x\n", flags.nproc, fast,
+             fast / base);
+  fmt::print("  {} processes no overlap {:8.0f} seeds/s   ratio {:.2f}x\n", flags.nproc,
+             serial["seeds_per_s"].get<double>(), serial["seeds_per_s"].get<double>() / base);
+  const double alone =
+      overlapped["allreduce_alone"].get<double>() * overlapped["steps"].get<double>();
+  fmt::print(
+      "  allreduce alone (no waiting for a slower rank): {:.2f} s = {:.1f}% of the step "
+      "time\n",
+      alone, 100.0 * alone / overlapped["train_seconds"].get<double>());
+  fmt::print(
+      "  time in gradient sync after backward: {:.2f} s; overlapped: {:.2f} s ({:.0f}% of "
+      "it hidden behind backward)\n",
+      full, exposed, full > 0 ? 100.0 * std::max(0.0, 1.0 - exposed / full) : 0.0);
 }
 
 void run_bench_aggregate(const std::string& dir, int64_t hidden, int repeats) {
@@ -109,19 +225,44 @@ void run_bench_aggregate(const std::string& dir, int64_t hidden, int repeats) {
 
 }  // namespace
 
-void add_train_benchmarks(CLI::App* bench) {
-  {
-    auto dir = std::make_shared<std::string>();
-    auto options = std::make_shared<train::TrainOptions>();
-    options->model.hidden = 256;
-    options->max_batches = 60;
-    CLI::App* cmd = bench->add_subcommand(
-        "train", "End-to-end training seeds/s with the per-stage time split (one epoch)");
-    cmd->add_option("--data", *dir, "Dataset directory (default: embedded default dataset)");
-    add_train_flags(cmd, *options);
-    cmd->add_option("--batches", options->max_batches, "Training batches to measure (0 = epoch)")
+void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv) {
+  for (const bool comparison : {false, true}) {
+    auto command = std::make_shared<BenchTrainCommand>();
+    command->options.model.hidden = 256;
+    command->options.max_batches = 60;
+    command->parallel.argv = argv;
+    CLI::App* cmd =
+        comparison
+            ? bench->add_subcommand("data-parallel",
+                                    "`bench train` with 1 process, with --nproc processes and "
+                                    "with --nproc without overlap: seeds/s, allreduce share, "
+                                    "how much of it backward hides")
+            : bench->add_subcommand(
+                  "train", "End-to-end training seeds/s with the per-stage time split (one epoch)");
+    cmd->add_option("--data", command->data,
+                    "Dataset directory (default: embedded default dataset)");
+    add_train_flags(cmd, command->options);
+    cmd->add_option("--batches", command->options.max_batches,
+                    "Training batches to measure per process (0 = epoch)")
         ->capture_default_str();
-    cmd->callback([dir, options] { run_bench_train(*dir, *options); });
+    if (comparison) {
+      command->parallel.nproc = 2;
+      cmd->add_option("--nproc", command->parallel.nproc, "Processes of the data-parallel runs")
+          ->check(CLI::Range(2, 64))
+          ->capture_default_str();
+      cmd->add_option("--bucket-cap-mb", command->options.sync.bucket_cap_mb,
+                      "Gradient bytes per allreduce bucket")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      cmd->callback([command] { run_bench_data_parallel(command->parallel); });
+      continue;
+    }
+    add_data_parallel_flags(cmd, command->parallel, command->options);
+    cmd->add_option("--result-json", command->result_json, "Also write the figures as JSON");
+    cmd->callback([command] {
+      run_data_parallel(command->parallel,
+                        [&](dist::ProcessGroup* group) { run_bench_train(*command, group); });
+    });
   }
   {
     auto dir = std::make_shared<std::string>();

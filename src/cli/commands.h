@@ -4,7 +4,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
 
+#include "graphloom/dist/process_group.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/node_classification.h"
 
@@ -19,17 +23,32 @@ struct ExitCode {
 void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
-void add_bench_command(CLI::App& app);
 // `argv`: the program's command line (`--nproc` restarts it once per trainer). Also `plot`.
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv);
+// `argv` as for add_train_command (`bench train --nproc`).
+void add_bench_command(CLI::App& app, const std::vector<std::string>& argv);
 // `command_line` is recorded in partition.json.
 void add_partition_command(CLI::App& app, const std::string& command_line);
 // Registered under `bench` by add_bench_command.
 void add_sampling_benchmarks(CLI::App* bench);
-void add_train_benchmarks(CLI::App* bench);
+void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv);
 // The per-part table of `partition` and of `inspect` on a partition directory.
 void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.
 void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
+
+// Data-parallel flags of `train` and `bench train`.
+struct DataParallelFlags {
+  int nproc = 1;
+  int master_port = 0;
+  double timeout_seconds = 120;
+  std::vector<std::string> argv;  // the command line, restarted once per trainer by --nproc
+};
+void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::TrainOptions& options);
+// Runs `job` as this process's part of the job: with --nproc N > 1, starts N trainers running
+// this same command line and waits (throws ExitCode with the first failure's code); under a
+// launcher (RANK/WORLD_SIZE...), joins the process group and passes it; otherwise nullptr.
+void run_data_parallel(const DataParallelFlags& flags,
+                       const std::function<void(dist::ProcessGroup*)>& job);
 
 }  // namespace graphloom::cli

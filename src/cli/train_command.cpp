@@ -2,18 +2,13 @@
 // embedded default dataset (the main job). `graphloom plot LOG -o SVG`: its training curves.
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <memory>
-#include <thread>
 
 #include "commands.h"
 #include "graphloom/base/error.h"
-#include "graphloom/base/logging.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
-#include "graphloom/dist/process_environment.h"
 #include "graphloom/dist/process_group.h"
-#include "graphloom/dist/process_launcher.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/train/metrics_log.h"
@@ -26,72 +21,11 @@ struct TrainCommand {
   std::string data;
   train::TrainOptions options;
   bool no_progress = false;
-  int nproc = 1;
-  int master_port = 0;
-  double dist_timeout = 120;
-  std::vector<std::string> argv;  // the command line, to start --nproc copies of it
+  DataParallelFlags parallel;
 };
 
-// The command line of one of --nproc's trainers: the same, without --nproc.
-std::vector<std::string> trainer_argv(const std::vector<std::string>& argv) {
-  std::vector<std::string> out{"/proc/self/exe"};
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "--nproc") {
-      ++i;  // and its value
-    } else if (argv[i].rfind("--nproc=", 0) != 0) {
-      out.push_back(argv[i]);
-    }
-  }
-  return out;
-}
-
-// `--nproc N`: N local trainers (like torch's mp.spawn) sharing the cores, rendezvous on
-// 127.0.0.1. Returns the first failure's exit code.
-int launch_local_trainers(const TrainCommand& command) {
-  if (dist::process_environment().distributed()) {
-    throw UsageError(
-        "--nproc starts its own trainers; do not combine it with a launcher that "
-        "already sets RANK/WORLD_SIZE (torchrun, srun, mpirun)");
-  }
-  const int port = command.master_port > 0 ? command.master_port : dist::find_free_port();
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = std::max(1, static_cast<int>(cores) / command.nproc);
-  std::vector<dist::ProcessSpec> trainers;
-  for (int rank = 0; rank < command.nproc; ++rank) {
-    trainers.push_back({.name = fmt::format("trainer rank {}", rank),
-                        .argv = trainer_argv(command.argv),
-                        .environment = {{"RANK", std::to_string(rank)},
-                                        {"LOCAL_RANK", std::to_string(rank)},
-                                        {"WORLD_SIZE", std::to_string(command.nproc)},
-                                        {"LOCAL_WORLD_SIZE", std::to_string(command.nproc)},
-                                        {"MASTER_ADDR", "127.0.0.1"},
-                                        {"MASTER_PORT", std::to_string(port)},
-                                        {"OMP_NUM_THREADS", std::to_string(threads)}}});
-  }
-  spdlog::info("starting {} trainers ({} threads each, rendezvous 127.0.0.1:{})", command.nproc,
-               threads, port);
-  return dist::run_processes(trainers);
-}
-
-void run_train(TrainCommand& command) {
-  if (command.nproc > 1) {
-    const int code = launch_local_trainers(command);
-    if (code != 0) throw ExitCode(code);
-    return;
-  }
-  const dist::ProcessEnvironment env = dist::process_environment();
-  std::unique_ptr<dist::ProcessGroup> group;
-  if (env.distributed()) {
-    set_log_tag(fmt::format("rank {}", env.rank));
-    // Rank 0 reports progress; the others only warnings and errors.
-    if (env.rank != 0 && spdlog::get_level() == spdlog::level::info) {
-      spdlog::set_level(spdlog::level::warn);
-    }
-    group = dist::ProcessGroup::connect(
-        env,
-        {.timeout = std::chrono::milliseconds(static_cast<int64_t>(command.dist_timeout * 1000))});
-  }
-  const bool main_rank = env.rank == 0;
+void run_train(TrainCommand& command, dist::ProcessGroup* group) {
+  const bool main_rank = group == nullptr || group->rank() == 0;
   configure_allocator();  // mini-batch buffers come and go every step
   Timer timer;
   io::Dataset dataset;
@@ -106,7 +40,7 @@ void run_train(TrainCommand& command) {
                timer.seconds());
   command.options.progress = !command.no_progress;
   const train::TrainResult result =
-      train::train_node_classification(dataset, command.options, group.get());
+      train::train_node_classification(dataset, command.options, group);
   if (!main_rank) return;
   fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n", command.options.model.kind,
              result.epochs_run, result.best_epoch + 1, result.seeds_per_second);
@@ -169,54 +103,9 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
       ->capture_default_str();
 }
 
-void add_data_parallel_flags(CLI::App* cmd, TrainCommand& command) {
-  train::TrainOptions& o = command.options;
-  const char* group = "Data-parallel training";
-  cmd->add_option("--nproc", command.nproc,
-                  "Start N trainer processes on this machine, each with cores/N threads and a "
-                  "1/N share of the training nodes; gradients are averaged over them. Under "
-                  "torchrun, srun or mpirun leave it at 1: rank and world come from RANK/"
-                  "WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_RANK/_SIZE, and the "
-                  "rendezvous from MASTER_ADDR/MASTER_PORT")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str()
-      ->group(group);
-  cmd->add_option("--master-port", command.master_port,
-                  "Rendezvous port of --nproc on 127.0.0.1 (0: a free one)")
-      ->check(CLI::Range(0, 65535))
-      ->capture_default_str()
-      ->group(group);
-  cmd->add_option("--dist-timeout", command.dist_timeout,
-                  "Seconds to wait for the other ranks at the rendezvous and at every collective "
-                  "before failing (a rank that exits is noticed at once)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(group);
-  cmd->add_option("--bucket-cap-mb", o.sync.bucket_cap_mb,
-                  "Gradient bytes per allreduce bucket; smaller buckets start communicating "
-                  "earlier in backward")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(group);
-  cmd->add_flag(
-         "--no-overlap", [&o](int64_t) { o.sync.overlap = false; },
-         "Allreduce all gradients after backward instead of during it (for measuring "
-         "the overlap)")
-      ->group(group);
-  cmd->add_option("--check-sync", o.check_sync_every,
-                  "Every K steps verify that all ranks hold identical parameters (0 = never)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group(group);
-  cmd->add_flag("--drop-uneven-inputs", o.drop_uneven_inputs,
-                "Every rank runs as many batches as the rank with the fewest (otherwise ranks "
-                "that run out shadow the others' steps until all are done)")
-      ->group(group);
-}
-
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   auto command = std::make_shared<TrainCommand>();
-  command->argv = argv;
+  command->parallel.argv = argv;
   train::TrainOptions& o = command->options;
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a GNN for node classification (no --data: the embedded default dataset)");
@@ -247,12 +136,13 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");
-  add_data_parallel_flags(cmd, *command);
+  add_data_parallel_flags(cmd, command->parallel, command->options);
   cmd->callback([command] {
     if (command->options.resume && command->options.checkpoint.empty()) {
       throw UsageError("--resume needs --checkpoint FILE");
     }
-    run_train(*command);
+    run_data_parallel(command->parallel,
+                      [&](dist::ProcessGroup* group) { run_train(*command, group); });
   });
 
   auto log = std::make_shared<std::string>();

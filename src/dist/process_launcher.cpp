@@ -74,11 +74,13 @@ pid_t spawn(const ProcessSpec& spec) {
   const pid_t pid = ::fork();
   GL_CHECK(pid >= 0, "cannot start {}: fork failed: {}", spec.name, std::strerror(errno));
   if (pid == 0) {
+    ::setpgid(0, 0);  // its own process group: teardown reaches whatever it starts too
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
     if (::getppid() != parent) ::_exit(1);
     ::execve(argv_pointers[0], argv_pointers.data(), env_pointers.data());
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // also here, so that no signal can race the child's own call
   return pid;
 }
 
@@ -105,7 +107,7 @@ int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions
   int first_failure = 0;
   auto terminate_all = [&](int signal) {
     for (const pid_t pid : pids) {
-      if (pid > 0) ::kill(pid, signal);
+      if (pid > 0) ::kill(-pid, signal);
     }
   };
   try {

@@ -141,6 +141,8 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
       model->parameters(),
       torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
 
+  TrainResult result;
+  for (const auto& parameter : model->parameters()) result.parameters += parameter.numel();
   TrainState state;
   if (options.resume) {
     load_checkpoint(options.checkpoint, *model, optimizer, state);
@@ -158,6 +160,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   int64_t step = 0;
   auto after_step = [&] {
     ++step;
+    ++result.steps;
     if (options.check_sync_every > 0 && step % options.check_sync_every == 0) {
       sync->check_parameters_in_sync(step);
     }
@@ -170,7 +173,6 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   const bool show_progress = options.progress && main_rank;
   const at::Tensor valid_labels = dataset.labels.index_select(0, valid_nodes);
 
-  TrainResult result;
   for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
     model->train();
     loader.start_epoch(static_cast<uint64_t>(epoch));
@@ -209,7 +211,11 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
       timer.reset();
       optimizer.step();
       t.optimizer += timer.seconds();
-      if (sync) after_step();
+      if (sync) {
+        after_step();
+      } else {
+        ++result.steps;
+      }
       const int64_t count = batch->seeds.numel();
       loss_sum += loss.item<double>() * static_cast<double>(count);
       correct += (logits.argmax(1) == batch->labels).sum().item<int64_t>();

@@ -55,6 +55,8 @@ struct TrainResult {
   double seeds_per_second = 0;  // training batches only, over all epochs, all ranks
   StageTimes times;             // summed over all epochs of this run
   double train_seconds = 0;     // wall time of the training batches
+  int64_t steps = 0;            // optimizer steps (data-parallel: gradient rounds)
+  int64_t parameters = 0;       // model parameters (gradient floats per step)
 };
 
 // With a process group of several ranks the run is data-parallel: every rank trains on its share

@@ -1,0 +1,123 @@
+// The data-parallel side of `train` and `bench train`: the flags, `--nproc` (this program
+// started once per trainer), and joining the process group when a launcher set RANK/WORLD_SIZE.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <thread>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/logging.h"
+#include "graphloom/dist/process_environment.h"
+#include "graphloom/dist/process_launcher.h"
+
+namespace graphloom::cli {
+namespace {
+
+// The command line of one of --nproc's trainers: the same, without --nproc.
+std::vector<std::string> trainer_argv(const std::vector<std::string>& argv) {
+  std::vector<std::string> out{"/proc/self/exe"};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--nproc") {
+      ++i;  // and its value
+    } else if (argv[i].rfind("--nproc=", 0) != 0) {
+      out.push_back(argv[i]);
+    }
+  }
+  return out;
+}
+
+// `--nproc N`: N local trainers (like torch's mp.spawn) sharing the cores, rendezvous on
+// 127.0.0.1. Returns the first failure's exit code.
+int launch_local_trainers(const DataParallelFlags& flags) {
+  if (dist::process_environment().distributed()) {
+    throw UsageError(
+        "--nproc starts its own trainers; do not combine it with a launcher that "
+        "already sets RANK/WORLD_SIZE (torchrun, srun, mpirun)");
+  }
+  const int port = flags.master_port > 0 ? flags.master_port : dist::find_free_port();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = std::max(1, static_cast<int>(cores) / flags.nproc);
+  std::vector<dist::ProcessSpec> trainers;
+  for (int rank = 0; rank < flags.nproc; ++rank) {
+    trainers.push_back({.name = fmt::format("trainer rank {}", rank),
+                        .argv = trainer_argv(flags.argv),
+                        .environment = {{"RANK", std::to_string(rank)},
+                                        {"LOCAL_RANK", std::to_string(rank)},
+                                        {"WORLD_SIZE", std::to_string(flags.nproc)},
+                                        {"LOCAL_WORLD_SIZE", std::to_string(flags.nproc)},
+                                        {"MASTER_ADDR", "127.0.0.1"},
+                                        {"MASTER_PORT", std::to_string(port)},
+                                        {"OMP_NUM_THREADS", std::to_string(threads)}}});
+  }
+  spdlog::info("starting {} trainers ({} threads each, rendezvous 127.0.0.1:{})", flags.nproc,
+               threads, port);
+  return dist::run_processes(trainers);
+}
+
+}  // namespace
+
+void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::TrainOptions& o) {
+  const char* group = "Data-parallel training";
+  cmd->add_option("--nproc", flags.nproc,
+                  "Start N trainer processes on this machine, each with cores/N threads and a "
+                  "1/N share of the training nodes; gradients are averaged over them. Under "
+                  "torchrun, srun or mpirun leave it at 1: rank and world come from RANK/"
+                  "WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_RANK/_SIZE, and the "
+                  "rendezvous from MASTER_ADDR/MASTER_PORT")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--master-port", flags.master_port,
+                  "Rendezvous port of --nproc on 127.0.0.1 (0: a free one)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--dist-timeout", flags.timeout_seconds,
+                  "Seconds to wait for the other ranks at the rendezvous and at every collective "
+                  "before failing (a rank that exits is noticed at once)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--bucket-cap-mb", o.sync.bucket_cap_mb,
+                  "Gradient bytes per allreduce bucket; smaller buckets start communicating "
+                  "earlier in backward")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_flag(
+         "--no-overlap", [&o](int64_t) { o.sync.overlap = false; },
+         "Allreduce all gradients after backward instead of during it (to measure the overlap)")
+      ->group(group);
+  cmd->add_option("--check-sync", o.check_sync_every,
+                  "Every K steps verify that all ranks hold identical parameters (0 = never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_flag("--drop-uneven-inputs", o.drop_uneven_inputs,
+                "Every rank runs as many batches as the rank with the fewest (otherwise ranks "
+                "that run out shadow the others' steps until all are done)")
+      ->group(group);
+}
+
+void run_data_parallel(const DataParallelFlags& flags,
+                       const std::function<void(dist::ProcessGroup*)>& job) {
+  if (flags.nproc > 1) {
+    const int code = launch_local_trainers(flags);
+    if (code != 0) throw ExitCode{code};
+    return;
+  }
+  const dist::ProcessEnvironment env = dist::process_environment();
+  if (!env.distributed()) return job(nullptr);
+  set_log_tag(fmt::format("rank {}", env.rank));
+  // Rank 0 reports progress; the others only warnings and errors.
+  if (env.rank != 0 && spdlog::get_level() == spdlog::level::info) {
+    spdlog::set_level(spdlog::level::warn);
+  }
+  const auto group = dist::ProcessGroup::connect(
+      env,
+      {.timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.timeout_seconds * 1000))});
+  job(group.get());
+}
+
+}  // namespace graphloom::cli
