@@ -72,6 +72,13 @@ ProcessEnvironment parse_process_environment(const Lookup& lookup) {
              env.world_size);
   }
   env.master_port = integer(lookup, "MASTER_PORT", 1, 65535).value_or(env.master_port);
+  if (const char* agent = lookup("TORCHELASTIC_USE_AGENT_STORE");
+      agent != nullptr && std::string_view(agent) == "True") {
+    env.launcher_hosts_store = true;
+    env.store_prefix =
+        fmt::format("/worker/attempt_{}",
+                    integer(lookup, "TORCHELASTIC_RESTART_COUNT", 0, kMaxWorld).value_or(0));
+  }
   return env;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -109,19 +110,23 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
 
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(env.master_port);
-  store_options.isServer = env.rank == 0;
+  store_options.isServer = env.rank == 0 && !env.launcher_hosts_store;
   store_options.numWorkers = static_cast<std::size_t>(env.world_size);
   store_options.waitWorkers = false;  // the Gloo rendezvous below waits for everyone
   store_options.timeout = options.timeout;
   impl.store = guarded(
-      env.rank == 0
+      store_options.isServer
           ? fmt::format("starting the rendezvous store on port {} (MASTER_PORT; is the port "
                         "already in use?)",
                         env.master_port)
           : fmt::format("rank {} reaching rank 0's rendezvous store at {} (MASTER_ADDR/"
                         "MASTER_PORT)",
                         env.rank, address),
-      [&] { return c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options); });
+      [&]() -> c10::intrusive_ptr<c10d::Store> {
+        auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+        if (env.store_prefix.empty()) return store;
+        return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+      });
 
   auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
   gloo_options->threads = options.gloo_threads;

@@ -131,6 +131,19 @@ TEST(DataParallelCli, NprocStopsEveryTrainerWhenOneDies) {
   EXPECT_FALSE(running(trainers[0]));
 }
 
+TEST(DataParallelCli, KilledLauncherTakesItsTrainersDown) {
+  TempDir dir;
+  BackgroundProcess launcher({"train", "--nproc", "2", "--epochs", "100", "--no-progress"}, {},
+                             dir / "launcher.log");
+  ASSERT_TRUE(eventually([&] { return children_of(launcher.pid()).size() == 2; }, 60));
+  const std::vector<int> trainers = children_of(launcher.pid());
+  launcher.kill(SIGKILL);
+  EXPECT_EQ(launcher.wait_for(30), 128 + SIGKILL);
+  for (const int trainer : trainers) {
+    EXPECT_TRUE(eventually([&] { return !running(trainer); }, 30)) << "trainer " << trainer;
+  }
+}
+
 TEST(DataParallelCli, TwoProcessCoraMatchesOneProcess) {
   GL_REQUIRE_SHARED_DATASET(cora, "cora");
   TempDir dir;

@@ -42,6 +42,16 @@ TEST(ProcessEnvironment, Torchrun) {
   EXPECT_EQ(env.master_port, 1234);
 }
 
+TEST(ProcessEnvironment, TorchrunAgentStore) {
+  const ProcessEnvironment env = parse({{"RANK", "0"},
+                                        {"WORLD_SIZE", "2"},
+                                        {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                        {"TORCHELASTIC_RESTART_COUNT", "3"}});
+  EXPECT_TRUE(env.launcher_hosts_store);  // rank 0 must not bind MASTER_PORT itself
+  EXPECT_EQ(env.store_prefix, "/worker/attempt_3");
+  EXPECT_FALSE(parse({{"RANK", "0"}, {"WORLD_SIZE", "2"}}).launcher_hosts_store);
+}
+
 TEST(ProcessEnvironment, SlurmAndOpenMpi) {
   const ProcessEnvironment slurm =
       parse({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "1"}});

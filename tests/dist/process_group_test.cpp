@@ -9,6 +9,8 @@
 
 #include <ATen/ATen.h>
 #include <filesystem>
+#include <thread>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "dist_fixtures.h"
 #include "support/test_support.h"
@@ -66,6 +68,33 @@ TEST(ProcessGroup, SharedTensorIsOneMemoryAndLeavesNothingInDevShm) {
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
     EXPECT_EQ(entry.path().filename().string().find(job), std::string::npos) << entry.path();
   }
+}
+
+TEST(ProcessGroup, JoinsAStoreHostedByTheLauncher) {
+  // As under torchrun: the agent owns MASTER_PORT; every rank is a client of its store.
+  c10d::TCPStoreOptions options;
+  options.port = 0;
+  options.isServer = true;
+  options.waitWorkers = false;
+  const auto agent_store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+  std::vector<std::thread> ranks;
+  std::vector<float> sums(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      ProcessEnvironment env;
+      env.rank = rank;
+      env.world_size = 2;
+      env.master_port = agent_store->getPort();
+      env.launcher_hosts_store = true;
+      env.store_prefix = "/worker/attempt_0";
+      const auto group = ProcessGroup::connect(env, {.timeout = std::chrono::seconds(20)});
+      at::Tensor value = at::ones({1});
+      group->allreduce(value);
+      sums[rank] = value.item<float>();
+    });
+  }
+  for (std::thread& rank : ranks) rank.join();
+  EXPECT_EQ(sums, (std::vector<float>{2, 2}));
 }
 
 TEST(ProcessGroup, PortInUseIsAClearError) {

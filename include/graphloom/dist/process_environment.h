@@ -16,6 +16,11 @@ struct ProcessEnvironment {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;      // torchrun's default
   std::string source = "none";  // torchrun | slurm | openmpi | none (a single process)
+  // torchrun's agent already hosts the store at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True): every rank connects to it as a client, under the
+  // key prefix of the current restart attempt.
+  bool launcher_hosts_store = false;
+  std::string store_prefix;
 
   bool distributed() const { return world_size > 1; }
 };
