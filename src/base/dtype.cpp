@@ -1,6 +1,8 @@
 // dtype names as numpy users know them.
 #include "graphloom/base/dtype.h"
 
+#include "graphloom/base/error.h"
+
 namespace graphloom {
 
 std::string dtype_name(c10::ScalarType dtype) {
@@ -28,6 +30,19 @@ std::string dtype_name(c10::ScalarType dtype) {
     default:
       return c10::toString(dtype);
   }
+}
+
+c10::ScalarType dtype_from_name(const std::string& name) {
+  using c10::ScalarType;
+  for (const ScalarType dtype :
+       {ScalarType::Half, ScalarType::BFloat16, ScalarType::Float, ScalarType::Double,
+        ScalarType::Char, ScalarType::Byte, ScalarType::Short, ScalarType::Int, ScalarType::Long,
+        ScalarType::Bool}) {
+    if (dtype_name(dtype) == name) return dtype;
+  }
+  GL_THROW("unknown dtype '{}' (expected float16, bfloat16, float32, float64, int8, uint8, "
+           "int16, int32, int64 or bool)",
+           name);
 }
 
 }  // namespace graphloom

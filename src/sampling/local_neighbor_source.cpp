@@ -157,7 +157,7 @@ class Kernel {
 
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
-                        uint64_t random_key) {
+                        uint64_t random_key, int64_t first_node) {
   const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph, fanout);
   const int64_t num_seeds = seeds.numel();
   const int64_t* seed = seeds.data_ptr<int64_t>();
@@ -190,7 +190,7 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) {
     if (i + kColumnsAhead < num_seeds) kernel.prefetch_column(column[i + kColumnsAhead]);
-    RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i])}));
+    RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
     kernel.fill(column[i], indptr[i + 1] - indptr[i], rng, neighbors + indptr[i], ids + indptr[i]);
   }
   return out;
@@ -204,12 +204,13 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
            "seeds must be a 1-D int64 tensor, got {} with {} dims",
            c10::toString(seeds.scalar_type()), seeds.dim());
-  const at::Tensor contiguous_seeds = seeds.contiguous();
+  const int64_t first = options.first_node;
+  const at::Tensor contiguous_seeds = first == 0 ? seeds.contiguous() : seeds - first;
   if (contiguous_seeds.numel() > 0) {
     const int64_t low = contiguous_seeds.min().item<int64_t>();
     const int64_t high = contiguous_seeds.max().item<int64_t>();
-    GL_CHECK(low >= 0 && high < graph.num_nodes, "seed node id {} is outside [0, {})",
-             low < 0 ? low : high, graph.num_nodes);
+    GL_CHECK(low >= 0 && high < graph.num_nodes, "seed node id {} is outside [{}, {})",
+             (low < 0 ? low : high) + first, first, first + graph.num_nodes);
   }
   if (options.weighted) {
     GL_CHECK(graph.has_weights(), "weighted sampling needs edge weights, but the graph has none");
@@ -225,12 +226,12 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
       const uint64_t key = options.random_key;
       if (options.weighted) {
         return options.replace
-                   ? run_kernel<Index, Weight, true, true>(graph, contiguous_seeds, fanout, key)
-                   : run_kernel<Index, Weight, false, true>(graph, contiguous_seeds, fanout, key);
+                   ? run_kernel<Index, Weight, true, true>(graph, contiguous_seeds, fanout, key, first)
+                   : run_kernel<Index, Weight, false, true>(graph, contiguous_seeds, fanout, key, first);
       }
       return options.replace
-                 ? run_kernel<Index, Weight, true, false>(graph, contiguous_seeds, fanout, key)
-                 : run_kernel<Index, Weight, false, false>(graph, contiguous_seeds, fanout, key);
+                 ? run_kernel<Index, Weight, true, false>(graph, contiguous_seeds, fanout, key, first)
+                 : run_kernel<Index, Weight, false, false>(graph, contiguous_seeds, fanout, key, first);
     });
   });
 }

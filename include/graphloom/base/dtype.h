@@ -8,5 +8,7 @@
 namespace graphloom {
 
 std::string dtype_name(c10::ScalarType dtype);
+// The inverse of dtype_name; throws graphloom::Error for an unknown name.
+c10::ScalarType dtype_from_name(const std::string& name);
 
 }  // namespace graphloom

@@ -18,6 +18,10 @@ struct SampleOptions {
   // Key of this call's random streams; each node draws from stream_key({random_key, node}), so
   // results do not depend on thread count or on which other nodes are in the call.
   uint64_t random_key = 0;
+  // Global id of the graph's column 0 when the graph is one partition's CSC (owned nodes as
+  // columns): seeds are then global ids in [first_node, first_node + num_nodes) and streams are
+  // keyed by the global id, so a part samples exactly what the whole graph would.
+  int64_t first_node = 0;
 };
 
 // Picked neighbors of each seed, in seed order.

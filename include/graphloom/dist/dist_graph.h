@@ -1,0 +1,53 @@
+// DistGraph: the partitioned graph seen from a trainer — a NeighborSource and a FeatureSource
+// over the partition book. Seeds and ids are split by owner; the part this machine holds is
+// read in place (no RPC), the others are asked concurrently over RPC, and the answers are
+// merged back in request order. The multi-layer sampler and the DataLoader run on it unchanged.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphloom/dist/graph_client.h"
+#include "graphloom/features/feature_source.h"
+#include "graphloom/partition/partition_book.h"
+#include "graphloom/partition/partition_format.h"
+#include "graphloom/sampling/neighbor_source.h"
+
+namespace graphloom::dist {
+
+class DistGraph : public sampling::NeighborSource, public features::FeatureSource {
+ public:
+  // `servers[k]`: the addresses of the servers of part k (requests rotate over them).
+  // `local_part`: this machine's part, read directly (may be null); must outlive the graph.
+  DistGraph(const std::vector<std::vector<std::string>>& servers, const ClientOptions& options,
+            const partition::Partition* local_part = nullptr);
+
+  int64_t num_nodes() const override { return book_.num_nodes(); }
+  sampling::SampledEdges sample_neighbors(const at::Tensor& seeds, int64_t fanout,
+                                          const sampling::SampleOptions& options) const override;
+
+  bool has(const std::string& name) const override { return schemas_.count(name) > 0; }
+  features::FeatureInfo info(const std::string& name) const override;
+  void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override;
+  using features::FeatureSource::gather;
+  // Writes `rows` into `name` at `ids` on the owning servers.
+  void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
+
+  const partition::PartitionBook& book() const { return book_; }
+
+ private:
+  const GraphClient& client_for(int64_t part) const;
+  const TensorSchema& schema(const std::string& name) const;
+
+  ServerMetadata metadata_;  // of part 0's first server: the book and the schemas
+  std::vector<std::vector<GraphClient>> clients_;
+  mutable std::unique_ptr<std::atomic<uint64_t>[]> next_server_;
+  partition::PartitionBook book_;
+  const std::vector<int64_t>& edge_range_ends_ = metadata_.edge_range_ends;
+  const std::map<std::string, TensorSchema>& schemas_ = metadata_.tensors;
+  const partition::Partition* local_ = nullptr;
+};
+
+}  // namespace graphloom::dist

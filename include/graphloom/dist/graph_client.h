@@ -1,0 +1,63 @@
+// The client side of one graph server: typed calls with the cluster token, a deadline on every
+// call, retries with backoff while the server is UNAVAILABLE, and errors that name the server.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphloom/features/feature_source.h"
+#include "graphloom/sampling/neighbor_source.h"
+
+namespace graphloom::dist {
+
+struct ClientOptions {
+  std::string token;  // empty: no token sent (servers started with --insecure)
+  std::chrono::milliseconds deadline = std::chrono::seconds(30);  // per call
+  int retries = 3;                       // extra attempts while UNAVAILABLE, with backoff
+  int64_t max_message_bytes = 64 << 20;  // receive limit
+};
+
+struct TensorSchema {
+  c10::ScalarType dtype;
+  std::vector<int64_t> row_shape;
+};
+
+struct ServerMetadata {
+  int64_t part = 0;
+  int64_t num_parts = 0;
+  std::vector<int64_t> node_range_ends;
+  std::vector<int64_t> edge_range_ends;
+  std::map<std::string, TensorSchema> tensors;
+  std::string graph_name;
+  std::string version;
+};
+
+class GraphClient {
+ public:
+  GraphClient(std::string address, ClientOptions options);
+  ~GraphClient();
+  GraphClient(GraphClient&&) noexcept;
+
+  const std::string& address() const { return address_; }
+  // `seeds` must all be owned by the server's part.
+  sampling::SampledEdges sample_neighbors(const at::Tensor& seeds, int64_t fanout,
+                                          const sampling::SampleOptions& options) const;
+  // Rows `ids` of `name` ([n, schema.row_shape...]).
+  at::Tensor pull(const std::string& name, const at::Tensor& ids, const TensorSchema& schema) const;
+  void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
+  ServerMetadata metadata() const;
+  std::string health() const;
+  void shutdown() const;
+
+ private:
+  struct Impl;
+  std::string address_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphloom::dist

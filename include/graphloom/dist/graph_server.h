@@ -1,0 +1,48 @@
+// A graph server: serves one part of a partitioned graph over gRPC (DESIGN.md section 5) —
+// neighbor sampling on the part's CSC, pulls and pushes of node-tensor rows, metadata, health
+// and shutdown. Every request must carry the cluster token, and every id and size is checked
+// against the part's ranges before memory is touched: a bad request gets INVALID_ARGUMENT and
+// the server keeps serving.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace graphloom::dist {
+
+struct ServerOptions {
+  std::filesystem::path partition_dir;  // a `graphloom partition` output directory
+  int64_t part = 0;
+  std::string address = "127.0.0.1:0";   // host:port to bind (port 0: a free one)
+  std::string token;                     // required unless `insecure`
+  bool insecure = false;                 // no token check (local tests only)
+  int64_t max_message_bytes = 64 << 20;  // requests and responses above this are refused
+};
+
+class GraphServer {
+ public:
+  // Loads the part (memory-mapped) and starts listening; throws graphloom::Error when the part
+  // cannot be loaded, the address cannot be bound, or no token was given without `insecure`.
+  explicit GraphServer(const ServerOptions& options);
+  ~GraphServer();  // shuts down
+  GraphServer(const GraphServer&) = delete;
+  GraphServer& operator=(const GraphServer&) = delete;
+
+  int port() const;
+  std::string address() const;  // host:port actually bound
+  // Blocks until shutdown() or a Shutdown RPC.
+  void wait();
+  void shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads a cluster token file: the first line, surrounding whitespace removed; throws when the
+// file is missing, empty, or readable by others than its owner.
+std::string read_token_file(const std::filesystem::path& path);
+
+}  // namespace graphloom::dist

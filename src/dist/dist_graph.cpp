@@ -1,0 +1,198 @@
+// DistGraph: split by owner, answer locally or over RPC, merge in request order.
+#include "graphloom/dist/dist_graph.h"
+
+#include <ATen/ATen.h>
+
+#include <future>
+
+#include "graphloom/base/error.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+
+namespace graphloom::dist {
+namespace {
+
+// The ids of each part and their positions in the request.
+struct OwnerSplit {
+  std::vector<at::Tensor> positions;  // int64, per part
+  std::vector<at::Tensor> ids;        // int64, per part
+};
+
+OwnerSplit split_by_owner(const partition::PartitionBook& book, const at::Tensor& ids) {
+  const at::Tensor owners = book.owner_of(ids);
+  const at::Tensor order =
+      std::get<1>(at::sort(owners, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
+  const at::Tensor counts = at::bincount(owners, {}, book.num_parts());
+  OwnerSplit split;
+  int64_t offset = 0;
+  for (int64_t part = 0; part < book.num_parts(); ++part) {
+    const int64_t count = counts[part].item<int64_t>();
+    split.positions.push_back(order.slice(0, offset, offset + count));
+    split.ids.push_back(ids.index_select(0, split.positions.back()));
+    offset += count;
+  }
+  return split;
+}
+
+// Runs `work(part)` for every part with ids: remote parts concurrently, the local one inline.
+template <typename Result, typename Work>
+std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, Work&& work) {
+  std::vector<Result> results(split.ids.size());
+  std::vector<std::future<void>> remote;
+  for (std::size_t part = 0; part < split.ids.size(); ++part) {
+    if (split.ids[part].numel() == 0 || static_cast<int64_t>(part) == local_part) continue;
+    remote.push_back(std::async(std::launch::async,
+                                [&, part] { results[part] = work(static_cast<int64_t>(part)); }));
+  }
+  if (local_part >= 0 && local_part < static_cast<int64_t>(split.ids.size()) &&
+      split.ids[local_part].numel() > 0) {
+    results[local_part] = work(local_part);
+  }
+  for (auto& future : remote) future.get();  // rethrows the first failure
+  return results;
+}
+
+ServerMetadata first_metadata(const std::vector<std::vector<std::string>>& servers,
+                              const ClientOptions& options) {
+  GL_CHECK(!servers.empty() && !servers[0].empty(),
+           "DistGraph needs the servers of every part, got none");
+  return GraphClient(servers[0][0], options).metadata();
+}
+
+}  // namespace
+
+DistGraph::DistGraph(const std::vector<std::vector<std::string>>& servers,
+                     const ClientOptions& options, const partition::Partition* local_part)
+    : metadata_(first_metadata(servers, options)),
+      book_(metadata_.node_range_ends),
+      local_(local_part) {
+  for (std::size_t part = 0; part < servers.size(); ++part) {
+    GL_CHECK(!servers[part].empty(), "no server address for part {}", part);
+    std::vector<GraphClient> clients;
+    for (const std::string& address : servers[part]) clients.emplace_back(address, options);
+    clients_.push_back(std::move(clients));
+  }
+  next_server_ = std::make_unique<std::atomic<uint64_t>[]>(servers.size());
+  GL_CHECK(metadata_.num_parts == static_cast<int64_t>(servers.size()),
+           "graph '{}' has {} parts but servers were given for {}", metadata_.graph_name,
+           metadata_.num_parts, servers.size());
+  for (std::size_t part = 0; part < servers.size(); ++part) {
+    for (const GraphClient& client : clients_[part]) {
+      const int64_t served = client.metadata().part;
+      GL_CHECK(served == static_cast<int64_t>(part),
+               "server {} serves part {}, but was given as a server of part {}", client.address(),
+               served, part);
+    }
+  }
+  if (local_ != nullptr) {
+    GL_CHECK(local_->node_begin == book_.begin(local_->part) &&
+                 local_->node_end == book_.end(local_->part),
+             "the local part {} does not match the servers' partition book", local_->part);
+  }
+}
+
+const GraphClient& DistGraph::client_for(int64_t part) const {
+  const auto& clients = clients_[part];
+  return clients[next_server_[part]++ % clients.size()];
+}
+
+sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
+                                                   const sampling::SampleOptions& options) const {
+  const at::Tensor ids = seeds.to(at::kLong).contiguous();
+  const OwnerSplit split = split_by_owner(book_, ids);
+  const int64_t local_part = local_ != nullptr ? local_->part : -1;
+  const auto parts = for_each_part<sampling::SampledEdges>(split, local_part, [&](int64_t part) {
+    if (part != local_part)
+      return client_for(part).sample_neighbors(split.ids[part], fanout, options);
+    GL_CHECK(options.direction == sampling::EdgeDirection::kIn,
+             "out-edge sampling is not available on a partitioned graph");
+    sampling::SampleOptions local = options;
+    local.first_node = local_->node_begin;
+    sampling::SampledEdges edges =
+        sampling::sample_csc_neighbors(local_->graph, split.ids[part], fanout, local);
+    edges.edge_ids.add_(edge_range_ends_[part] - local_->graph.num_edges());
+    return edges;
+  });
+  // Merge in seed order: per-seed counts first, then each part's picks into place.
+  const int64_t n = ids.numel();
+  sampling::SampledEdges out;
+  out.indptr = at::zeros({n + 1}, at::kLong);
+  int64_t* indptr = out.indptr.data_ptr<int64_t>();
+  for (std::size_t part = 0; part < parts.size(); ++part) {
+    if (split.ids[part].numel() == 0) continue;
+    const int64_t* position = split.positions[part].data_ptr<int64_t>();
+    const int64_t* part_indptr = parts[part].indptr.data_ptr<int64_t>();
+    for (int64_t j = 0; j < split.ids[part].numel(); ++j) {
+      indptr[position[j] + 1] = part_indptr[j + 1] - part_indptr[j];
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) indptr[i + 1] += indptr[i];
+  out.neighbors = at::empty({indptr[n]}, at::kLong);
+  out.edge_ids = at::empty({indptr[n]}, at::kLong);
+  int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
+  int64_t* edge_ids = out.edge_ids.data_ptr<int64_t>();
+  for (std::size_t part = 0; part < parts.size(); ++part) {
+    if (split.ids[part].numel() == 0) continue;
+    const int64_t* position = split.positions[part].data_ptr<int64_t>();
+    const int64_t* part_indptr = parts[part].indptr.data_ptr<int64_t>();
+    const int64_t* part_neighbors = parts[part].neighbors.data_ptr<int64_t>();
+    const int64_t* part_edge_ids = parts[part].edge_ids.data_ptr<int64_t>();
+    for (int64_t j = 0; j < split.ids[part].numel(); ++j) {
+      const int64_t count = part_indptr[j + 1] - part_indptr[j];
+      std::copy_n(part_neighbors + part_indptr[j], count, neighbors + indptr[position[j]]);
+      std::copy_n(part_edge_ids + part_indptr[j], count, edge_ids + indptr[position[j]]);
+    }
+  }
+  return out;
+}
+
+const TensorSchema& DistGraph::schema(const std::string& name) const {
+  const auto it = schemas_.find(name);
+  GL_CHECK(it != schemas_.end(), "the distributed graph has no node tensor named '{}'", name);
+  return it->second;
+}
+
+features::FeatureInfo DistGraph::info(const std::string& name) const {
+  const TensorSchema& s = schema(name);
+  return {s.dtype, s.row_shape, book_.num_nodes()};
+}
+
+void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const {
+  const TensorSchema& s = schema(name);
+  std::vector<int64_t> shape{ids.numel()};
+  shape.insert(shape.end(), s.row_shape.begin(), s.row_shape.end());
+  GL_CHECK(
+      out.sizes() == at::IntArrayRef(shape) && out.scalar_type() == s.dtype && out.is_contiguous(),
+      "gather of '{}': output must be a contiguous {} tensor of shape {}", name,
+      c10::toString(s.dtype), at::IntArrayRef(shape));
+  const at::Tensor all = ids.to(at::kLong).contiguous();
+  const OwnerSplit split = split_by_owner(book_, all);
+  const int64_t local_part = local_ != nullptr ? local_->part : -1;
+  const auto rows = for_each_part<at::Tensor>(split, local_part, [&](int64_t part) {
+    if (part != local_part) return client_for(part).pull(name, split.ids[part], s);
+    const at::Tensor& table = name == "label" ? local_->labels : local_->features.at(name);
+    std::vector<int64_t> part_shape = shape;
+    part_shape[0] = split.ids[part].numel();
+    at::Tensor part_rows = at::empty(part_shape, table.options());
+    features::gather_rows(table, split.ids[part] - local_->node_begin, part_rows);
+    return part_rows;
+  });
+  for (std::size_t part = 0; part < rows.size(); ++part) {
+    if (split.ids[part].numel() > 0) out.index_copy_(0, split.positions[part], rows[part]);
+  }
+}
+
+void DistGraph::push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const {
+  schema(name);
+  const at::Tensor all = ids.to(at::kLong).contiguous();
+  GL_CHECK(rows.size(0) == all.numel(), "push of '{}': {} ids but {} rows", name, all.numel(),
+           rows.size(0));
+  const OwnerSplit split = split_by_owner(book_, all);
+  // Every part over RPC, the local one too: its server holds the table that others read.
+  for_each_part<bool>(split, /*local_part=*/-1, [&](int64_t part) {
+    client_for(part).push(name, split.ids[part], rows.index_select(0, split.positions[part]));
+    return true;
+  });
+}
+
+}  // namespace graphloom::dist

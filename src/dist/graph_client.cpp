@@ -1,0 +1,146 @@
+// GraphClient: one gRPC channel to one server.
+#include "graphloom/dist/graph_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <thread>
+
+#include "graphloom/base/dtype.h"
+#include "graphloom/base/error.h"
+#include "graphloom_proto/graph_service.grpc.pb.h"
+#include "rpc_bytes.h"
+
+namespace graphloom::dist {
+
+struct GraphClient::Impl {
+  ClientOptions options;
+  std::unique_ptr<rpc::GraphService::Stub> stub;
+
+  // One call with deadline, token and retries on UNAVAILABLE; throws naming the server.
+  template <typename Request, typename Response, typename Method>
+  Response call(const std::string& address, const char* name, Method method,
+                const Request& request) const {
+    std::chrono::milliseconds backoff(100);
+    for (int attempt = 0;; ++attempt) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + options.deadline);
+      if (!options.token.empty()) context.AddMetadata("authorization", "Bearer " + options.token);
+      Response response;
+      const grpc::Status status = ((*stub).*method)(&context, request, &response);
+      if (status.ok()) return response;
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE && attempt < options.retries) {
+        std::this_thread::sleep_for(backoff);
+        backoff *= 2;
+        continue;
+      }
+      GL_THROW("graph server {}: {} failed: {} ({})", address, name, status.error_message(),
+               status_name(status.error_code()));
+    }
+  }
+
+  static const char* status_name(grpc::StatusCode code) {
+    switch (code) {
+      case grpc::StatusCode::UNAUTHENTICATED:
+        return "UNAUTHENTICATED";
+      case grpc::StatusCode::INVALID_ARGUMENT:
+        return "INVALID_ARGUMENT";
+      case grpc::StatusCode::UNAVAILABLE:
+        return "UNAVAILABLE: the server is down or unreachable";
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        return "DEADLINE_EXCEEDED";
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        return "RESOURCE_EXHAUSTED: message too large";
+      default:
+        return "gRPC error";
+    }
+  }
+};
+
+GraphClient::GraphClient(std::string address, ClientOptions options)
+    : address_(std::move(address)), impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(static_cast<int>(impl_->options.max_message_bytes));
+  arguments.SetMaxSendMessageSize(static_cast<int>(impl_->options.max_message_bytes));
+  impl_->stub = rpc::GraphService::NewStub(
+      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), arguments));
+}
+
+GraphClient::~GraphClient() = default;
+GraphClient::GraphClient(GraphClient&&) noexcept = default;
+
+sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
+                                                     const sampling::SampleOptions& options) const {
+  rpc::SampleRequest request;
+  request.set_seeds(to_bytes(seeds.to(at::kLong)));
+  request.set_fanout(fanout);
+  request.set_replace(options.replace);
+  request.set_weighted(options.weighted);
+  request.set_out_edges(options.direction == sampling::EdgeDirection::kOut);
+  request.set_random_key(options.random_key);
+  const auto response = impl_->call<rpc::SampleRequest, rpc::SampleResponse>(
+      address_, "SampleNeighbors", &rpc::GraphService::Stub::SampleNeighbors, request);
+  sampling::SampledEdges edges;
+  edges.indptr = ids_from_bytes(response.indptr(), "indptr");
+  edges.neighbors = ids_from_bytes(response.neighbors(), "neighbors");
+  edges.edge_ids = ids_from_bytes(response.edge_ids(), "edge_ids");
+  GL_CHECK(edges.indptr.numel() == seeds.numel() + 1 &&
+               edges.neighbors.numel() == edges.edge_ids.numel() &&
+               edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
+           "graph server {}: malformed sampling response", address_);
+  return edges;
+}
+
+at::Tensor GraphClient::pull(const std::string& name, const at::Tensor& ids,
+                             const TensorSchema& schema) const {
+  rpc::PullRequest request;
+  request.set_name(name);
+  request.set_ids(to_bytes(ids.to(at::kLong)));
+  const auto response = impl_->call<rpc::PullRequest, rpc::PullResponse>(
+      address_, "Pull", &rpc::GraphService::Stub::Pull, request);
+  at::Tensor rows = from_bytes(response.rows(), schema.dtype, schema.row_shape, "rows");
+  GL_CHECK(rows.size(0) == ids.numel(), "graph server {}: {} rows for {} ids of '{}'", address_,
+           rows.size(0), ids.numel(), name);
+  return rows;
+}
+
+void GraphClient::push(const std::string& name, const at::Tensor& ids,
+                       const at::Tensor& rows) const {
+  rpc::PushRequest request;
+  request.set_name(name);
+  request.set_ids(to_bytes(ids.to(at::kLong)));
+  request.set_rows(to_bytes(rows));
+  impl_->call<rpc::PushRequest, rpc::PushResponse>(address_, "Push", &rpc::GraphService::Stub::Push,
+                                                   request);
+}
+
+ServerMetadata GraphClient::metadata() const {
+  const auto response = impl_->call<rpc::MetadataRequest, rpc::MetadataResponse>(
+      address_, "Metadata", &rpc::GraphService::Stub::Metadata, rpc::MetadataRequest());
+  ServerMetadata out;
+  out.part = response.part();
+  out.num_parts = response.num_parts();
+  out.node_range_ends.assign(response.node_range_ends().begin(), response.node_range_ends().end());
+  out.edge_range_ends.assign(response.edge_range_ends().begin(), response.edge_range_ends().end());
+  for (const auto& schema : response.tensors()) {
+    out.tensors[schema.name()] = {dtype_from_name(schema.dtype()),
+                                  {schema.row_shape().begin(), schema.row_shape().end()}};
+  }
+  out.graph_name = response.graph_name();
+  out.version = response.version();
+  return out;
+}
+
+std::string GraphClient::health() const {
+  return impl_
+      ->call<rpc::HealthRequest, rpc::HealthResponse>(
+          address_, "Health", &rpc::GraphService::Stub::Health, rpc::HealthRequest())
+      .status();
+}
+
+void GraphClient::shutdown() const {
+  impl_->call<rpc::ShutdownRequest, rpc::ShutdownResponse>(
+      address_, "Shutdown", &rpc::GraphService::Stub::Shutdown, rpc::ShutdownRequest());
+}
+
+}  // namespace graphloom::dist

@@ -1,0 +1,266 @@
+// The graph service over one memory-mapped part: token check, validation, then the kernels
+// of the sampling and features modules.
+#include "graphloom/dist/graph_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <shared_mutex>
+#include <thread>
+
+#include "graphloom/base/dtype.h"
+#include "graphloom/base/error.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/partition/partition_format.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom_proto/graph_service.grpc.pb.h"
+#include "rpc_bytes.h"
+
+#ifndef GRAPHLOOM_VERSION
+#define GRAPHLOOM_VERSION "unknown"
+#endif
+
+namespace graphloom::dist {
+namespace {
+
+// Equal-time comparison, so the token cannot be guessed byte by byte from response times.
+bool same_token(std::string_view given, std::string_view expected) {
+  unsigned char difference = given.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    difference |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
+  }
+  return difference == 0;
+}
+
+class GraphServiceImpl final : public rpc::GraphService::Service {
+ public:
+  GraphServiceImpl(const ServerOptions& options, std::function<void()> request_shutdown)
+      : options_(options),
+        info_(partition::read_partition_info(options.partition_dir)),
+        part_(partition::load_partition(options.partition_dir, options.part)),
+        request_shutdown_(std::move(request_shutdown)) {
+    int64_t edge_end = 0;
+    for (int64_t k = 0; k < info_.num_parts; ++k) {
+      edge_end += info_.edges_per_part[k];
+      edge_range_ends_.push_back(edge_end);
+    }
+    edge_begin_ = edge_range_ends_[options.part] - info_.edges_per_part[options.part];
+    for (const auto& [name, tensor] : part_.features) tensors_[name] = tensor;
+    if (part_.labels.defined()) tensors_["label"] = part_.labels;
+  }
+
+  grpc::Status SampleNeighbors(grpc::ServerContext* context, const rpc::SampleRequest* request,
+                               rpc::SampleResponse* response) override {
+    return handle(context, "SampleNeighbors", [&] {
+      GL_CHECK(!request->out_edges(),
+               "out-edge sampling is not served: parts hold the in-edges of their nodes");
+      const at::Tensor seeds = owned_ids(request->seeds(), "seeds");
+      sampling::SampleOptions sample;
+      sample.replace = request->replace();
+      sample.weighted = request->weighted();
+      sample.random_key = request->random_key();
+      sample.first_node = part_.node_begin;
+      sampling::SampledEdges edges =
+          sampling::sample_csc_neighbors(part_.graph, seeds, request->fanout(), sample);
+      response->set_indptr(to_bytes(edges.indptr));
+      response->set_neighbors(to_bytes(edges.neighbors));
+      response->set_edge_ids(to_bytes(edges.edge_ids.add_(edge_begin_)));
+    });
+  }
+
+  grpc::Status Pull(grpc::ServerContext* context, const rpc::PullRequest* request,
+                    rpc::PullResponse* response) override {
+    return handle(context, "Pull", [&] {
+      const at::Tensor& table = tensor(request->name());
+      const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
+      const int64_t row_bytes =
+          table.numel() / std::max<int64_t>(table.size(0), 1) * table.element_size();
+      GL_CHECK(local.numel() * row_bytes <= options_.max_message_bytes,
+               "{} rows of '{}' exceed the {}-byte message limit", local.numel(), request->name(),
+               options_.max_message_bytes);
+      std::vector<int64_t> shape(table.sizes().begin(), table.sizes().end());
+      shape[0] = local.numel();
+      at::Tensor rows = at::empty(shape, table.options());
+      std::shared_lock lock(push_mutex_);
+      features::gather_rows(table, local, rows);
+      response->set_rows(to_bytes(rows));
+    });
+  }
+
+  grpc::Status Push(grpc::ServerContext* context, const rpc::PushRequest* request,
+                    rpc::PushResponse*) override {
+    return handle(context, "Push", [&] {
+      const at::Tensor& table = tensor(request->name());
+      const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
+      const std::vector<int64_t> row_shape(table.sizes().begin() + 1, table.sizes().end());
+      const at::Tensor rows = from_bytes(request->rows(), table.scalar_type(), row_shape, "rows");
+      GL_CHECK(rows.size(0) == local.numel(), "push of '{}': {} ids but {} rows", request->name(),
+               local.numel(), rows.size(0));
+      std::unique_lock lock(push_mutex_);
+      // Memory-mapped tables are copy-on-write: pushes change this server's copy only.
+      const_cast<at::Tensor&>(table).index_copy_(0, local, rows);
+    });
+  }
+
+  grpc::Status Metadata(grpc::ServerContext* context, const rpc::MetadataRequest*,
+                        rpc::MetadataResponse* response) override {
+    return handle(context, "Metadata", [&] {
+      response->set_part(options_.part);
+      response->set_num_parts(info_.num_parts);
+      response->set_graph_name(info_.graph_name);
+      response->set_version(GRAPHLOOM_VERSION);
+      for (const int64_t end : info_.node_range_ends) response->add_node_range_ends(end);
+      for (const int64_t end : edge_range_ends_) response->add_edge_range_ends(end);
+      for (const auto& [name, table] : tensors_) {
+        rpc::TensorSchema* schema = response->add_tensors();
+        schema->set_name(name);
+        schema->set_dtype(dtype_name(table.scalar_type()));
+        for (int64_t d = 1; d < table.dim(); ++d) schema->add_row_shape(table.size(d));
+      }
+    });
+  }
+
+  grpc::Status Health(grpc::ServerContext* context, const rpc::HealthRequest*,
+                      rpc::HealthResponse* response) override {
+    return handle(context, "Health", [&] {
+      response->set_status("serving");
+      response->set_part(options_.part);
+    });
+  }
+
+  grpc::Status Shutdown(grpc::ServerContext* context, const rpc::ShutdownRequest*,
+                        rpc::ShutdownResponse*) override {
+    return handle(context, "Shutdown", [&] {
+      spdlog::info("part {}: shutdown requested by {}", options_.part, context->peer());
+      request_shutdown_();
+    });
+  }
+
+ private:
+  // Token check, then `body`; library errors are the client's fault (INVALID_ARGUMENT), the
+  // server stays up either way.
+  template <typename Body>
+  grpc::Status handle(grpc::ServerContext* context, const char* method, Body&& body) {
+    if (!options_.insecure) {
+      const auto& metadata = context->client_metadata();
+      const auto it = metadata.find("authorization");
+      const std::string_view given = it == metadata.end()
+                                         ? std::string_view()
+                                         : std::string_view(it->second.data(), it->second.size());
+      if (!same_token(given, "Bearer " + options_.token)) {
+        spdlog::warn("part {}: {} from {} refused: {} cluster token", options_.part, method,
+                     context->peer(), it == metadata.end() ? "missing" : "wrong");
+        return {grpc::StatusCode::UNAUTHENTICATED, "missing or wrong cluster token"};
+      }
+    }
+    try {
+      body();
+      return grpc::Status::OK;
+    } catch (const Error& e) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+    } catch (const std::exception& e) {
+      spdlog::error("part {}: {} failed: {}", options_.part, method, e.what());
+      return {grpc::StatusCode::INTERNAL, e.what()};
+    }
+  }
+
+  // Decodes int64 ids and checks that the part owns every one of them.
+  at::Tensor owned_ids(const std::string& bytes, const char* what) const {
+    const at::Tensor ids = ids_from_bytes(bytes, what);
+    if (ids.numel() > 0) {
+      const int64_t low = ids.min().item<int64_t>();
+      const int64_t high = ids.max().item<int64_t>();
+      GL_CHECK(low >= part_.node_begin && high < part_.node_end,
+               "{}: node id {} is not in part {} (it owns [{}, {}))", what,
+               low < part_.node_begin ? low : high, options_.part, part_.node_begin,
+               part_.node_end);
+    }
+    return ids;
+  }
+
+  const at::Tensor& tensor(const std::string& name) const {
+    const auto it = tensors_.find(name);
+    GL_CHECK(it != tensors_.end(), "part {} has no node tensor named '{}'", options_.part, name);
+    return it->second;
+  }
+
+  ServerOptions options_;
+  partition::PartitionInfo info_;
+  partition::Partition part_;
+  std::vector<int64_t> edge_range_ends_;
+  int64_t edge_begin_ = 0;
+  std::map<std::string, at::Tensor> tensors_;
+  std::shared_mutex push_mutex_;
+  std::function<void()> request_shutdown_;
+};
+
+}  // namespace
+
+struct GraphServer::Impl {
+  std::unique_ptr<GraphServiceImpl> service;
+  std::unique_ptr<grpc::Server> server;
+  std::string address;
+  int port = 0;
+  std::once_flag shutdown_once;
+  std::thread shutdown_thread;
+};
+
+GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
+  GL_CHECK(options.insecure || !options.token.empty(),
+           "a graph server needs the cluster token (--token-file or GRAPHLOOM_TOKEN); "
+           "--insecure serves without one, for local tests only");
+  GL_CHECK(options.max_message_bytes > 0 && options.max_message_bytes <= (1LL << 30),
+           "max message size must be in (0, 1 GiB], got {}", options.max_message_bytes);
+  impl_->service = std::make_unique<GraphServiceImpl>(options, [impl = impl_.get()] {
+    // Shutdown waits for running calls, this one included: do it from another thread.
+    std::call_once(impl->shutdown_once, [impl] {
+      impl->shutdown_thread = std::thread([impl] { impl->server->Shutdown(); });
+    });
+  });
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &impl_->port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.RegisterService(impl_->service.get());
+  impl_->server = builder.BuildAndStart();
+  GL_CHECK(impl_->server != nullptr && impl_->port > 0,
+           "part {}: cannot listen on '{}' (address in use, or not an address of this machine?)",
+           options.part, options.address);
+  impl_->address =
+      options.address.substr(0, options.address.rfind(':')) + ":" + std::to_string(impl_->port);
+  spdlog::info("part {} served on {}{}", options.part, impl_->address,
+               options.insecure ? " WITHOUT token check (--insecure)" : "");
+}
+
+GraphServer::~GraphServer() {
+  shutdown();
+  if (impl_->shutdown_thread.joinable()) impl_->shutdown_thread.join();
+}
+
+int GraphServer::port() const { return impl_->port; }
+std::string GraphServer::address() const { return impl_->address; }
+void GraphServer::wait() { impl_->server->Wait(); }
+
+void GraphServer::shutdown() {
+  std::call_once(impl_->shutdown_once, [this] { impl_->server->Shutdown(); });
+}
+
+std::string read_token_file(const std::filesystem::path& path) {
+  struct stat info {};
+  GL_CHECK(::stat(path.c_str(), &info) == 0, "cannot read token file '{}'", path.string());
+  GL_CHECK((info.st_mode & 077) == 0,
+           "token file '{}' is readable by other users (mode {:o}); run chmod 600 on it",
+           path.string(), info.st_mode & 0777);
+  std::ifstream in(path);
+  std::string token;
+  std::getline(in, token);
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
+  GL_CHECK(!token.empty(), "token file '{}' is empty", path.string());
+  return token;
+}
+
+}  // namespace graphloom::dist

@@ -1,0 +1,200 @@
+// Graph servers and DistGraph on loopback: a planted graph in 2 parts, one server per part.
+// Sampling through DistGraph equals local sampling on the same (relabelled) graph, pulled rows
+// equal the originals, pushes round-trip; bad tokens, bad ids, oversized and dead-server
+// requests fail clearly while the servers keep serving.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "graphloom/dist/dist_graph.h"
+#include "graphloom/dist/graph_server.h"
+#include "graphloom/dist/process_group.h"
+#include "graphloom/io/generators.h"
+#include "graphloom/partition/assign.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+#include "support/test_support.h"
+
+namespace graphloom::dist {
+namespace {
+
+using testing::error_of;
+
+constexpr const char* kToken = "cluster-secret";
+
+class GraphServiceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    const io::Dataset data = io::generate_planted(
+        {.num_nodes = 3000, .num_classes = 4, .avg_degree = 8, .feat_dim = 12, .seed = 5});
+    partition::write_partitions(data, partition::assign_random(data.num_nodes(), 2, 7), 2,
+                                dir_->path() / "parts", {.method = "random"});
+    // The whole relabelled graph, reassembled from its parts: what local sampling sees.
+    std::vector<at::Tensor> indptrs, indices, features, labels;
+    int64_t edge_offset = 0;
+    for (int64_t part = 0; part < 2; ++part) {
+      parts_[part] = partition::load_partition(dir_->path() / "parts", part);
+      const partition::Partition& p = parts_[part];
+      indptrs.push_back((part == 0 ? p.graph.indptr : p.graph.indptr.slice(0, 1)) + edge_offset);
+      indices.push_back(p.graph.indices.to(at::kLong));
+      features.push_back(p.features.at("feat"));
+      labels.push_back(p.labels);
+      edge_offset += p.graph.num_edges();
+    }
+    whole_.num_nodes = data.num_nodes();
+    whole_.indptr = at::cat(indptrs);
+    whole_.indices = at::cat(indices);
+    features_ = at::cat(features);
+    labels_ = at::cat(labels);
+    for (int64_t part = 0; part < 2; ++part) {
+      servers_[part] = new GraphServer({.partition_dir = dir_->path() / "parts",
+                                        .part = part,
+                                        .address = "127.0.0.1:0",
+                                        .token = kToken,
+                                        .max_message_bytes = 1 << 20});
+    }
+  }
+  static void TearDownTestSuite() {
+    for (GraphServer*& server : servers_) delete std::exchange(server, nullptr);
+    delete std::exchange(dir_, nullptr);
+  }
+
+  static std::vector<std::vector<std::string>> addresses() {
+    return {{servers_[0]->address()}, {servers_[1]->address()}};
+  }
+
+  static ClientOptions client_options() {
+    return {.token = kToken, .deadline = std::chrono::seconds(10)};
+  }
+
+  static testing::TempDir* dir_;
+  static partition::Partition parts_[2];
+  static GraphServer* servers_[2];
+  static graph::CscGraph whole_;
+  static at::Tensor features_, labels_;
+};
+
+testing::TempDir* GraphServiceTest::dir_ = nullptr;
+partition::Partition GraphServiceTest::parts_[2];
+GraphServer* GraphServiceTest::servers_[2] = {nullptr, nullptr};
+graph::CscGraph GraphServiceTest::whole_;
+at::Tensor GraphServiceTest::features_, GraphServiceTest::labels_;
+
+void expect_same_edges(const sampling::SampledEdges& a, const sampling::SampledEdges& b) {
+  EXPECT_TRUE(at::equal(a.indptr, b.indptr));
+  EXPECT_TRUE(at::equal(a.neighbors, b.neighbors));
+  EXPECT_TRUE(at::equal(a.edge_ids, b.edge_ids));
+}
+
+TEST_F(GraphServiceTest, OneHopEqualsLocalSampling) {
+  for (const bool with_local_part : {false, true}) {
+    const DistGraph graph(addresses(), client_options(), with_local_part ? &parts_[1] : nullptr);
+    const sampling::LocalNeighborSource local(whole_);
+    const at::Tensor seeds = at::randperm(3000, at::kLong).slice(0, 0, 500);
+    for (const int64_t fanout : {-1, 3, 10}) {
+      for (const bool replace : {false, true}) {
+        const sampling::SampleOptions options{.replace = replace, .random_key = 42};
+        expect_same_edges(graph.sample_neighbors(seeds, fanout, options),
+                          local.sample_neighbors(seeds, fanout, options));
+      }
+    }
+  }
+}
+
+TEST_F(GraphServiceTest, MultiLayerSamplerRunsUnchangedOnDistGraph) {
+  const DistGraph graph(addresses(), client_options(), &parts_[0]);
+  const sampling::LocalNeighborSource local(whole_);
+  const sampling::NeighborSampler remote_sampler(&graph, {.fanouts = {5, 5}, .seed = 3});
+  const sampling::NeighborSampler local_sampler(&local, {.fanouts = {5, 5}, .seed = 3});
+  for (int64_t batch = 0; batch < 3; ++batch) {
+    const at::Tensor seeds = at::arange(batch * 200, batch * 200 + 200, at::kLong);
+    const sampling::MiniBatch a = remote_sampler.sample(seeds, 1, batch);
+    const sampling::MiniBatch b = local_sampler.sample(seeds, 1, batch);
+    ASSERT_EQ(a.blocks.size(), b.blocks.size());
+    for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+      EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
+      EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices));
+      EXPECT_TRUE(at::equal(a.blocks[l].edge_ids, b.blocks[l].edge_ids));
+    }
+  }
+}
+
+TEST_F(GraphServiceTest, PulledRowsEqualTheOriginals) {
+  for (const bool with_local_part : {false, true}) {
+    const DistGraph graph(addresses(), client_options(), with_local_part ? &parts_[0] : nullptr);
+    EXPECT_EQ(graph.num_nodes(), 3000);
+    EXPECT_TRUE(graph.has("feat") && graph.has("label"));
+    const at::Tensor ids = at::randperm(3000, at::kLong).slice(0, 0, 777);
+    EXPECT_TRUE(at::equal(graph.gather("feat", ids), features_.index_select(0, ids)));
+    EXPECT_TRUE(at::equal(graph.gather("label", ids), labels_.index_select(0, ids)));
+  }
+}
+
+TEST_F(GraphServiceTest, PushThenPullRoundTrips) {
+  const DistGraph graph(addresses(), client_options());
+  const at::Tensor ids = at::tensor({5, 2999, 1500, 7}, at::kLong);
+  const at::Tensor rows = at::randn({4, 12});
+  graph.push("feat", ids, rows);
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
+  graph.push("feat", ids, features_.index_select(0, ids));  // restore for the other tests
+}
+
+TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
+  const std::string address = servers_[0]->address();
+  for (const char* token : {"", "not-the-token"}) {
+    const GraphClient client(address, {.token = token, .deadline = std::chrono::seconds(5)});
+    const std::string error = error_of([&] { client.health(); });
+    EXPECT_NE(error.find("UNAUTHENTICATED"), std::string::npos) << error;
+    EXPECT_NE(error.find(address), std::string::npos) << error;
+  }
+  EXPECT_EQ(GraphClient(address, client_options()).health(), "serving");
+}
+
+TEST_F(GraphServiceTest, InvalidRequestsAreRejectedAndTheServerKeepsServing) {
+  const GraphClient client(servers_[0]->address(), client_options());
+  const ServerMetadata metadata = client.metadata();
+  const int64_t foreign = metadata.node_range_ends[0];  // first node of part 1
+  std::string error = error_of([&] {
+    client.sample_neighbors(at::tensor({int64_t{0}, foreign}, at::kLong), 5, {});
+  });
+  EXPECT_NE(error.find("INVALID_ARGUMENT"), std::string::npos) << error;
+  EXPECT_NE(error.find(std::to_string(foreign)), std::string::npos) << error;
+  error = error_of([&] {
+    client.pull("feat", at::tensor({int64_t{-3}}, at::kLong), {at::kFloat, {12}});
+  });
+  EXPECT_NE(error.find("INVALID_ARGUMENT"), std::string::npos) << error;
+  error = error_of([&] {
+    client.pull("nope", at::tensor({int64_t{0}}, at::kLong), {at::kFloat, {}});
+  });
+  EXPECT_NE(error.find("no node tensor named 'nope'"), std::string::npos) << error;
+  // Over the server's 1 MB message limit.
+  error = error_of([&] {
+    client.pull("feat", at::zeros({200000}, at::kLong), {at::kFloat, {12}});
+  });
+  EXPECT_NE(error.find("RESOURCE_EXHAUSTED"), std::string::npos) << error;
+  EXPECT_EQ(client.health(), "serving");
+  EXPECT_EQ(client.sample_neighbors(at::tensor({int64_t{1}}, at::kLong), 2, {}).indptr.numel(), 2);
+}
+
+TEST_F(GraphServiceTest, DeadServerFailsWithinTheDeadlineNamingIt) {
+  const std::string address = fmt::format("127.0.0.1:{}", find_free_port());
+  const GraphClient client(address,
+                           {.token = kToken, .deadline = std::chrono::seconds(2), .retries = 1});
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_of([&] { client.health(); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(error.find(address), std::string::npos) << error;
+  EXPECT_NE(error.find("UNAVAILABLE"), std::string::npos) << error;
+}
+
+TEST(GraphServer, RefusesToStartWithoutAToken) {
+  testing::TempDir dir;
+  const std::string error = error_of([&] {
+    GraphServer server({.partition_dir = dir.path(), .part = 0, .address = "127.0.0.1:0"});
+  });
+  EXPECT_NE(error.find("cluster token"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace graphloom::dist
