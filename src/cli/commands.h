@@ -25,6 +25,12 @@ void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 // `argv`: the program's command line (`--nproc` restarts it once per trainer). Also `plot`.
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv);
+// `graphloom serve`; `argv` as for add_train_command (--num-servers restarts it per server).
+void add_serve_command(CLI::App& app, const std::vector<std::string>& argv);
+// `argv` for a child process: argv[0] replaced by /proc/self/exe and every option in `drop`
+// removed with its value (both "--flag value" and "--flag=value").
+std::vector<std::string> rewritten_argv(const std::vector<std::string>& argv,
+                                        const std::vector<std::string>& drop);
 // `argv` as for add_train_command (`bench train --nproc`).
 void add_bench_command(CLI::App& app, const std::vector<std::string>& argv);
 // `command_line` is recorded in partition.json.

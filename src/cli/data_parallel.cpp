@@ -14,19 +14,6 @@
 namespace graphloom::cli {
 namespace {
 
-// The command line of one of --nproc's trainers: the same, without --nproc.
-std::vector<std::string> trainer_argv(const std::vector<std::string>& argv) {
-  std::vector<std::string> out{"/proc/self/exe"};
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "--nproc") {
-      ++i;  // and its value
-    } else if (argv[i].rfind("--nproc=", 0) != 0) {
-      out.push_back(argv[i]);
-    }
-  }
-  return out;
-}
-
 // `--nproc N`: N local trainers (like torch's mp.spawn) sharing the cores, rendezvous on
 // 127.0.0.1. Returns the first failure's exit code.
 int launch_local_trainers(const DataParallelFlags& flags) {
@@ -41,7 +28,7 @@ int launch_local_trainers(const DataParallelFlags& flags) {
   std::vector<dist::ProcessSpec> trainers;
   for (int rank = 0; rank < flags.nproc; ++rank) {
     trainers.push_back({.name = fmt::format("trainer rank {}", rank),
-                        .argv = trainer_argv(flags.argv),
+                        .argv = rewritten_argv(flags.argv, {"--nproc"}),
                         .environment = {{"RANK", std::to_string(rank)},
                                         {"LOCAL_RANK", std::to_string(rank)},
                                         {"WORLD_SIZE", std::to_string(flags.nproc)},
@@ -56,6 +43,23 @@ int launch_local_trainers(const DataParallelFlags& flags) {
 }
 
 }  // namespace
+
+std::vector<std::string> rewritten_argv(const std::vector<std::string>& argv,
+                                        const std::vector<std::string>& drop) {
+  std::vector<std::string> out{"/proc/self/exe"};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    const bool dropped = std::any_of(drop.begin(), drop.end(), [&](const std::string& flag) {
+      if (arg == flag) {
+        ++i;  // and its value
+        return true;
+      }
+      return arg.rfind(flag + "=", 0) == 0;
+    });
+    if (!dropped) out.push_back(arg);
+  }
+  return out;
+}
 
 void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::TrainOptions& o) {
   const char* group = "Data-parallel training";

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   graphloom::cli::add_convert_command(app);
   graphloom::cli::add_generate_command(app);
   graphloom::cli::add_bench_command(app, arguments);
+  graphloom::cli::add_serve_command(app, arguments);
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@
 
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
+#include "graphloom/dist/shared_partition.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -39,8 +40,25 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   GraphServiceImpl(const ServerOptions& options, std::function<void()> request_shutdown)
       : options_(options),
         info_(partition::read_partition_info(options.partition_dir)),
-        part_(partition::load_partition(options.partition_dir, options.part)),
         request_shutdown_(std::move(request_shutdown)) {
+    GL_CHECK(options.part >= 0 && options.part < info_.num_parts,
+             "part {} does not exist: '{}' has {} parts", options.part,
+             options.partition_dir.string(), info_.num_parts);
+    switch (options.role) {
+      case ServerRole::kStandalone:
+        part_ = partition::load_partition(options.partition_dir, options.part);
+        break;
+      case ServerRole::kMain:
+        shared_ =
+            SharedPartition::publish(partition::load_partition(options.partition_dir, options.part),
+                                     options.cluster_id, options.part);
+        part_ = shared_->part();
+        break;
+      case ServerRole::kBackup:
+        shared_ = SharedPartition::attach(options.cluster_id, options.part, options.attach_timeout);
+        part_ = shared_->part();
+        break;
+    }
     int64_t edge_end = 0;
     for (int64_t k = 0; k < info_.num_parts; ++k) {
       edge_end += info_.edges_per_part[k];
@@ -188,6 +206,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
 
   ServerOptions options_;
   partition::PartitionInfo info_;
+  std::unique_ptr<SharedPartition> shared_;
   partition::Partition part_;
   std::vector<int64_t> edge_range_ends_;
   int64_t edge_begin_ = 0;

@@ -168,11 +168,14 @@ TEST_F(GraphServiceTest, InvalidRequestsAreRejectedAndTheServerKeepsServing) {
     client.pull("nope", at::tensor({int64_t{0}}, at::kLong), {at::kFloat, {}});
   });
   EXPECT_NE(error.find("no node tensor named 'nope'"), std::string::npos) << error;
-  // Over the server's 1 MB message limit.
-  error = error_of([&] {
-    client.pull("feat", at::zeros({200000}, at::kLong), {at::kFloat, {12}});
-  });
+  // Over the server's 1 MB message limit: a request (refused by gRPC before it is read) and a
+  // response (refused by the server before it gathers).
+  error = error_of([&] { client.sample_neighbors(at::zeros({200000}, at::kLong), 5, {}); });
   EXPECT_NE(error.find("RESOURCE_EXHAUSTED"), std::string::npos) << error;
+  error = error_of([&] {
+    client.pull("feat", at::zeros({100000}, at::kLong), {at::kFloat, {12}});
+  });
+  EXPECT_NE(error.find("exceed the 1048576-byte message limit"), std::string::npos) << error;
   EXPECT_EQ(client.health(), "serving");
   EXPECT_EQ(client.sample_neighbors(at::tensor({int64_t{1}}, at::kLong), 2, {}).indptr.numel(), 2);
 }

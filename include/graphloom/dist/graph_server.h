@@ -5,12 +5,18 @@
 // the server keeps serving.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 namespace graphloom::dist {
+
+// How a server gets its part: from the partition files (standalone), from the files and then
+// published in shared memory for the machine (main), or mapped from the main's shared memory
+// (backup: no second copy in RAM).
+enum class ServerRole { kStandalone, kMain, kBackup };
 
 struct ServerOptions {
   std::filesystem::path partition_dir;  // a `graphloom partition` output directory
@@ -19,6 +25,9 @@ struct ServerOptions {
   std::string token;                     // required unless `insecure`
   bool insecure = false;                 // no token check (local tests only)
   int64_t max_message_bytes = 64 << 20;  // requests and responses above this are refused
+  ServerRole role = ServerRole::kStandalone;
+  std::string cluster_id = "default";  // names the shared-memory segments (main, backup)
+  std::chrono::milliseconds attach_timeout = std::chrono::seconds(120);  // backup: wait for main
 };
 
 class GraphServer {

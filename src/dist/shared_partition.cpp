@@ -1,0 +1,143 @@
+// Publishing and attaching a part in /dev/shm.
+#include "graphloom/dist/shared_partition.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "graphloom/base/dtype.h"
+#include "graphloom/base/error.h"
+
+namespace graphloom::dist {
+namespace {
+
+// The tensors of a part that are shared, by segment suffix.
+std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partition& part) {
+  std::vector<std::pair<std::string, at::Tensor*>> arrays{{"indptr", &part.graph.indptr},
+                                                          {"indices", &part.graph.indices}};
+  if (part.graph.weights.defined()) arrays.emplace_back("weights", &part.graph.weights);
+  if (part.labels.defined()) arrays.emplace_back("labels", &part.labels);
+  for (auto& [name, tensor] : part.features) arrays.emplace_back("feature-" + name, &tensor);
+  return arrays;
+}
+
+at::Tensor over_segment(const std::shared_ptr<SharedMemorySegment>& segment, at::IntArrayRef shape,
+                        at::ScalarType dtype) {
+  return at::from_blob(
+      segment->data(), shape, [segment](void*) {}, at::TensorOptions().dtype(dtype));
+}
+
+}  // namespace
+
+std::string segment_prefix(const std::string& cluster, int64_t part_id) {
+  GL_CHECK(!cluster.empty() && cluster.size() <= 64 &&
+               std::all_of(cluster.begin(), cluster.end(),
+                           [](char c) {
+                             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                                    c == '_';
+                           }),
+           "cluster id '{}' must be 1-64 letters, digits, '-' or '_'", cluster);
+  return fmt::format("graphloom-{}-p{}-", cluster, part_id);
+}
+
+int SharedPartition::remove_segments(const std::string& cluster, int64_t part_id) {
+  const std::string prefix = segment_prefix(cluster, part_id);
+  int removed = 0;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && SharedMemorySegment::remove(name)) ++removed;
+  }
+  return removed;
+}
+
+std::unique_ptr<SharedPartition> SharedPartition::publish(const partition::Partition& source,
+                                                          const std::string& cluster,
+                                                          int64_t part_id) {
+  const std::string prefix = segment_prefix(cluster, part_id);
+  remove_segments(cluster, part_id);  // what a killed server left behind
+  std::unique_ptr<SharedPartition> shared(new SharedPartition());
+  shared->cluster_ = cluster;
+  shared->part_id_ = part_id;
+  shared->owner_ = true;  // from here on, a failure removes what was created
+  shared->part_ = source;
+  nlohmann::json manifest = {{"part", part_id},
+                             {"node_begin", source.node_begin},
+                             {"node_end", source.node_end},
+                             {"num_nodes", source.graph.num_nodes},
+                             {"arrays", nlohmann::json::array()}};
+  for (auto& [key, tensor] : shared_arrays(shared->part_)) {
+    const at::Tensor data = tensor->contiguous();
+    auto segment = std::shared_ptr<SharedMemorySegment>(
+        SharedMemorySegment::create(prefix + key, std::max<std::size_t>(data.nbytes(), 1)));
+    segment->release_ownership();  // removed by prefix in ~SharedPartition
+    if (data.nbytes() > 0) std::memcpy(segment->data(), data.data_ptr(), data.nbytes());
+    *tensor = over_segment(segment, data.sizes(), data.scalar_type());
+    shared->segments_.push_back(segment);
+    manifest["arrays"].push_back(
+        {{"key", key}, {"dtype", dtype_name(data.scalar_type())}, {"shape", data.sizes().vec()}});
+  }
+  // Written under another name and renamed: a reader never sees a half-written manifest.
+  const std::string text = manifest.dump();
+  auto segment = std::shared_ptr<SharedMemorySegment>(
+      SharedMemorySegment::create(prefix + "writing-manifest", text.size()));
+  segment->release_ownership();
+  std::memcpy(segment->data(), text.data(), text.size());
+  std::filesystem::rename("/dev/shm/" + prefix + "writing-manifest",
+                          "/dev/shm/" + prefix + "manifest");
+  shared->segments_.push_back(segment);
+  return shared;
+}
+
+SharedPartition::~SharedPartition() {
+  if (owner_) remove_segments(cluster_, part_id_);
+}
+
+std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& cluster,
+                                                         int64_t part_id,
+                                                         std::chrono::milliseconds timeout) {
+  const std::string prefix = segment_prefix(cluster, part_id);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!std::filesystem::exists("/dev/shm/" + prefix + "manifest")) {
+    GL_CHECK(std::chrono::steady_clock::now() < deadline,
+             "part {} of cluster '{}' was not published in shared memory within {} ms (is its "
+             "main server running on this machine?)",
+             part_id, cluster, timeout.count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::unique_ptr<SharedPartition> shared(new SharedPartition());
+  std::shared_ptr<SharedMemorySegment> manifest_segment =
+      SharedMemorySegment::open(prefix + "manifest");
+  const auto manifest = nlohmann::json::parse(std::string(
+      reinterpret_cast<const char*>(manifest_segment->data()), manifest_segment->size()));
+  partition::Partition& part = shared->part_;
+  part.part = manifest.at("part").get<int64_t>();
+  part.node_begin = manifest.at("node_begin").get<int64_t>();
+  part.node_end = manifest.at("node_end").get<int64_t>();
+  part.graph.num_nodes = manifest.at("num_nodes").get<int64_t>();
+  for (const auto& array : manifest.at("arrays")) {
+    const std::string key = array.at("key").get<std::string>();
+    auto segment = std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::open(prefix + key));
+    const at::Tensor tensor = over_segment(segment, array.at("shape").get<std::vector<int64_t>>(),
+                                           dtype_from_name(array.at("dtype").get<std::string>()));
+    GL_CHECK(segment->size() >= tensor.nbytes(), "shared segment '{}{}' is truncated", prefix, key);
+    if (key == "indptr") {
+      part.graph.indptr = tensor;
+    } else if (key == "indices") {
+      part.graph.indices = tensor;
+    } else if (key == "weights") {
+      part.graph.weights = tensor;
+    } else if (key == "labels") {
+      part.labels = tensor;
+    } else if (key.rfind("feature-", 0) == 0) {
+      part.features[key.substr(8)] = tensor;
+    }
+    shared->segments_.push_back(segment);
+  }
+  shared->segments_.push_back(manifest_segment);
+  return shared;
+}
+
+}  // namespace graphloom::dist
