@@ -40,9 +40,10 @@ c10::ScalarType dtype_from_name(const std::string& name) {
         ScalarType::Bool}) {
     if (dtype_name(dtype) == name) return dtype;
   }
-  GL_THROW("unknown dtype '{}' (expected float16, bfloat16, float32, float64, int8, uint8, "
-           "int16, int32, int64 or bool)",
-           name);
+  GL_THROW(
+      "unknown dtype '{}' (expected float16, bfloat16, float32, float64, int8, uint8, "
+      "int16, int32, int64 or bool)",
+      name);
 }
 
 }  // namespace graphloom

@@ -51,7 +51,12 @@ void set_num_threads(int num_threads) {
   if (num_threads <= 0)
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   omp_set_num_threads(num_threads);
-  at::set_num_threads(num_threads);
+  // Not at::set_num_threads: it stores the count, and from then on every new thread's first
+  // ATen parallel op re-applies it, which destroys and re-creates libtorch's pthreadpool
+  // (2 threads spinning for a while) — with the RPC and loader threads that cost up to half
+  // of the CPU (perf: 43% in libpthreadpool under `bench dist`). New threads instead take the
+  // count from OMP_NUM_THREADS in ATen's lazy per-thread initialisation.
+  ::setenv("OMP_NUM_THREADS", std::to_string(num_threads).c_str(), 1);
 }
 
 int num_threads() { return omp_get_max_threads(); }

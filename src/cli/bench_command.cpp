@@ -98,6 +98,7 @@ void add_bench_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->require_subcommand(1);
   add_sampling_benchmarks(cmd);
   add_train_benchmarks(cmd, argv);
+  add_dist_benchmarks(cmd);
   struct Options {
     std::string dir;
     int repeats = 3;

@@ -38,6 +38,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line);
 // Registered under `bench` by add_bench_command.
 void add_sampling_benchmarks(CLI::App* bench);
 void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv);
+void add_dist_benchmarks(CLI::App* bench);
 // The per-part table of `partition` and of `inspect` on a partition directory.
 void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.

@@ -100,10 +100,12 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
                options_.max_message_bytes);
       std::vector<int64_t> shape(table.sizes().begin(), table.sizes().end());
       shape[0] = local.numel();
-      at::Tensor rows = at::empty(shape, table.options());
+      // Gathered straight into the response's buffer: no intermediate tensor.
+      std::string* bytes = response->mutable_rows();
+      bytes->resize(static_cast<std::size_t>(local.numel() * row_bytes));
+      at::Tensor rows = at::from_blob(bytes->data(), shape, table.options());
       std::shared_lock lock(push_mutex_);
       features::gather_rows(table, local, rows);
-      response->set_rows(to_bytes(rows));
     });
   }
 
@@ -242,6 +244,8 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
   builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &impl_->port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.AddChannelArgument("grpc.http2.max_frame_size", (1 << 24) - 1);
+  builder.AddChannelArgument("grpc.http2.lookahead_bytes", 64 << 20);
   builder.RegisterService(impl_->service.get());
   impl_->server = builder.BuildAndStart();
   GL_CHECK(impl_->server != nullptr && impl_->port > 0,

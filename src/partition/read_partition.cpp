@@ -130,4 +130,34 @@ Partition load_partition(const fs::path& path, int64_t part) {
   return p;
 }
 
+Partition join_partitions(const std::vector<Partition>& parts) {
+  GL_CHECK(!parts.empty(), "join_partitions needs at least one part");
+  Partition whole;
+  whole.node_begin = 0;
+  std::vector<at::Tensor> indptrs, indices, weights, labels;
+  std::map<std::string, std::vector<at::Tensor>> features;
+  int64_t edges = 0;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const Partition& part = parts[k];
+    GL_CHECK(part.node_begin == whole.node_end, "part {} starts at node {}, expected {}", k,
+             part.node_begin, whole.node_end);
+    whole.node_end = part.node_end;
+    indptrs.push_back((k == 0 ? part.graph.indptr : part.graph.indptr.slice(0, 1)) + edges);
+    indices.push_back(part.graph.indices.to(at::kLong));
+    if (part.graph.weights.defined()) weights.push_back(part.graph.weights);
+    if (part.labels.defined()) labels.push_back(part.labels);
+    for (const auto& [name, tensor] : part.features) features[name].push_back(tensor);
+    edges += part.graph.num_edges();
+  }
+  whole.graph.num_nodes = whole.node_end;
+  whole.graph.indptr = at::cat(indptrs);
+  whole.graph.indices = at::cat(indices);
+  if (weights.size() == parts.size()) whole.graph.weights = at::cat(weights);
+  if (labels.size() == parts.size()) whole.labels = at::cat(labels);
+  for (const auto& [name, tensors] : features) {
+    if (tensors.size() == parts.size()) whole.features[name] = at::cat(tensors);
+  }
+  return whole;
+}
+
 }  // namespace graphloom::partition

@@ -30,23 +30,15 @@ class GraphServiceTest : public ::testing::Test {
         {.num_nodes = 3000, .num_classes = 4, .avg_degree = 8, .feat_dim = 12, .seed = 5});
     partition::write_partitions(data, partition::assign_random(data.num_nodes(), 2, 7), 2,
                                 dir_->path() / "parts", {.method = "random"});
-    // The whole relabelled graph, reassembled from its parts: what local sampling sees.
-    std::vector<at::Tensor> indptrs, indices, features, labels;
-    int64_t edge_offset = 0;
+    // The whole relabelled graph, joined from its parts: what local sampling sees.
     for (int64_t part = 0; part < 2; ++part) {
       parts_[part] = partition::load_partition(dir_->path() / "parts", part);
-      const partition::Partition& p = parts_[part];
-      indptrs.push_back((part == 0 ? p.graph.indptr : p.graph.indptr.slice(0, 1)) + edge_offset);
-      indices.push_back(p.graph.indices.to(at::kLong));
-      features.push_back(p.features.at("feat"));
-      labels.push_back(p.labels);
-      edge_offset += p.graph.num_edges();
     }
-    whole_.num_nodes = data.num_nodes();
-    whole_.indptr = at::cat(indptrs);
-    whole_.indices = at::cat(indices);
-    features_ = at::cat(features);
-    labels_ = at::cat(labels);
+    const partition::Partition whole = partition::join_partitions({parts_[0], parts_[1]});
+    whole_ = whole.graph;
+    features_ = whole.features.at("feat");
+    labels_ = whole.labels;
+    EXPECT_EQ(whole_.num_nodes, data.num_nodes());
     for (int64_t part = 0; part < 2; ++part) {
       servers_[part] = new GraphServer({.partition_dir = dir_->path() / "parts",
                                         .part = part,

@@ -70,4 +70,9 @@ struct Partition {
 
 Partition load_partition(const std::filesystem::path& dir, int64_t part);
 
+// The parts 0..K-1 (in order) joined back into one Partition over all relabelled nodes: the
+// graph that sampling on a single machine sees after partitioning (references for tests and
+// benchmarks of the distributed graph). Graph, features and labels only.
+Partition join_partitions(const std::vector<Partition>& parts);
+
 }  // namespace graphloom::partition

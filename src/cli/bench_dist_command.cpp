@@ -1,0 +1,180 @@
+// `graphloom bench dist`: the distributed graph on loopback against the same jobs on the local
+// graph, in one run. The dataset is split into parts (random assignment) in a temporary
+// directory, every part is served by an in-process graph server on 127.0.0.1, and the trainer
+// side holds part 0 locally (as a trainer on machine 0 would) and reaches the others by RPC.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <memory>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/base/system.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/dist/dist_graph.h"
+#include "graphloom/dist/graph_server.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/io/generators.h"
+#include "graphloom/loader/data_loader.h"
+#include "graphloom/partition/assign.h"
+#include "graphloom/sampling/item_sampler.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+
+namespace graphloom::cli {
+namespace {
+
+struct DistBenchOptions {
+  std::string data;
+  int64_t parts = 2;
+  std::vector<int64_t> fanouts{10, 10, 10};
+  int64_t batch_size = 1024;
+  int64_t batches = 50;
+  int64_t pull_rows = 100000;
+  int64_t pull_calls = 20;
+};
+
+// Seconds of `batches` mini-batches drawn from `sampler` (sampling only) or `loader` (the whole
+// pipeline), over the same seeds.
+double time_sampling(const sampling::NeighborSampler& sampler, const at::Tensor& seeds,
+                     int64_t batch_size, int64_t batches) {
+  Timer timer;
+  for (int64_t b = 0; b < batches; ++b) {
+    sampler.sample(seeds.slice(0, b * batch_size, (b + 1) * batch_size), 0, b);
+  }
+  return timer.seconds();
+}
+
+double time_loader(const sampling::NeighborSampler& sampler,
+                   const features::FeatureSource& features, const at::Tensor& seeds,
+                   int64_t batch_size) {
+  const sampling::ItemSampler items(seeds, {.batch_size = batch_size});
+  loader::DataLoader loader(&items, &sampler, &features, {});
+  Timer timer;
+  loader.start_epoch(0);
+  while (loader.next()) {
+  }
+  return timer.seconds();
+}
+
+// Pull throughput of `clients` concurrent callers, each making `calls` pulls of `rows` random
+// rows of part 1: aggregate bytes/s and the per-call latencies.
+void bench_pulls(const std::string& address, const dist::TensorSchema& schema, int64_t begin,
+                 int64_t end, int clients, const DistBenchOptions& o) {
+  std::vector<double> latencies;
+  std::mutex mutex;
+  int64_t row_bytes = static_cast<int64_t>(c10::elementSize(schema.dtype));
+  for (const int64_t size : schema.row_shape) row_bytes *= size;
+  Timer timer;
+  std::vector<std::future<void>> running;
+  for (int c = 0; c < clients; ++c) {
+    running.push_back(std::async(std::launch::async, [&, c] {
+      const dist::GraphClient client(address, {.token = "bench"});
+      for (int64_t call = 0; call < o.pull_calls; ++call) {
+        const at::Tensor ids = at::randint(begin, end, {o.pull_rows}, at::kLong);
+        Timer one;
+        client.pull("feat", ids, schema);
+        std::lock_guard lock(mutex);
+        latencies.push_back(one.seconds());
+      }
+      (void)c;
+    }));
+  }
+  for (auto& r : running) r.get();
+  const double seconds = timer.seconds();
+  std::sort(latencies.begin(), latencies.end());
+  const double bytes = static_cast<double>(clients * o.pull_calls * o.pull_rows * row_bytes);
+  fmt::print(
+      "  {:>2} client(s): {:7.0f} MB/s   per call ({:.1f} MB): p50 {:6.1f} ms  p99 {:6.1f} ms\n",
+      clients, bytes / seconds / 1e6, o.pull_rows * row_bytes / 1e6,
+      latencies[latencies.size() / 2] * 1e3,
+      latencies[std::min(latencies.size() - 1, latencies.size() * 99 / 100)] * 1e3);
+}
+
+void run_bench_dist(const DistBenchOptions& o) {
+  configure_allocator();
+  const io::Dataset dataset = o.data.empty() ? io::generate_planted({}) : io::load_dataset(o.data);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("graphloom-bench-dist-{}", ::getpid());
+  Timer timer;
+  partition::write_partitions(dataset, partition::assign_random(dataset.num_nodes(), o.parts, 0),
+                              o.parts, dir, {.method = "random", .overwrite = true});
+  struct RemoveDir {
+    std::filesystem::path path;
+    ~RemoveDir() { std::filesystem::remove_all(path); }
+  } remove_dir{dir};
+  std::vector<partition::Partition> parts;
+  for (int64_t k = 0; k < o.parts; ++k) parts.push_back(partition::load_partition(dir, k));
+  const partition::Partition whole = partition::join_partitions(parts);
+  std::vector<std::unique_ptr<dist::GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses;
+  for (int64_t k = 0; k < o.parts; ++k) {
+    servers.push_back(std::make_unique<dist::GraphServer>(
+        dist::ServerOptions{.partition_dir = dir, .part = k, .token = "bench"}));
+    addresses.push_back({servers.back()->address()});
+  }
+  fmt::print("{} nodes, {} edges in {} parts, servers on loopback (ready in {:.1f} s)\n",
+             dataset.num_nodes(), dataset.graph.num_edges(), o.parts, timer.seconds());
+
+  const dist::DistGraph distributed(addresses, {.token = "bench"}, &parts[0]);
+  const sampling::LocalNeighborSource local(whole.graph);
+  const features::TensorFeatureSource local_rows(
+      {{"feat", whole.features.at("feat")}, {"label", whole.labels}});
+  const sampling::NeighborSampler local_sampler(&local, {.fanouts = o.fanouts});
+  const sampling::NeighborSampler dist_sampler(&distributed, {.fanouts = o.fanouts});
+  const at::Tensor seeds =
+      at::randperm(dataset.num_nodes(), at::kLong).slice(0, 0, o.batches * o.batch_size);
+  const double n = static_cast<double>(seeds.numel());
+
+  const double local_sample = time_sampling(local_sampler, seeds, o.batch_size, o.batches);
+  const double dist_sample = time_sampling(dist_sampler, seeds, o.batch_size, o.batches);
+  fmt::print("sample (fanouts {}, batch {}, {} batches, {} threads)\n", fmt::join(o.fanouts, ","),
+             o.batch_size, o.batches, num_threads());
+  fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
+             n / local_sample, n / dist_sample, local_sample / dist_sample);
+  const double local_load = time_loader(local_sampler, local_rows, seeds, o.batch_size);
+  const double dist_load = time_loader(dist_sampler, distributed, seeds, o.batch_size);
+  fmt::print("loader (sample + features + labels)\n");
+  fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
+             n / local_load, n / dist_load, local_load / dist_load);
+
+  fmt::print("pull of random 'feat' rows of part 1 ({} rows per call)\n", o.pull_rows);
+  const dist::TensorSchema schema = {whole.features.at("feat").scalar_type(),
+                                     {whole.features.at("feat").size(1)}};
+  for (const int clients : {1, 4, 16}) {
+    bench_pulls(addresses[1][0], schema, parts[1].node_begin, parts[1].node_end, clients, o);
+  }
+  Timer copy_timer;
+  const at::Tensor copy = whole.features.at("feat").slice(0, 0, o.pull_rows).clone();
+  fmt::print("  (reference: memcpy of the same bytes {:.0f} MB/s)\n",
+             static_cast<double>(copy.nbytes()) / copy_timer.seconds() / 1e6);
+}
+
+}  // namespace
+
+void add_dist_benchmarks(CLI::App* bench) {
+  auto o = std::make_shared<DistBenchOptions>();
+  CLI::App* cmd = bench->add_subcommand(
+      "dist",
+      "DistGraph over loopback gRPC servers vs the local graph (sampling, loader) and RPC pull "
+      "throughput with 1, 4 and 16 clients");
+  cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+  cmd->add_option("--parts", o->parts, "Parts, each served by its own server")
+      ->check(CLI::Range(2, 16))
+      ->capture_default_str();
+  cmd->add_option("--fanouts", o->fanouts, "Neighbors per layer")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "Seeds per batch")->capture_default_str();
+  cmd->add_option("--batches", o->batches, "Batches per measurement")->capture_default_str();
+  cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call")->capture_default_str();
+  cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client")->capture_default_str();
+  cmd->callback([o] { run_bench_dist(*o); });
+}
+
+}  // namespace graphloom::cli
