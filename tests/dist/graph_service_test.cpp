@@ -4,12 +4,15 @@
 // requests fail clearly while the servers keep serving.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <ATen/ATen.h>
 
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_group.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/io/importers.h"
 #include "graphloom/partition/assign.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"
@@ -181,6 +184,52 @@ TEST_F(GraphServiceTest, DeadServerFailsWithinTheDeadlineNamingIt) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_NE(error.find(address), std::string::npos) << error;
   EXPECT_NE(error.find("UNAVAILABLE"), std::string::npos) << error;
+}
+
+// Cora in 2 METIS parts, each part served by a main and a backup server sharing its memory (two
+// "machines" on loopback): requests rotate over both servers of a part and agree with Cora.
+TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
+  GL_REQUIRE_SHARED_DATASET(cora_dir, "cora");
+  testing::TempDir dir;
+  const io::Dataset cora = io::import_shared_dataset(cora_dir);
+  partition::write_partitions(cora, partition::assign_metis(cora.graph, 2, {}), 2,
+                              dir.path() / "parts", {.method = "metis"});
+  const std::string cluster = fmt::format("test{}-cora", ::getpid());
+  std::vector<std::unique_ptr<GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses(2);
+  for (int64_t part = 0; part < 2; ++part) {
+    for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
+      servers.push_back(
+          std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "parts",
+                                                      .part = part,
+                                                      .token = kToken,
+                                                      .role = role,
+                                                      .cluster_id = cluster,
+                                                      .attach_timeout = std::chrono::seconds(10)}));
+      addresses[part].push_back(servers.back()->address());
+    }
+  }
+  const DistGraph graph(addresses, {.token = kToken});
+  std::vector<partition::Partition> parts;
+  for (int64_t part = 0; part < 2; ++part) {
+    parts.push_back(partition::load_partition(dir.path() / "parts", part));
+  }
+  const partition::Partition whole = partition::join_partitions(parts);
+  EXPECT_EQ(graph.num_nodes(), 2708);
+  const sampling::LocalNeighborSource local(whole.graph);
+  const at::Tensor seeds = at::arange(2708, at::kLong);
+  for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
+    expect_same_edges(graph.sample_neighbors(seeds, 4, {.random_key = 9}),
+                      local.sample_neighbors(seeds, 4, {.random_key = 9}));
+    EXPECT_TRUE(at::equal(graph.gather("feat", seeds), whole.features.at("feat")));
+    EXPECT_TRUE(at::equal(graph.gather("label", seeds), whole.labels));
+  }
+  // A push through one server is seen through the other (one shared copy per part).
+  const at::Tensor ids = at::tensor({3, 2000}, at::kLong);
+  const at::Tensor rows = at::ones({2, whole.features.at("feat").size(1)});
+  graph.push("feat", ids, rows);
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
 }
 
 TEST(GraphServer, RefusesToStartWithoutAToken) {
