@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -15,8 +16,9 @@
 namespace graphloom::dist {
 namespace {
 
-constexpr int64_t kPullChunkBytes = 4 << 20;
-constexpr int64_t kPullsInFlight = 4;
+constexpr int64_t kChunkBytes = 4 << 20;
+constexpr int64_t kMaxSampleChunkSeeds = 16384;
+constexpr int64_t kCallsInFlight = 4;
 
 }  // namespace
 
@@ -79,28 +81,61 @@ GraphClient::GraphClient(std::string address, ClientOptions options)
 }
 
 GraphClient::~GraphClient() = default;
+
+int64_t GraphClient::chunk_bytes() const {
+  return std::min<int64_t>(kChunkBytes, impl_->options.max_message_bytes / 4);
+}
 GraphClient::GraphClient(GraphClient&&) noexcept = default;
 
 sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                      const sampling::SampleOptions& options) const {
-  rpc::SampleRequest request;
-  request.set_seeds(to_bytes(seeds.to(at::kLong)));
-  request.set_fanout(fanout);
-  request.set_replace(options.replace);
-  request.set_weighted(options.weighted);
-  request.set_out_edges(options.direction == sampling::EdgeDirection::kOut);
-  request.set_random_key(options.random_key);
-  const auto response = impl_->call<rpc::SampleRequest, rpc::SampleResponse>(
-      address_, "SampleNeighbors", &rpc::GraphService::Stub::SampleNeighbors, request);
-  sampling::SampledEdges edges;
-  edges.indptr = ids_from_bytes(response.indptr(), "indptr");
-  edges.neighbors = ids_from_bytes(response.neighbors(), "neighbors");
-  edges.edge_ids = ids_from_bytes(response.edge_ids(), "edge_ids");
-  GL_CHECK(edges.indptr.numel() == seeds.numel() + 1 &&
-               edges.neighbors.numel() == edges.edge_ids.numel() &&
-               edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
-           "graph server {}: malformed sampling response", address_);
-  return edges;
+  const at::Tensor all = seeds.to(at::kLong).contiguous();
+  // Seeds per call so that a response (16 bytes per pick) stays near the chunk size; -1 (all
+  // neighbors) is budgeted as 32 picks.
+  const int64_t picks = fanout < 0 ? 32 : std::max<int64_t>(fanout, 1);
+  const int64_t chunk_seeds =
+      std::clamp<int64_t>(chunk_bytes() / (16 * picks + 8), 64, kMaxSampleChunkSeeds);
+  auto sample_chunk = [&](int64_t begin) {
+    const at::Tensor chunk = all.slice(0, begin, std::min(all.numel(), begin + chunk_seeds));
+    rpc::SampleRequest request;
+    request.set_seeds(to_bytes(chunk));
+    request.set_fanout(fanout);
+    request.set_replace(options.replace);
+    request.set_weighted(options.weighted);
+    request.set_out_edges(options.direction == sampling::EdgeDirection::kOut);
+    request.set_random_key(options.random_key);
+    const auto response = impl_->call<rpc::SampleRequest, rpc::SampleResponse>(
+        address_, "SampleNeighbors", &rpc::GraphService::Stub::SampleNeighbors, request);
+    sampling::SampledEdges edges;
+    edges.indptr = ids_from_bytes(response.indptr(), "indptr");
+    edges.neighbors = ids_from_bytes(response.neighbors(), "neighbors");
+    edges.edge_ids = ids_from_bytes(response.edge_ids(), "edge_ids");
+    GL_CHECK(edges.indptr.numel() == chunk.numel() + 1 &&
+                 edges.neighbors.numel() == edges.edge_ids.numel() &&
+                 edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
+             "graph server {}: malformed sampling response", address_);
+    return edges;
+  };
+  if (all.numel() <= chunk_seeds) return sample_chunk(0);
+  // Several smaller calls in flight instead of one large one (see pull()).
+  std::vector<sampling::SampledEdges> chunks;
+  for (int64_t wave = 0; wave < all.numel(); wave += chunk_seeds * kCallsInFlight) {
+    std::vector<std::future<sampling::SampledEdges>> in_flight;
+    for (int64_t begin = wave; begin < std::min(all.numel(), wave + chunk_seeds * kCallsInFlight);
+         begin += chunk_seeds) {
+      in_flight.push_back(std::async(std::launch::async, sample_chunk, begin));
+    }
+    for (auto& chunk : in_flight) chunks.push_back(chunk.get());
+  }
+  std::vector<at::Tensor> indptrs{at::zeros({1}, at::kLong)}, neighbors, edge_ids;
+  int64_t offset = 0;
+  for (const sampling::SampledEdges& chunk : chunks) {
+    indptrs.push_back(chunk.indptr.slice(0, 1) + offset);
+    neighbors.push_back(chunk.neighbors);
+    edge_ids.push_back(chunk.edge_ids);
+    offset += chunk.neighbors.numel();
+  }
+  return {at::cat(indptrs), at::cat(neighbors), at::cat(edge_ids)};
 }
 
 at::Tensor GraphClient::pull(const std::string& name, const at::Tensor& ids,
@@ -110,7 +145,7 @@ at::Tensor GraphClient::pull(const std::string& name, const at::Tensor& ids,
   for (const int64_t size : schema.row_shape) row_bytes *= size;
   // One large response crawls through gRPC (~0.35 GB/s for 50 MB here); chunks of a few MB
   // with several calls in flight move ~5x faster (DESIGN.md section 5).
-  const int64_t chunk = std::max<int64_t>(1, kPullChunkBytes / std::max<int64_t>(row_bytes, 1));
+  const int64_t chunk = std::max<int64_t>(1, chunk_bytes() / std::max<int64_t>(row_bytes, 1));
   std::vector<int64_t> shape{all.numel()};
   shape.insert(shape.end(), schema.row_shape.begin(), schema.row_shape.end());
   at::Tensor out = at::empty(shape, at::TensorOptions().dtype(schema.dtype));
@@ -131,9 +166,9 @@ at::Tensor GraphClient::pull(const std::string& name, const at::Tensor& ids,
     pull_chunk(0);
     return out;
   }
-  for (int64_t wave = 0; wave < all.numel(); wave += chunk * kPullsInFlight) {
+  for (int64_t wave = 0; wave < all.numel(); wave += chunk * kCallsInFlight) {
     std::vector<std::future<void>> in_flight;
-    for (int64_t begin = wave; begin < std::min(all.numel(), wave + chunk * kPullsInFlight);
+    for (int64_t begin = wave; begin < std::min(all.numel(), wave + chunk * kCallsInFlight);
          begin += chunk) {
       in_flight.push_back(std::async(std::launch::async, pull_chunk, begin));
     }

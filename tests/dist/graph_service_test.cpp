@@ -59,8 +59,8 @@ class GraphServiceTest : public ::testing::Test {
     return {{servers_[0]->address()}, {servers_[1]->address()}};
   }
 
-  static ClientOptions client_options() {
-    return {.token = kToken, .deadline = std::chrono::seconds(10)};
+  static ClientOptions client_options() {  // the servers' 1 MB message limit
+    return {.token = kToken, .deadline = std::chrono::seconds(10), .max_message_bytes = 1 << 20};
   }
 
   static testing::TempDir* dir_;
@@ -95,6 +95,18 @@ TEST_F(GraphServiceTest, OneHopEqualsLocalSampling) {
       }
     }
   }
+}
+
+TEST_F(GraphServiceTest, LargeRequestsAreSplitIntoChunksAndMergedInOrder) {
+  const DistGraph graph(addresses(), client_options());
+  const sampling::LocalNeighborSource local(whole_);
+  // More seeds (with repeats) than one sampling call carries, and more rows than one pull.
+  const at::Tensor seeds = at::randint(0, 3000, {70000}, at::kLong);
+  const sampling::SampleOptions options{.random_key = 11};
+  expect_same_edges(graph.sample_neighbors(seeds, 4, options),
+                    local.sample_neighbors(seeds, 4, options));
+  const at::Tensor rows = at::randint(0, 3000, {120000}, at::kLong);
+  EXPECT_TRUE(at::equal(graph.gather("feat", rows), features_.index_select(0, rows)));
 }
 
 TEST_F(GraphServiceTest, MultiLayerSamplerRunsUnchangedOnDistGraph) {
@@ -147,7 +159,8 @@ TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
 }
 
 TEST_F(GraphServiceTest, InvalidRequestsAreRejectedAndTheServerKeepsServing) {
-  const GraphClient client(servers_[0]->address(), client_options());
+  // The default 64 MB client limit: it sends what the 1 MB server must refuse.
+  const GraphClient client(servers_[0]->address(), {.token = kToken});
   const ServerMetadata metadata = client.metadata();
   const int64_t foreign = metadata.node_range_ends[0];  // first node of part 1
   std::string error = error_of([&] {

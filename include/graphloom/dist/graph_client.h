@@ -18,8 +18,10 @@ namespace graphloom::dist {
 struct ClientOptions {
   std::string token;  // empty: no token sent (servers started with --insecure)
   std::chrono::milliseconds deadline = std::chrono::seconds(30);  // per call
-  int retries = 3;                       // extra attempts while UNAVAILABLE, with backoff
-  int64_t max_message_bytes = 64 << 20;  // receive limit
+  int retries = 3;  // extra attempts while UNAVAILABLE, with backoff
+  // Receive limit; bulk calls are split into chunks of at most a quarter of it (and 4 MB), so
+  // set it to the servers' --max-message-mb when that is smaller.
+  int64_t max_message_bytes = 64 << 20;
 };
 
 struct TensorSchema {
@@ -55,6 +57,8 @@ class GraphClient {
   void shutdown() const;
 
  private:
+  int64_t chunk_bytes() const;  // target bytes per bulk call
+
   struct Impl;
   std::string address_;
   std::unique_ptr<Impl> impl_;
