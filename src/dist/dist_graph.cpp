@@ -169,7 +169,7 @@ void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tenso
   const OwnerSplit split = split_by_owner(book_, all);
   const int64_t local_part = local_ != nullptr ? local_->part : -1;
   const auto rows = for_each_part<at::Tensor>(split, local_part, [&](int64_t part) {
-    if (part != local_part) return client_for(part).pull(name, split.ids[part], s);
+    if (!reads_locally(part, name)) return client_for(part).pull(name, split.ids[part], s);
     const at::Tensor& table = name == "label" ? local_->labels : local_->features.at(name);
     std::vector<int64_t> part_shape = shape;
     part_shape[0] = split.ids[part].numel();
@@ -180,6 +180,24 @@ void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tenso
   for (std::size_t part = 0; part < rows.size(); ++part) {
     if (split.ids[part].numel() > 0) out.index_copy_(0, split.positions[part], rows[part]);
   }
+}
+
+bool DistGraph::reads_locally(int64_t part, const std::string& name) const {
+  return local_ != nullptr && part == local_->part &&
+         (name == "label" ? local_->labels.defined() : local_->features.count(name) > 0);
+}
+
+void DistGraph::create_tensor(const std::string& name, const TensorSchema& schema) {
+  for (std::size_t part = 0; part < clients_.size(); ++part) {
+    // One server per part: the servers of a machine share run-time tensors in shared memory.
+    clients_[part][0].create_tensor(name, schema);
+  }
+  schemas_[name] = schema;
+}
+
+DistTensor::DistTensor(DistGraph& graph, std::string name, const TensorSchema& schema)
+    : graph_(&graph), name_(std::move(name)) {
+  graph.create_tensor(name_, schema);
 }
 
 void DistGraph::push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const {

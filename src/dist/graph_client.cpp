@@ -187,6 +187,15 @@ void GraphClient::push(const std::string& name, const at::Tensor& ids,
                                                    request);
 }
 
+void GraphClient::create_tensor(const std::string& name, const TensorSchema& schema) const {
+  rpc::CreateTensorRequest request;
+  request.mutable_schema()->set_name(name);
+  request.mutable_schema()->set_dtype(dtype_name(schema.dtype));
+  for (const int64_t size : schema.row_shape) request.mutable_schema()->add_row_shape(size);
+  impl_->call<rpc::CreateTensorRequest, rpc::CreateTensorResponse>(
+      address_, "CreateTensor", &rpc::GraphService::Stub::CreateTensor, request);
+}
+
 ServerMetadata GraphClient::metadata() const {
   const auto response = impl_->call<rpc::MetadataRequest, rpc::MetadataResponse>(
       address_, "Metadata", &rpc::GraphService::Stub::Metadata, rpc::MetadataRequest());

@@ -91,7 +91,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   grpc::Status Pull(grpc::ServerContext* context, const rpc::PullRequest* request,
                     rpc::PullResponse* response) override {
     return handle(context, "Pull", [&] {
-      const at::Tensor& table = tensor(request->name());
+      const at::Tensor table = tensor(request->name());
       const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
       const int64_t row_bytes =
           table.numel() / std::max<int64_t>(table.size(0), 1) * table.element_size();
@@ -104,7 +104,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
       std::string* bytes = response->mutable_rows();
       bytes->resize(static_cast<std::size_t>(local.numel() * row_bytes));
       at::Tensor rows = at::from_blob(bytes->data(), shape, table.options());
-      std::shared_lock lock(push_mutex_);
+      std::shared_lock lock(mutex_);
       features::gather_rows(table, local, rows);
     });
   }
@@ -112,15 +112,46 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   grpc::Status Push(grpc::ServerContext* context, const rpc::PushRequest* request,
                     rpc::PushResponse*) override {
     return handle(context, "Push", [&] {
-      const at::Tensor& table = tensor(request->name());
+      at::Tensor table = tensor(request->name());
       const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
       const std::vector<int64_t> row_shape(table.sizes().begin() + 1, table.sizes().end());
       const at::Tensor rows = from_bytes(request->rows(), table.scalar_type(), row_shape, "rows");
       GL_CHECK(rows.size(0) == local.numel(), "push of '{}': {} ids but {} rows", request->name(),
                local.numel(), rows.size(0));
-      std::unique_lock lock(push_mutex_);
-      // Memory-mapped tables are copy-on-write: pushes change this server's copy only.
-      const_cast<at::Tensor&>(table).index_copy_(0, local, rows);
+      std::unique_lock lock(mutex_);
+      // Shared-memory tables are seen by every server of the machine; memory-mapped files
+      // (standalone servers) are copy-on-write: pushes change this server's copy only.
+      table.index_copy_(0, local, rows);
+    });
+  }
+
+  grpc::Status CreateTensor(grpc::ServerContext* context, const rpc::CreateTensorRequest* request,
+                            rpc::CreateTensorResponse*) override {
+    return handle(context, "CreateTensor", [&] {
+      const rpc::TensorSchema& schema = request->schema();
+      check_tensor_name(schema.name());
+      const at::ScalarType dtype = dtype_from_name(schema.dtype());
+      const std::vector<int64_t> row_shape(schema.row_shape().begin(), schema.row_shape().end());
+      int64_t row_elements = 1;
+      for (const int64_t size : row_shape) {
+        GL_CHECK(size > 0 && size <= (1 << 20), "tensor '{}': row dimension {} out of range",
+                 schema.name(), size);
+        row_elements *= size;
+      }
+      GL_CHECK(row_elements <= (1 << 20), "tensor '{}': rows of {} elements are too large",
+               schema.name(), row_elements);
+      std::unique_lock lock(mutex_);
+      if (const auto it = tensors_.find(schema.name()); it != tensors_.end()) {
+        GL_CHECK(it->second.scalar_type() == dtype &&
+                     it->second.sizes().slice(1) == at::IntArrayRef(row_shape),
+                 "tensor '{}' already exists with another schema", schema.name());
+        return;
+      }
+      std::vector<int64_t> shape{part_.node_end - part_.node_begin};
+      shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+      tensors_[schema.name()] = shared_ != nullptr
+                                    ? shared_->create_tensor(schema.name(), dtype, row_shape)
+                                    : at::zeros(shape, at::TensorOptions().dtype(dtype));
     });
   }
 
@@ -133,6 +164,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
       response->set_version(GRAPHLOOM_VERSION);
       for (const int64_t end : info_.node_range_ends) response->add_node_range_ends(end);
       for (const int64_t end : edge_range_ends_) response->add_edge_range_ends(end);
+      std::shared_lock lock(mutex_);
       for (const auto& [name, table] : tensors_) {
         rpc::TensorSchema* schema = response->add_tensors();
         schema->set_name(name);
@@ -200,10 +232,17 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
     return ids;
   }
 
-  const at::Tensor& tensor(const std::string& name) const {
-    const auto it = tensors_.find(name);
-    GL_CHECK(it != tensors_.end(), "part {} has no node tensor named '{}'", options_.part, name);
-    return it->second;
+  // A handle to `name`: the part's own tensors, those created here, or (shared roles) those
+  // another server of the machine created.
+  at::Tensor tensor(const std::string& name) {
+    {
+      std::shared_lock lock(mutex_);
+      if (const auto it = tensors_.find(name); it != tensors_.end()) return it->second;
+    }
+    at::Tensor found = shared_ != nullptr ? shared_->find_tensor(name) : at::Tensor();
+    GL_CHECK(found.defined(), "part {} has no node tensor named '{}'", options_.part, name);
+    std::unique_lock lock(mutex_);
+    return tensors_.emplace(name, found).first->second;
   }
 
   ServerOptions options_;
@@ -213,7 +252,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   std::vector<int64_t> edge_range_ends_;
   int64_t edge_begin_ = 0;
   std::map<std::string, at::Tensor> tensors_;
-  std::shared_mutex push_mutex_;
+  std::shared_mutex mutex_;  // tensors_, and pushes against pulls
   std::function<void()> request_shutdown_;
 };
 

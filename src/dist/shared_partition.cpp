@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -30,6 +31,16 @@ at::Tensor over_segment(const std::shared_ptr<SharedMemorySegment>& segment, at:
 }
 
 }  // namespace
+
+void check_tensor_name(const std::string& name) {
+  GL_CHECK(!name.empty() && name.size() <= 64 &&
+               std::all_of(name.begin(), name.end(),
+                           [](char c) {
+                             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                                    c == '_';
+                           }),
+           "tensor name '{}' must be 1-64 letters, digits, '-' or '_'", name);
+}
 
 std::string segment_prefix(const std::string& cluster, int64_t part_id) {
   GL_CHECK(!cluster.empty() && cluster.size() <= 64 &&
@@ -91,6 +102,62 @@ std::unique_ptr<SharedPartition> SharedPartition::publish(const partition::Parti
   return shared;
 }
 
+namespace {
+
+// A run-time tensor's segment: a JSON schema in the first kHeaderBytes, then the rows.
+constexpr std::size_t kHeaderBytes = 4096;
+
+std::string tensor_segment(const std::string& prefix, const std::string& name) {
+  check_tensor_name(name);
+  return prefix + "tensor-" + name;
+}
+
+at::Tensor tensor_in(const std::shared_ptr<SharedMemorySegment>& segment, const std::string& name) {
+  const char* header = reinterpret_cast<const char*>(segment->data());
+  const auto schema = nlohmann::json::parse(std::string(header, strnlen(header, kHeaderBytes)));
+  const auto shape = schema.at("shape").get<std::vector<int64_t>>();
+  const at::ScalarType dtype = dtype_from_name(schema.at("dtype").get<std::string>());
+  int64_t bytes = static_cast<int64_t>(c10::elementSize(dtype));
+  for (const int64_t size : shape) bytes *= size;
+  GL_CHECK(segment->size() >= kHeaderBytes + static_cast<std::size_t>(bytes),
+           "shared tensor '{}' is truncated", name);
+  return at::from_blob(
+      segment->data() + kHeaderBytes, shape, [segment](void*) {}, at::TensorOptions().dtype(dtype));
+}
+
+}  // namespace
+
+at::Tensor SharedPartition::create_tensor(const std::string& name, c10::ScalarType dtype,
+                                          const std::vector<int64_t>& row_shape) const {
+  const std::string segment_name = tensor_segment(segment_prefix(cluster_, part_id_), name);
+  std::vector<int64_t> shape{part_.node_end - part_.node_begin};
+  shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+  if (at::Tensor existing = find_tensor(name); existing.defined()) {
+    GL_CHECK(existing.sizes() == at::IntArrayRef(shape) && existing.scalar_type() == dtype,
+             "tensor '{}' already exists with shape {} and dtype {}", name, existing.sizes(),
+             dtype_name(existing.scalar_type()));
+    return existing;
+  }
+  int64_t bytes = static_cast<int64_t>(c10::elementSize(dtype));
+  for (const int64_t size : shape) bytes *= size;
+  const std::string schema = nlohmann::json{{"dtype", dtype_name(dtype)}, {"shape", shape}}.dump();
+  // Written under a temporary name and renamed, like the manifest: never seen half-made.
+  const std::string writing = segment_name + ".writing";
+  auto segment = std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::create(
+      writing, kHeaderBytes + static_cast<std::size_t>(bytes)));  // zero-filled by the kernel
+  segment->release_ownership();
+  std::memcpy(segment->data(), schema.data(), schema.size());
+  std::filesystem::rename("/dev/shm/" + writing, "/dev/shm/" + segment_name);
+  return tensor_in(segment, name);
+}
+
+at::Tensor SharedPartition::find_tensor(const std::string& name) const {
+  const std::string segment_name = tensor_segment(segment_prefix(cluster_, part_id_), name);
+  if (!std::filesystem::exists("/dev/shm/" + segment_name)) return {};
+  return tensor_in(std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::open(segment_name)),
+                   name);
+}
+
 SharedPartition::~SharedPartition() {
   if (owner_) remove_segments(cluster_, part_id_);
 }
@@ -108,6 +175,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::unique_ptr<SharedPartition> shared(new SharedPartition());
+  shared->cluster_ = cluster;
+  shared->part_id_ = part_id;
   std::shared_ptr<SharedMemorySegment> manifest_segment =
       SharedMemorySegment::open(prefix + "manifest");
   const auto manifest = nlohmann::json::parse(std::string(

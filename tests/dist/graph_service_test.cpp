@@ -147,6 +147,23 @@ TEST_F(GraphServiceTest, PushThenPullRoundTrips) {
   graph.push("feat", ids, features_.index_select(0, ids));  // restore for the other tests
 }
 
+TEST_F(GraphServiceTest, DistTensorIsCreatedOnEveryPartAndRoundTrips) {
+  DistGraph graph(addresses(), client_options());
+  const DistTensor embedding(graph, "embedding", {at::kFloat, {3}});
+  EXPECT_EQ(embedding.num_rows(), 3000);
+  const at::Tensor ids = at::tensor({0, 1499, 1500, 2999}, at::kLong);
+  EXPECT_TRUE(at::equal(embedding.pull(ids), at::zeros({4, 3})));
+  const at::Tensor rows = at::randn({4, 3});
+  embedding.push(ids, rows);
+  EXPECT_TRUE(at::equal(embedding.pull(ids), rows));
+  // Attaching with the same schema keeps the rows; another schema is refused.
+  const DistTensor again(graph, "embedding", {at::kFloat, {3}});
+  EXPECT_TRUE(at::equal(again.pull(ids), rows));
+  const std::string error = error_of([&] { DistTensor(graph, "embedding", {at::kFloat, {4}}); });
+  EXPECT_NE(error.find("already exists with another schema"), std::string::npos) << error;
+  EXPECT_NE(error_of([&] { DistTensor(graph, "bad/name", {at::kFloat, {1}}); }), "");
+}
+
 TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
   const std::string address = servers_[0]->address();
   for (const char* token : {"", "not-the-token"}) {
@@ -243,6 +260,13 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   graph.push("feat", ids, rows);
   EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
   EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
+  // A tensor created through the main servers is found by the backups in shared memory.
+  DistGraph mutable_graph(addresses, {.token = kToken});
+  const DistTensor output(mutable_graph, "output", {at::kFloat, {2}});
+  output.push(seeds, at::arange(2708 * 2, at::kFloat).reshape({2708, 2}));
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    EXPECT_TRUE(at::equal(output.pull(seeds), at::arange(2708 * 2, at::kFloat).reshape({2708, 2})));
+  }
 }
 
 TEST(GraphServer, RefusesToStartWithoutAToken) {

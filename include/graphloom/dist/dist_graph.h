@@ -34,20 +34,44 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   using features::FeatureSource::gather;
   // Writes `rows` into `name` at `ids` on the owning servers.
   void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
+  // Creates the node tensor `name` (zeros) on every part; idempotent for the same schema. Not
+  // to be called while other threads gather or push.
+  void create_tensor(const std::string& name, const TensorSchema& schema);
 
   const partition::PartitionBook& book() const { return book_; }
 
  private:
   const GraphClient& client_for(int64_t part) const;
   const TensorSchema& schema(const std::string& name) const;
+  // Whether `part` is read in place for `name` (the local part's own tensors only).
+  bool reads_locally(int64_t part, const std::string& name) const;
 
   ServerMetadata metadata_;  // of part 0's first server: the book and the schemas
   std::vector<std::vector<GraphClient>> clients_;
   mutable std::unique_ptr<std::atomic<uint64_t>[]> next_server_;
   partition::PartitionBook book_;
   const std::vector<int64_t>& edge_range_ends_ = metadata_.edge_range_ends;
-  const std::map<std::string, TensorSchema>& schemas_ = metadata_.tensors;
+  std::map<std::string, TensorSchema>& schemas_ = metadata_.tensors;
   const partition::Partition* local_ = nullptr;
+};
+
+// A node tensor split over the parts by the partition book (DGL's DistTensor): pull and push
+// rows by global node id; new ones (e.g. layer outputs of distributed inference) are created
+// on every part.
+class DistTensor {
+ public:
+  // Creates `name` with [num_nodes, row_shape...] zeros, or attaches to it when it exists with
+  // this schema. `graph` must outlive the tensor.
+  DistTensor(DistGraph& graph, std::string name, const TensorSchema& schema);
+
+  const std::string& name() const { return name_; }
+  int64_t num_rows() const { return graph_->num_nodes(); }
+  at::Tensor pull(const at::Tensor& ids) const { return graph_->gather(name_, ids); }
+  void push(const at::Tensor& ids, const at::Tensor& rows) const { graph_->push(name_, ids, rows); }
+
+ private:
+  DistGraph* graph_;
+  std::string name_;
 };
 
 }  // namespace graphloom::dist

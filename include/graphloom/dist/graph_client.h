@@ -52,6 +52,8 @@ class GraphClient {
   // Rows `ids` of `name` ([n, schema.row_shape...]).
   at::Tensor pull(const std::string& name, const at::Tensor& ids, const TensorSchema& schema) const;
   void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
+  // A zero-initialised node tensor on the server's part (idempotent for the same schema).
+  void create_tensor(const std::string& name, const TensorSchema& schema) const;
   ServerMetadata metadata() const;
   std::string health() const;
   void shutdown() const;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "graphloom/base/shared_memory.h"
+
+#include <ATen/core/Tensor.h>
 #include "graphloom/partition/partition_format.h"
 
 namespace graphloom::dist {
@@ -31,6 +33,14 @@ class SharedPartition {
 
   // The part with its tensors over the shared pages (orig ids and splits are not shared).
   const partition::Partition& part() const { return part_; }
+
+  // A node tensor created at run time ([owned nodes, row_shape...], zeros), in its own segment
+  // so that every server and trainer of the machine finds it by name. Creating an existing
+  // tensor with the same schema returns it; with another schema throws.
+  at::Tensor create_tensor(const std::string& name, c10::ScalarType dtype,
+                           const std::vector<int64_t>& row_shape) const;
+  // The run-time tensor `name`, or an undefined tensor when nobody created it.
+  at::Tensor find_tensor(const std::string& name) const;
   ~SharedPartition();
   SharedPartition(const SharedPartition&) = delete;
   SharedPartition& operator=(const SharedPartition&) = delete;
@@ -43,6 +53,9 @@ class SharedPartition {
   bool owner_ = false;  // published by this process: removes the names when destroyed
   std::vector<std::shared_ptr<SharedMemorySegment>> segments_;
 };
+
+// Run-time tensor names: 1-64 letters, digits, '-' or '_' (they name files in /dev/shm).
+void check_tensor_name(const std::string& name);
 
 // The name prefix of (cluster, part)'s segments; throws for a cluster id with characters other
 // than letters, digits, '-' and '_'.
