@@ -13,6 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy                 # ../shared/bench/make_bench_graph.py
+  openssl                       # test certificates for the servers' TLS
 )
 
 missing=()

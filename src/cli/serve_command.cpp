@@ -121,6 +121,10 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--token-file", command->token_file,
                   "File holding the cluster token (mode 600); or set GRAPHLOOM_TOKEN");
   cmd->add_flag("--insecure", o.insecure, "Serve without a token (local tests only)");
+  cmd->add_option("--tls-cert", o.tls_cert, "PEM certificate of this server (enables TLS)");
+  cmd->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--tls-ca", o.tls_ca,
+                  "PEM CA: clients must present a certificate it signed (mutual TLS)");
   cmd->add_option("--max-message-mb", command->max_message_mb,
                   "Largest request or response accepted, in MiB")
       ->check(CLI::Range(1.0, 1024.0))

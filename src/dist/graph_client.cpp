@@ -10,6 +10,7 @@
 
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
+#include "graphloom/dist/graph_server.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
 #include "rpc_bytes.h"
 
@@ -76,8 +77,21 @@ GraphClient::GraphClient(std::string address, ClientOptions options)
   // without waiting for window updates.
   arguments.SetInt("grpc.http2.max_frame_size", (1 << 24) - 1);
   arguments.SetInt("grpc.http2.lookahead_bytes", 64 << 20);
-  impl_->stub = rpc::GraphService::NewStub(
-      grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), arguments));
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  const ClientOptions& o = impl_->options;
+  if (!o.tls_ca.empty()) {
+    GL_CHECK(o.tls_cert.empty() == o.tls_key.empty(),
+             "a TLS client certificate needs both its certificate and its key");
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = read_pem_file(o.tls_ca, "TLS CA");
+    if (!o.tls_cert.empty()) {
+      tls.pem_cert_chain = read_pem_file(o.tls_cert, "TLS certificate");
+      tls.pem_private_key = read_pem_file(o.tls_key, "TLS key");
+    }
+    credentials = grpc::SslCredentials(tls);
+  }
+  impl_->stub =
+      rpc::GraphService::NewStub(grpc::CreateCustomChannel(address_, credentials, arguments));
 }
 
 GraphClient::~GraphClient() = default;

@@ -279,8 +279,22 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
       impl->shutdown_thread = std::thread([impl] { impl->server->Shutdown(); });
     });
   });
+  GL_CHECK(options.tls_cert.empty() == options.tls_key.empty(),
+           "TLS needs both --tls-cert and --tls-key");
+  GL_CHECK(options.tls_ca.empty() || !options.tls_cert.empty(),
+           "--tls-ca (client certificates) needs --tls-cert and --tls-key");
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options.tls_cert.empty()) {
+    grpc::SslServerCredentialsOptions tls(
+        options.tls_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                               : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    tls.pem_key_cert_pairs.push_back({read_pem_file(options.tls_key, "TLS key"),
+                                      read_pem_file(options.tls_cert, "TLS certificate")});
+    if (!options.tls_ca.empty()) tls.pem_root_certs = read_pem_file(options.tls_ca, "TLS CA");
+    credentials = grpc::SslServerCredentials(tls);
+  }
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &impl_->port);
+  builder.AddListeningPort(options.address, credentials, &impl_->port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
   builder.AddChannelArgument("grpc.http2.max_frame_size", (1 << 24) - 1);
@@ -292,7 +306,8 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
            options.part, options.address);
   impl_->address =
       options.address.substr(0, options.address.rfind(':')) + ":" + std::to_string(impl_->port);
-  spdlog::info("part {} served on {}{}", options.part, impl_->address,
+  spdlog::info("part {} served on {}{}{}", options.part, impl_->address,
+               options.tls_cert.empty() ? "" : " (TLS)",
                options.insecure ? " WITHOUT token check (--insecure)" : "");
 }
 
@@ -307,6 +322,15 @@ void GraphServer::wait() { impl_->server->Wait(); }
 
 void GraphServer::shutdown() {
   std::call_once(impl_->shutdown_once, [this] { impl_->server->Shutdown(); });
+}
+
+std::string read_pem_file(const std::filesystem::path& path, const char* what) {
+  std::ifstream in(path);
+  GL_CHECK(in.good(), "cannot read the {} file '{}'", what, path.string());
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  GL_CHECK(text.find("-----BEGIN ") != std::string::npos, "{} file '{}' is not PEM", what,
+           path.string());
+  return text;
 }
 
 std::string read_token_file(const std::filesystem::path& path) {

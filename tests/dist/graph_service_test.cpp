@@ -269,6 +269,36 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   }
 }
 
+TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {
+  testing::TempDir dir;
+  const io::Dataset data = io::generate_planted(
+      {.num_nodes = 500, .num_classes = 2, .avg_degree = 4, .feat_dim = 4, .seed = 1});
+  partition::write_partitions(data, partition::assign_random(data.num_nodes(), 1, 0), 1,
+                              dir.path() / "parts", {.method = "random"});
+  const std::string openssl = fmt::format(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
+      "subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '{}' -out '{}' > /dev/null 2>&1",
+      (dir.path() / "key.pem").string(), (dir.path() / "cert.pem").string());
+  ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl is needed (scripts/install-deps.sh)";
+  GraphServer server({.partition_dir = dir.path() / "parts",
+                      .token = kToken,
+                      .tls_cert = dir.path() / "cert.pem",
+                      .tls_key = dir.path() / "key.pem"});
+  const GraphClient secure(server.address(),
+                           {.token = kToken, .retries = 0, .tls_ca = dir.path() / "cert.pem"});
+  EXPECT_EQ(secure.health(), "serving");
+  const GraphClient plaintext(server.address(),
+                              {.token = kToken, .deadline = std::chrono::seconds(3), .retries = 0});
+  const std::string error = error_of([&] { plaintext.health(); });
+  EXPECT_NE(error.find(server.address()), std::string::npos) << error;
+  EXPECT_NE(error_of([&] {
+              GraphServer({.partition_dir = dir.path() / "parts",
+                           .token = kToken,
+                           .tls_cert = dir.path() / "cert.pem"});
+            }).find("both --tls-cert and --tls-key"),
+            std::string::npos);
+}
+
 TEST(GraphServer, RefusesToStartWithoutAToken) {
   testing::TempDir dir;
   const std::string error = error_of([&] {

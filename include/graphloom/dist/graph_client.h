@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +23,9 @@ struct ClientOptions {
   // Receive limit; bulk calls are split into chunks of at most a quarter of it (and 4 MB), so
   // set it to the servers' --max-message-mb when that is smaller.
   int64_t max_message_bytes = 64 << 20;
+  // TLS: the CA that signed the servers' certificates (empty: plaintext), and this client's
+  // own certificate and key for servers that require them.
+  std::filesystem::path tls_ca, tls_cert, tls_key;
 };
 
 struct TensorSchema {

@@ -25,6 +25,9 @@ struct ServerOptions {
   std::string token;                     // required unless `insecure`
   bool insecure = false;                 // no token check (local tests only)
   int64_t max_message_bytes = 64 << 20;  // requests and responses above this are refused
+  // TLS: PEM files of the server's certificate and key (both or neither); with `tls_ca`,
+  // clients must present a certificate signed by it (mutual TLS).
+  std::filesystem::path tls_cert, tls_key, tls_ca;
   ServerRole role = ServerRole::kStandalone;
   std::string cluster_id = "default";  // names the shared-memory segments (main, backup)
   std::chrono::milliseconds attach_timeout = std::chrono::seconds(120);  // backup: wait for main
@@ -49,6 +52,9 @@ class GraphServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The contents of a PEM file, with the file named in errors.
+std::string read_pem_file(const std::filesystem::path& path, const char* what);
 
 // Reads a cluster token file: the first line, surrounding whitespace removed; throws when the
 // file is missing, empty, or readable by others than its owner.
