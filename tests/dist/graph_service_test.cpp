@@ -11,6 +11,7 @@
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_group.h"
+#include "graphloom/dist/shared_partition.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/io/importers.h"
 #include "graphloom/partition/assign.h"
@@ -260,6 +261,13 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   graph.push("feat", ids, rows);
   EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
   EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
+  // A trainer of machine 0 maps part 0 from shared memory (no copy, no RPC for it) and sees
+  // the push made through the servers.
+  const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
+  const DistGraph trainer_view(addresses, {.token = kToken}, &mapped->part());
+  expect_same_edges(trainer_view.sample_neighbors(seeds, 4, {.random_key = 9}),
+                    local.sample_neighbors(seeds, 4, {.random_key = 9}));
+  EXPECT_TRUE(at::equal(trainer_view.gather("feat", ids), rows));
   // A tensor created through the main servers is found by the backups in shared memory.
   DistGraph mutable_graph(addresses, {.token = kToken});
   const DistTensor output(mutable_graph, "output", {at::kFloat, {2}});
