@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
 #include <future>
 
 #include "graphloom/base/error.h"
@@ -168,18 +169,36 @@ void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tenso
   const at::Tensor all = ids.to(at::kLong).contiguous();
   const OwnerSplit split = split_by_owner(book_, all);
   const int64_t local_part = local_ != nullptr ? local_->part : -1;
-  const auto rows = for_each_part<at::Tensor>(split, local_part, [&](int64_t part) {
-    if (!reads_locally(part, name)) return client_for(part).pull(name, split.ids[part], s);
+  // Rows land in their final place in `out` straight from the local table or from each RPC
+  // response: no per-part tensors to assemble and scatter afterwards.
+  const int64_t row_bytes = s.row_bytes();
+  auto* destination = static_cast<char*>(out.data_ptr());
+  for_each_part<bool>(split, local_part, [&](int64_t part) {
+    const int64_t* position = split.positions[part].data_ptr<int64_t>();
+    if (!reads_locally(part, name)) {
+      client_for(part).pull_into(name, split.ids[part], s,
+                                 [&](int64_t first, const char* rows, int64_t count) {
+                                   for (int64_t r = 0; r < count; ++r) {
+                                     std::memcpy(destination + position[first + r] * row_bytes,
+                                                 rows + r * row_bytes, row_bytes);
+                                   }
+                                 });
+      return true;
+    }
     const at::Tensor& table = name == "label" ? local_->labels : local_->features.at(name);
-    std::vector<int64_t> part_shape = shape;
-    part_shape[0] = split.ids[part].numel();
-    at::Tensor part_rows = at::empty(part_shape, table.options());
-    features::gather_rows(table, split.ids[part] - local_->node_begin, part_rows);
-    return part_rows;
+    GL_CHECK(table.is_contiguous() && table.scalar_type() == s.dtype,
+             "local table '{}' is not a contiguous {} tensor", name, c10::toString(s.dtype));
+    const auto* source = static_cast<const char*>(table.data_ptr());
+    const int64_t* id = split.ids[part].data_ptr<int64_t>();
+    const int64_t first_node = local_->node_begin;
+    const int64_t count = split.ids[part].numel();
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < count; ++j) {
+      std::memcpy(destination + position[j] * row_bytes, source + (id[j] - first_node) * row_bytes,
+                  row_bytes);
+    }
+    return true;
   });
-  for (std::size_t part = 0; part < rows.size(); ++part) {
-    if (split.ids[part].numel() > 0) out.index_copy_(0, split.positions[part], rows[part]);
-  }
 }
 
 bool DistGraph::reads_locally(int64_t part, const std::string& name) const {

@@ -4,8 +4,11 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <c10/core/ScalarType.h>
+
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +34,12 @@ struct ClientOptions {
 struct TensorSchema {
   c10::ScalarType dtype;
   std::vector<int64_t> row_shape;
+
+  int64_t row_bytes() const {
+    int64_t bytes = static_cast<int64_t>(c10::elementSize(dtype));
+    for (const int64_t size : row_shape) bytes *= size;
+    return bytes;
+  }
 };
 
 struct ServerMetadata {
@@ -55,6 +64,12 @@ class GraphClient {
                                           const sampling::SampleOptions& options) const;
   // Rows `ids` of `name` ([n, schema.row_shape...]).
   at::Tensor pull(const std::string& name, const at::Tensor& ids, const TensorSchema& schema) const;
+  // Receives `count` rows for ids[first .. first + count), raw bytes straight from a response;
+  // called from several threads at once for disjoint ranges.
+  using RowSink = std::function<void(int64_t first, const char* rows, int64_t count)>;
+  // As pull(), handing each arriving chunk to `sink` instead of assembling a tensor.
+  void pull_into(const std::string& name, const at::Tensor& ids, const TensorSchema& schema,
+                 const RowSink& sink) const;
   void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
   // A zero-initialised node tensor on the server's part (idempotent for the same schema).
   void create_tensor(const std::string& name, const TensorSchema& schema) const;
