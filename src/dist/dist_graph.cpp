@@ -206,12 +206,57 @@ bool DistGraph::reads_locally(int64_t part, const std::string& name) const {
          (name == "label" ? local_->labels.defined() : local_->features.count(name) > 0);
 }
 
-void DistGraph::create_tensor(const std::string& name, const TensorSchema& schema) {
+void DistGraph::create_tensor(const std::string& name, const TensorSchema& schema,
+                              const TensorInit& init) {
   for (std::size_t part = 0; part < clients_.size(); ++part) {
     // One server per part: the servers of a machine share run-time tensors in shared memory.
-    clients_[part][0].create_tensor(name, schema);
+    clients_[part][0].create_tensor(name, schema, init);
   }
   schemas_[name] = schema;
+}
+
+void DistGraph::sparse_update(const std::string& name, const at::Tensor& ids,
+                              const at::Tensor& grads,
+                              const SparseOptimizerOptions& optimizer) const {
+  const at::Tensor all = ids.to(at::kLong).contiguous();
+  GL_CHECK(grads.dim() == 2 && grads.size(0) == all.numel(),
+           "sparse update of '{}': {} ids but gradient of shape {}", name, all.numel(),
+           grads.sizes());
+  const OwnerSplit split = split_by_owner(book_, all);
+  for_each_part<bool>(split, /*local_part=*/-1, [&](int64_t part) {
+    clients_[part][0].sparse_update(name, split.ids[part],
+                                    grads.index_select(0, split.positions[part]), optimizer);
+    return true;
+  });
+}
+
+DistEmbedding::DistEmbedding(DistGraph& graph, std::string name, int64_t dim,
+                             SparseOptimizerOptions optimizer, float init_scale, uint64_t seed)
+    : graph_(&graph), name_(std::move(name)), dim_(dim), optimizer_(std::move(optimizer)) {
+  GL_CHECK(dim > 0, "embedding dimension must be positive, got {}", dim);
+  GL_CHECK(optimizer_.kind == "adam" || optimizer_.kind == "adagrad",
+           "unknown sparse optimizer '{}' (expected adam or adagrad)", optimizer_.kind);
+  const TensorSchema rows{at::kFloat, {dim}};
+  graph.create_tensor(name_, rows, {.low = -init_scale, .high = init_scale, .seed = seed});
+  if (optimizer_.kind == "adagrad") {
+    graph.create_tensor(name_ + "-adagrad-sum", rows);
+  } else {
+    graph.create_tensor(name_ + "-adam-m", rows);
+    graph.create_tensor(name_ + "-adam-v", rows);
+    graph.create_tensor(name_ + "-adam-step", {at::kFloat, {1}});
+  }
+}
+
+void DistEmbedding::step(const at::Tensor& ids, const at::Tensor& grads) const {
+  GL_CHECK(grads.dim() == 2 && grads.size(0) == ids.numel() && grads.size(1) == dim_,
+           "embedding '{}': expected gradient [{}, {}], got {}", name_, ids.numel(), dim_,
+           grads.sizes());
+  // Repeated ids (a node in several places of a batch) become one row with the summed gradient.
+  const auto [unique, inverse] = at::_unique(ids.to(at::kLong), /*sorted=*/true,
+                                             /*return_inverse=*/true);
+  const at::Tensor summed =
+      at::zeros({unique.numel(), dim_}, at::kFloat).index_add_(0, inverse, grads.to(at::kFloat));
+  graph_->sparse_update(name_, unique, summed, optimizer_);
 }
 
 DistTensor::DistTensor(DistGraph& graph, std::string name, const TensorSchema& schema)

@@ -205,13 +205,33 @@ void GraphClient::push(const std::string& name, const at::Tensor& ids,
                                                    request);
 }
 
-void GraphClient::create_tensor(const std::string& name, const TensorSchema& schema) const {
+void GraphClient::create_tensor(const std::string& name, const TensorSchema& schema,
+                                const TensorInit& init) const {
   rpc::CreateTensorRequest request;
+  request.set_init_low(init.low);
+  request.set_init_high(init.high);
+  request.set_init_seed(init.seed);
   request.mutable_schema()->set_name(name);
   request.mutable_schema()->set_dtype(dtype_name(schema.dtype));
   for (const int64_t size : schema.row_shape) request.mutable_schema()->add_row_shape(size);
   impl_->call<rpc::CreateTensorRequest, rpc::CreateTensorResponse>(
       address_, "CreateTensor", &rpc::GraphService::Stub::CreateTensor, request);
+}
+
+void GraphClient::sparse_update(const std::string& name, const at::Tensor& ids,
+                                const at::Tensor& grads,
+                                const SparseOptimizerOptions& optimizer) const {
+  rpc::SparseUpdateRequest request;
+  request.set_name(name);
+  request.set_ids(to_bytes(ids.to(at::kLong)));
+  request.set_grads(to_bytes(grads.to(at::kFloat)));
+  request.set_optimizer(optimizer.kind);
+  request.set_lr(optimizer.lr);
+  request.set_eps(optimizer.eps);
+  request.set_beta1(optimizer.beta1);
+  request.set_beta2(optimizer.beta2);
+  impl_->call<rpc::SparseUpdateRequest, rpc::SparseUpdateResponse>(
+      address_, "SparseUpdate", &rpc::GraphService::Stub::SparseUpdate, request);
 }
 
 ServerMetadata GraphClient::metadata() const {

@@ -6,12 +6,16 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <array>
+#include <cmath>
 #include <fstream>
+#include <mutex>
 #include <shared_mutex>
 #include <thread>
 
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
 #include "graphloom/dist/shared_partition.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
@@ -141,17 +145,88 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
       GL_CHECK(row_elements <= (1 << 20), "tensor '{}': rows of {} elements are too large",
                schema.name(), row_elements);
       std::unique_lock lock(mutex_);
+      at::Tensor existing;
       if (const auto it = tensors_.find(schema.name()); it != tensors_.end()) {
-        GL_CHECK(it->second.scalar_type() == dtype &&
-                     it->second.sizes().slice(1) == at::IntArrayRef(row_shape),
+        existing = it->second;
+      } else if (shared_ != nullptr) {
+        existing = shared_->find_tensor(schema.name());  // made by another server here
+      }
+      if (existing.defined()) {
+        GL_CHECK(existing.scalar_type() == dtype &&
+                     existing.sizes().slice(1) == at::IntArrayRef(row_shape),
                  "tensor '{}' already exists with another schema", schema.name());
+        tensors_[schema.name()] = existing;
         return;
       }
       std::vector<int64_t> shape{part_.node_end - part_.node_begin};
       shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-      tensors_[schema.name()] = shared_ != nullptr
-                                    ? shared_->create_tensor(schema.name(), dtype, row_shape)
-                                    : at::zeros(shape, at::TensorOptions().dtype(dtype));
+      at::Tensor created = shared_ != nullptr
+                               ? shared_->create_tensor(schema.name(), dtype, row_shape)
+                               : at::zeros(shape, at::TensorOptions().dtype(dtype));
+      if (request->init_high() > request->init_low()) {
+        GL_CHECK(dtype == at::kFloat, "uniform initialisation needs float32, got {}",
+                 schema.dtype());
+        fill_uniform(created, request->init_low(), request->init_high(), request->init_seed());
+      }
+      tensors_[schema.name()] = created;
+    });
+  }
+
+  grpc::Status SparseUpdate(grpc::ServerContext* context, const rpc::SparseUpdateRequest* request,
+                            rpc::SparseUpdateResponse*) override {
+    return handle(context, "SparseUpdate", [&] {
+      const std::string& name = request->name();
+      at::Tensor weight = tensor(name);
+      GL_CHECK(weight.scalar_type() == at::kFloat && weight.dim() == 2,
+               "sparse updates need a float32 [rows, dim] tensor; '{}' is {} with {} dims", name,
+               dtype_name(weight.scalar_type()), weight.dim());
+      const int64_t dim = weight.size(1);
+      const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
+      const at::Tensor grads = from_bytes(request->grads(), at::kFloat, {dim}, "grads");
+      GL_CHECK(grads.size(0) == local.numel(), "sparse update of '{}': {} ids but {} gradient rows",
+               name, local.numel(), grads.size(0));
+      GL_CHECK(request->lr() > 0 && request->eps() > 0, "learning rate and eps must be positive");
+      const std::string& optimizer = request->optimizer();
+      GL_CHECK(optimizer == "adagrad" || optimizer == "adam",
+               "unknown sparse optimizer '{}' (expected adagrad or adam)", optimizer);
+      const bool adam = optimizer == "adam";
+      at::Tensor first = tensor(name + (adam ? "-adam-m" : "-adagrad-sum"));
+      at::Tensor second = adam ? tensor(name + "-adam-v") : at::Tensor();
+      at::Tensor steps = adam ? tensor(name + "-adam-step") : at::Tensor();
+      GL_CHECK(first.sizes() == weight.sizes() && (!adam || second.sizes() == weight.sizes()),
+               "optimizer state of '{}' does not match its shape", name);
+      float* w = weight.data_ptr<float>();
+      float* s1 = first.data_ptr<float>();
+      float* s2 = adam ? second.data_ptr<float>() : nullptr;
+      float* t = adam ? steps.data_ptr<float>() : nullptr;
+      const int64_t* row = local.data_ptr<int64_t>();
+      const float* g = grads.data_ptr<float>();
+      const float lr = request->lr(), eps = request->eps();
+      const float beta1 = request->beta1(), beta2 = request->beta2();
+      std::shared_lock tensors(mutex_);  // against pushes; rows are locked one by one below
+      for (int64_t i = 0; i < local.numel(); ++i) {
+        std::lock_guard row_lock(row_locks_[static_cast<std::size_t>(row[i]) % row_locks_.size()]);
+        float* wr = w + row[i] * dim;
+        float* m = s1 + row[i] * dim;
+        const float* gr = g + i * dim;
+        if (!adam) {  // Adagrad, per element as torch.optim.Adagrad
+          for (int64_t d = 0; d < dim; ++d) {
+            m[d] += gr[d] * gr[d];
+            wr[d] -= lr * gr[d] / (std::sqrt(m[d]) + eps);
+          }
+          continue;
+        }
+        // Adam with a step count per row (rows are updated only when sampled).
+        float* v = s2 + row[i] * dim;
+        const float step = t[row[i]] += 1.0f;
+        const float correction1 = 1.0f - std::pow(beta1, step);
+        const float correction2 = 1.0f - std::pow(beta2, step);
+        for (int64_t d = 0; d < dim; ++d) {
+          m[d] = beta1 * m[d] + (1 - beta1) * gr[d];
+          v[d] = beta2 * v[d] + (1 - beta2) * gr[d] * gr[d];
+          wr[d] -= lr * (m[d] / correction1) / (std::sqrt(v[d] / correction2) + eps);
+        }
+      }
     });
   }
 
@@ -218,6 +293,19 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
     }
   }
 
+  void fill_uniform(at::Tensor& table, float low, float high, uint64_t seed) const {
+    const int64_t rows = table.size(0);
+    const int64_t width = table.numel() / std::max<int64_t>(rows, 1);
+    float* data = table.data_ptr<float>();
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      RandomStream rng(stream_key({seed, static_cast<uint64_t>(part_.node_begin + r)}));
+      for (int64_t d = 0; d < width; ++d) {
+        data[r * width + d] = low + (high - low) * static_cast<float>(rng.uniform_real());
+      }
+    }
+  }
+
   // Decodes int64 ids and checks that the part owns every one of them.
   at::Tensor owned_ids(const std::string& bytes, const char* what) const {
     const at::Tensor ids = ids_from_bytes(bytes, what);
@@ -253,6 +341,9 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   int64_t edge_begin_ = 0;
   std::map<std::string, at::Tensor> tensors_;
   std::shared_mutex mutex_;  // tensors_, and pushes against pulls
+  // Sparse updates lock the rows they change (striped): concurrent updates of one row never
+  // interleave (DGL had NaNs from racing updates, dmlc/dgl#3561).
+  std::array<std::mutex, 1024> row_locks_;
   std::function<void()> request_shutdown_;
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <thread>
 
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_server.h"
@@ -163,6 +164,53 @@ TEST_F(GraphServiceTest, DistTensorIsCreatedOnEveryPartAndRoundTrips) {
   const std::string error = error_of([&] { DistTensor(graph, "embedding", {at::kFloat, {4}}); });
   EXPECT_NE(error.find("already exists with another schema"), std::string::npos) << error;
   EXPECT_NE(error_of([&] { DistTensor(graph, "bad/name", {at::kFloat, {1}}); }), "");
+}
+
+TEST_F(GraphServiceTest, DistEmbeddingAdamMatchesADenseReference) {
+  DistGraph graph(addresses(), client_options());
+  const DistEmbedding embedding(graph, "adam-emb", 4, {.kind = "adam", .lr = 0.1f, .eps = 1e-8f},
+                                1.0f, 7);
+  const at::Tensor ids = at::tensor({5, 2999, 5, 1500}, at::kLong);  // node 5 twice
+  at::Tensor weight = embedding.pull(at::tensor({5, 1500, 2999}, at::kLong));
+  EXPECT_TRUE((weight.abs() < 1).all().item<bool>() && weight.abs().sum().item<float>() > 0);
+  at::Tensor m = at::zeros_like(weight), v = at::zeros_like(weight);
+  for (int step = 1; step <= 3; ++step) {
+    const at::Tensor grads = at::sin(at::arange(16, at::kFloat).reshape({4, 4}) * step);
+    embedding.step(ids, grads);
+    // Reference on the distinct rows {5, 1500, 2999}: summed gradients, Adam.
+    const at::Tensor g = at::stack({grads[0] + grads[2], grads[3], grads[1]});
+    m = 0.9 * m + 0.1 * g;
+    v = 0.999 * v + 0.001 * g * g;
+    weight = weight - 0.1 * (m / (1 - std::pow(0.9, step))) /
+                          (at::sqrt(v / (1 - std::pow(0.999, step))) + 1e-8);
+  }
+  EXPECT_TRUE(
+      at::allclose(embedding.pull(at::tensor({5, 1500, 2999}, at::kLong)), weight, 1e-4, 1e-5));
+}
+
+TEST_F(GraphServiceTest, DistEmbeddingUpdatesAreAtomicPerRow) {
+  DistGraph graph(addresses(), client_options());
+  const DistEmbedding embedding(graph, "adagrad-emb", 8, {.kind = "adagrad", .lr = 0.01f}, 0.1f);
+  const at::Tensor ids = at::tensor({1, 2, 1600, 2998}, at::kLong);
+  std::vector<std::thread> trainers;
+  for (int t = 0; t < 4; ++t) {
+    trainers.emplace_back([&] {
+      for (int step = 0; step < 25; ++step) embedding.step(ids, at::ones({4, 8}));
+    });
+  }
+  for (std::thread& trainer : trainers) trainer.join();
+  // 100 squared unit gradients per element, none lost to a race.
+  const DistTensor state(graph, "adagrad-emb-adagrad-sum", {at::kFloat, {8}});
+  EXPECT_TRUE(at::equal(state.pull(ids), at::full({4, 8}, 100.0f)));
+  EXPECT_TRUE(at::isfinite(embedding.pull(ids)).all().item<bool>());
+  // Another trainer attaching to the embedding sees the same rows.
+  DistGraph other(addresses(), client_options());
+  const DistEmbedding attached(other, "adagrad-emb", 8, {.kind = "adagrad", .lr = 0.01f}, 0.1f);
+  EXPECT_TRUE(at::equal(attached.pull(ids), embedding.pull(ids)));
+  EXPECT_NE(error_of([&] {
+              DistEmbedding(graph, "bad-emb", 8, {.kind = "sgd"});
+            }).find("unknown sparse optimizer 'sgd'"),
+            std::string::npos);
 }
 
 TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {

@@ -36,7 +36,12 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
   // Creates the node tensor `name` (zeros) on every part; idempotent for the same schema. Not
   // to be called while other threads gather or push.
-  void create_tensor(const std::string& name, const TensorSchema& schema);
+  void create_tensor(const std::string& name, const TensorSchema& schema,
+                     const TensorInit& init = {});
+  // Sends each owner its rows' update. `ids` must be distinct. Always to the part's first
+  // (main) server, so that one process applies every update of a row.
+  void sparse_update(const std::string& name, const at::Tensor& ids, const at::Tensor& grads,
+                     const SparseOptimizerOptions& optimizer) const;
 
   const partition::PartitionBook& book() const { return book_; }
 
@@ -72,6 +77,30 @@ class DistTensor {
  private:
   DistGraph* graph_;
   std::string name_;
+};
+
+// Learnable node embeddings for featureless nodes (DGL's DistEmbedding): rows live on the
+// servers owning the nodes; a trainer pulls the rows of its batch, and after backward sends
+// their gradients, which the owners apply with sparse Adagrad or Adam, one row at a time.
+class DistEmbedding {
+ public:
+  // Creates `name` [num_nodes, dim] uniform in [-init_scale, init_scale) (keyed by `seed` and
+  // node id, so every trainer sees the same values) and its optimizer state, or attaches to
+  // them when they exist.
+  DistEmbedding(DistGraph& graph, std::string name, int64_t dim,
+                SparseOptimizerOptions optimizer = {}, float init_scale = 1.0f, uint64_t seed = 0);
+
+  const std::string& name() const { return name_; }
+  int64_t dim() const { return dim_; }
+  at::Tensor pull(const at::Tensor& ids) const { return graph_->gather(name_, ids); }
+  // Sums `grads` ([n, dim]) over repeated ids and has the owners apply one optimizer step.
+  void step(const at::Tensor& ids, const at::Tensor& grads) const;
+
+ private:
+  DistGraph* graph_;
+  std::string name_;
+  int64_t dim_;
+  SparseOptimizerOptions optimizer_;
 };
 
 }  // namespace graphloom::dist

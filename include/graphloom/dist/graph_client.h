@@ -42,6 +42,23 @@ struct TensorSchema {
   }
 };
 
+// How a run-time tensor is filled at creation: zeros, or uniform in [low, high) when
+// high > low (float32 only), keyed by (seed, global node id).
+struct TensorInit {
+  float low = 0;
+  float high = 0;
+  uint64_t seed = 0;
+};
+
+// A sparse optimizer step applied by the owner of the rows (see SparseUpdate in the proto).
+struct SparseOptimizerOptions {
+  std::string kind = "adam";  // adam | adagrad
+  float lr = 0.01f;
+  float eps = 1e-8f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+};
+
 struct ServerMetadata {
   int64_t part = 0;
   int64_t num_parts = 0;
@@ -71,8 +88,12 @@ class GraphClient {
   void pull_into(const std::string& name, const at::Tensor& ids, const TensorSchema& schema,
                  const RowSink& sink) const;
   void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
-  // A zero-initialised node tensor on the server's part (idempotent for the same schema).
-  void create_tensor(const std::string& name, const TensorSchema& schema) const;
+  // A node tensor on the server's part (idempotent for the same schema).
+  void create_tensor(const std::string& name, const TensorSchema& schema,
+                     const TensorInit& init = {}) const;
+  // `ids` distinct and owned by the server's part; `grads` float32 [n, dim].
+  void sparse_update(const std::string& name, const at::Tensor& ids, const at::Tensor& grads,
+                     const SparseOptimizerOptions& optimizer) const;
   ServerMetadata metadata() const;
   std::string health() const;
   void shutdown() const;
