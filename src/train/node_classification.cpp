@@ -93,19 +93,10 @@ struct Evaluator {
 
 TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options,
                                       dist::ProcessGroup* group) {
-  const bool main_rank = !distributed(group) || group->rank() == 0;
   GL_CHECK(dataset.labels.defined() && dataset.num_classes > 0,
            "dataset '{}' has no labels: node classification needs them", dataset.name);
   GL_CHECK(dataset.node_features.count("feat"), "dataset '{}' has no node feature named 'feat'",
            dataset.name);
-  GL_CHECK(options.eval == "full" || options.eval == "sampled",
-           "--eval must be 'full' or 'sampled', got '{}'", options.eval);
-  GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
-  const at::Tensor& train_nodes = split(dataset, "train");
-  const at::Tensor& valid_nodes = split(dataset, "valid");
-  const at::Tensor& test_nodes = split(dataset, "test");
-  torch::manual_seed(options.seed);
-
   // Graph and features as the model wants them.
   graph::CscGraph graph = dataset.graph;
   const bool loops =
@@ -120,23 +111,57 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
              "--normalize-features must be 'none' or 'row', got '{}'", options.normalize_features);
   }
   const sampling::LocalNeighborSource source(graph);
+  const features::TensorFeatureSource rows({{"feat", features}, {"label", dataset.labels}});
+  TrainingInputs inputs;
+  inputs.name = dataset.name;
+  inputs.graph = &source;
+  inputs.rows = &rows;
+  inputs.feature_table = features;
+  inputs.train_nodes = split(dataset, "train");
+  inputs.valid_nodes = split(dataset, "valid");
+  inputs.test_nodes = split(dataset, "test");
+  inputs.num_classes = dataset.num_classes;
+  inputs.in_degrees = graph.in_degrees();
+  inputs.out_degrees = graph.out_degrees();
+  return train_node_classification(inputs, options, group);
+}
+
+TrainResult train_node_classification(const TrainingInputs& inputs, const TrainOptions& options,
+                                      dist::ProcessGroup* group) {
+  const bool main_rank = !distributed(group) || group->rank() == 0;
+  GL_CHECK(options.eval == "full" || options.eval == "sampled",
+           "--eval must be 'full' or 'sampled', got '{}'", options.eval);
+  GL_CHECK(options.eval == "sampled" || inputs.feature_table.defined(),
+           "--eval full (layer-wise inference) is not available on '{}' yet: use --eval sampled",
+           inputs.name);
+  GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
+  GL_CHECK(options.model.kind != "gcn" || inputs.in_degrees.defined(),
+           "GCN needs whole-graph degrees, which '{}' does not provide: use sage, gat or mlp",
+           inputs.name);
+  const at::Tensor& valid_nodes = inputs.valid_nodes;
+  const at::Tensor& test_nodes = inputs.test_nodes;
+  torch::manual_seed(options.seed);
+
+  const sampling::NeighborSource& source = *inputs.graph;
+  const features::FeatureSource& rows = *inputs.rows;
   const sampling::NeighborSampler sampler(&source,
                                           {.fanouts = options.fanouts, .seed = options.seed});
-  const sampling::ItemSampler items(train_nodes,
+  // Nodes already split per trainer (node_split) are this rank's whole item set.
+  const bool split_here = distributed(group) && !inputs.train_nodes_split;
+  const sampling::ItemSampler items(inputs.train_nodes,
                                     {.batch_size = options.batch_size,
                                      .shuffle = true,
-                                     .rank = distributed(group) ? group->rank() : 0,
-                                     .world_size = distributed(group) ? group->world_size() : 1,
+                                     .rank = split_here ? group->rank() : 0,
+                                     .world_size = split_here ? group->world_size() : 1,
                                      .drop_uneven_inputs = options.drop_uneven_inputs,
                                      .seed = options.seed});
-  features::TensorFeatureSource rows({{"feat", features}, {"label", dataset.labels}});
 
   nn::ModelConfig config = options.model;
-  config.in = features.size(1);
-  config.out = dataset.num_classes;
+  config.in = rows.info("feat").row_shape.at(0);
+  config.out = inputs.num_classes;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   const std::shared_ptr<nn::GnnModel> model = nn::make_model(config);
-  model->set_graph_degrees(graph.in_degrees(), graph.out_degrees());
+  if (inputs.in_degrees.defined()) model->set_graph_degrees(inputs.in_degrees, inputs.out_degrees);
   torch::optim::Adam optimizer(
       model->parameters(),
       torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
@@ -169,9 +194,9 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
                  /*append=*/options.resume);
   loader::DataLoader loader(&items, &sampler, &rows,
                             {.num_workers = options.num_workers, .prefetch = options.prefetch});
-  const Evaluator evaluator{*model, source, sampler, rows, features, options, group};
+  const Evaluator evaluator{*model, source, sampler, rows, inputs.feature_table, options, group};
   const bool show_progress = options.progress && main_rank;
-  const at::Tensor valid_labels = dataset.labels.index_select(0, valid_nodes);
+  const at::Tensor valid_labels = rows.gather("label", valid_nodes);
 
   for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
     model->train();
@@ -274,7 +299,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
       const at::Tensor logits = evaluator.logits({valid_nodes})[0];
       const double val_acc = accuracy(logits, valid_labels);
       record["val_acc"] = val_acc;
-      record["val_f1"] = macro_f1(logits, valid_labels, dataset.num_classes);
+      record["val_f1"] = macro_f1(logits, valid_labels, inputs.num_classes);
       record["time"]["eval"] = eval_timer.seconds();
       if (val_acc > state.best_val) {
         state.best_val = val_acc;
@@ -317,9 +342,9 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   if (options.final_test) {
     if (!state.best_parameters.empty()) restore_parameters(*model, state.best_parameters);
     const auto logits = evaluator.logits({test_nodes});
-    const at::Tensor test_labels = dataset.labels.index_select(0, test_nodes);
+    const at::Tensor test_labels = rows.gather("label", test_nodes);
     result.test_acc = accuracy(logits[0], test_labels);
-    result.test_f1 = macro_f1(logits[0], test_labels, dataset.num_classes);
+    result.test_f1 = macro_f1(logits[0], test_labels, inputs.num_classes);
   }
   return result;
 }

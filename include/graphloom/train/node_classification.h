@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "graphloom/dist/process_group.h"
+#include "graphloom/features/feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/nn/models.h"
+#include "graphloom/sampling/neighbor_source.h"
 #include "graphloom/train/gradient_sync.h"
 
 namespace graphloom::train {
@@ -59,11 +61,27 @@ struct TrainResult {
   int64_t parameters = 0;       // model parameters (gradient floats per step)
 };
 
+// What a training run reads, whatever holds it: an in-memory dataset, or a partitioned graph
+// behind graph servers (DistGraph). The sources must outlive the run.
+struct TrainingInputs {
+  std::string name;                             // for messages
+  const sampling::NeighborSource* graph = nullptr;
+  const features::FeatureSource* rows = nullptr;  // "feat" (float32 [dim]) and "label"
+  at::Tensor train_nodes;  // all training nodes, or this trainer's share if train_nodes_split
+  bool train_nodes_split = false;
+  at::Tensor valid_nodes, test_nodes;  // all of them (evaluation is split over the ranks)
+  int64_t num_classes = 0;
+  at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN); undefined when unknown
+  at::Tensor feature_table;            // all rows of "feat" in memory (--eval full); optional
+};
+
 // With a process group of several ranks the run is data-parallel: every rank trains on its share
 // of the training nodes, gradients are averaged (GradientSynchronizer, with Join for ranks that
 // run out of batches), metrics are reduced, evaluation is split over the ranks, and only rank 0
 // writes the log and checkpoints. Every rank returns the same result.
 TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options,
+                                      dist::ProcessGroup* group = nullptr);
+TrainResult train_node_classification(const TrainingInputs& inputs, const TrainOptions& options,
                                       dist::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train
