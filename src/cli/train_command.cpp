@@ -2,17 +2,20 @@
 // embedded default dataset (the main job). `graphloom plot LOG -o SVG`: its training curves.
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_group.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/train/metrics_log.h"
 #include "graphloom/train/node_classification.h"
+#include "graphloom/train/partitioned_training.h"
 
 namespace graphloom::cli {
 namespace {
@@ -22,12 +25,57 @@ struct TrainCommand {
   train::TrainOptions options;
   bool no_progress = false;
   DataParallelFlags parallel;
+  // Training on a partitioned graph behind graph servers.
+  std::string part_config;
+  std::string ip_config;
+  int servers_per_machine = 1;
+  std::string cluster_id;
+  std::string token_file;
+  int machine = -1;
 };
+
+// The partitioned job of this trainer: machine from --machine, GRAPHLOOM_MACHINE or the node
+// rank (rank / local world size); its servers from the ip config.
+train::PartitionedJob partitioned_job(const TrainCommand& command, dist::ProcessGroup* group) {
+  if (command.ip_config.empty()) throw UsageError("--part-config needs --ip-config FILE");
+  const dist::ProcessEnvironment env =
+      group != nullptr ? group->environment() : dist::ProcessEnvironment{};
+  train::PartitionedJob job;
+  job.partition_dir = command.part_config;
+  if (job.partition_dir.filename() == "partition.json")
+    job.partition_dir = job.partition_dir.parent_path();
+  job.servers = train::read_ip_config(command.ip_config, command.servers_per_machine);
+  job.part = command.machine;
+  if (job.part < 0) {
+    const char* machine = std::getenv("GRAPHLOOM_MACHINE");
+    job.part = machine != nullptr ? std::atoi(machine) : env.rank / env.local_world_size;
+  }
+  job.local_rank = env.local_rank;
+  job.trainers_per_part = env.local_world_size;
+  job.cluster_id = command.cluster_id;
+  if (!command.token_file.empty()) {
+    job.client.token = dist::read_token_file(command.token_file);
+  } else if (const char* token = std::getenv("GRAPHLOOM_TOKEN"); token != nullptr) {
+    job.client.token = token;
+  }
+  return job;
+}
+
+void print_result(const TrainCommand& command, const train::TrainResult& result,
+                  const dist::ProcessGroup* group, double seconds);
 
 void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   const bool main_rank = group == nullptr || group->rank() == 0;
   configure_allocator();  // mini-batch buffers come and go every step
   Timer timer;
+  command.options.progress = !command.no_progress;
+  if (!command.part_config.empty()) {
+    if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
+    const train::TrainResult result =
+        train::train_on_partitions(partitioned_job(command, group), command.options, group);
+    if (main_rank) print_result(command, result, group, timer.seconds());
+    return;
+  }
   io::Dataset dataset;
   if (command.data.empty()) {
     spdlog::info("no --data: generating the embedded default dataset (planted partition)");
@@ -38,10 +86,13 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
                timer.seconds());
-  command.options.progress = !command.no_progress;
   const train::TrainResult result =
       train::train_node_classification(dataset, command.options, group);
-  if (!main_rank) return;
+  if (main_rank) print_result(command, result, group, timer.seconds());
+}
+
+void print_result(const TrainCommand& command, const train::TrainResult& result,
+                  const dist::ProcessGroup* group, double seconds) {
   fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n", command.options.model.kind,
              result.epochs_run, result.best_epoch + 1, result.seeds_per_second);
   fmt::print("validation accuracy {:.4f}\n", result.best_val_acc);
@@ -50,7 +101,7 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     fmt::print("data-parallel: {} ranks, gradient allreduce not hidden by backward {:.2f} s\n",
                group->world_size(), result.times.allreduce);
   }
-  fmt::print("total time {:.1f} s\n", timer.seconds());
+  fmt::print("total time {:.1f} s\n", seconds);
 }
 
 }  // namespace
@@ -137,6 +188,30 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");
   add_data_parallel_flags(cmd, command->parallel, command->options);
+  const char* partitioned = "Training on a partitioned graph (graph servers)";
+  cmd->add_option("--part-config", command->part_config,
+                  "Partition directory (or its partition.json) whose parts graph servers serve; "
+                  "instead of --data")
+      ->group(partitioned);
+  cmd->add_option("--ip-config", command->ip_config,
+                  "The machines, one 'ip [port]' per line (DGL's format): part m is served on "
+                  "line m's ip at port .. port+S-1")
+      ->group(partitioned);
+  cmd->add_option("--num-servers", command->servers_per_machine, "S: graph servers per machine")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str()
+      ->group(partitioned);
+  cmd->add_option("--machine", command->machine,
+                  "This trainer's machine (line of the ip config); default GRAPHLOOM_MACHINE or "
+                  "rank / local world size")
+      ->group(partitioned);
+  cmd->add_option("--cluster-id", command->cluster_id,
+                  "The servers' --cluster-id: map this machine's part from shared memory "
+                  "(otherwise every part is read over RPC)")
+      ->group(partitioned);
+  cmd->add_option("--token-file", command->token_file,
+                  "File holding the cluster token; or set GRAPHLOOM_TOKEN")
+      ->group(partitioned);
   cmd->callback([command] {
     if (command->options.resume && command->options.checkpoint.empty()) {
       throw UsageError("--resume needs --checkpoint FILE");

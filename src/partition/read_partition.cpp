@@ -130,6 +130,24 @@ Partition load_partition(const fs::path& path, int64_t part) {
   return p;
 }
 
+at::Tensor load_partition_split(const std::filesystem::path& dir, int64_t part,
+                                const std::string& split) {
+  const PartitionInfo info = read_partition_info(dir);
+  GL_CHECK(part >= 0 && part < info.num_parts, "part {} does not exist: '{}' has {} parts", part,
+           dir.string(), info.num_parts);
+  GL_CHECK(std::find(info.splits.begin(), info.splits.end(), split) != info.splits.end(),
+           "partition '{}' has no '{}' split", dir.string(), split);
+  const at::Tensor ids =
+      load_checked(config_file(dir).parent_path() / fmt::format("part-{}", part) /
+                       fmt::format("{}_idx.npy", split),
+                   -1, true);
+  const int64_t begin = part == 0 ? 0 : info.node_range_ends[part - 1];
+  GL_CHECK(ids.numel() == 0 || (ids.min().item<int64_t>() >= begin &&
+                                ids.max().item<int64_t>() < info.node_range_ends[part]),
+           "'{}' split of part {} holds ids outside the part", split, part);
+  return ids.to(at::kLong);
+}
+
 Partition join_partitions(const std::vector<Partition>& parts) {
   GL_CHECK(!parts.empty(), "join_partitions needs at least one part");
   Partition whole;

@@ -64,7 +64,7 @@ struct TrainResult {
 // What a training run reads, whatever holds it: an in-memory dataset, or a partitioned graph
 // behind graph servers (DistGraph). The sources must outlive the run.
 struct TrainingInputs {
-  std::string name;                             // for messages
+  std::string name;  // for messages
   const sampling::NeighborSource* graph = nullptr;
   const features::FeatureSource* rows = nullptr;  // "feat" (float32 [dim]) and "label"
   at::Tensor train_nodes;  // all training nodes, or this trainer's share if train_nodes_split

@@ -1,0 +1,36 @@
+// Training on a partitioned graph served by graph servers (DGL's distributed training): the
+// trainer of machine m maps part m from the machine's shared memory, reaches the other parts
+// through DistGraph, takes its node_split of the training nodes and runs the same loop as on
+// one machine, data-parallel with the other trainers.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "graphloom/dist/graph_client.h"
+#include "graphloom/dist/process_group.h"
+#include "graphloom/train/node_classification.h"
+
+namespace graphloom::train {
+
+struct PartitionedJob {
+  std::filesystem::path partition_dir;            // the `graphloom partition` output
+  std::vector<std::vector<std::string>> servers;  // addresses of each part's servers
+  int64_t part = 0;                               // this trainer's machine (it holds that part)
+  int64_t local_rank = 0;                         // among the trainers of this machine
+  int64_t trainers_per_part = 1;
+  std::string cluster_id;  // map the local part from shared memory ("": all by RPC)
+  dist::ClientOptions client;
+  bool force_even = true;  // node_split: equal training nodes per trainer
+};
+
+TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
+                                dist::ProcessGroup* group);
+
+// DGL's ip config: one machine per line, "ip [port]" (port default 30050); machine m's S
+// servers listen on port .. port+S-1. Returns each machine's server addresses.
+std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path& path,
+                                                     int servers_per_machine);
+
+}  // namespace graphloom::train

@@ -1,0 +1,100 @@
+// train_on_partitions: DistGraph inputs for the training loop.
+#include "graphloom/train/partitioned_training.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ATen/ATen.h>
+#include <fstream>
+#include <sstream>
+
+#include "graphloom/base/error.h"
+#include "graphloom/dist/dist_graph.h"
+#include "graphloom/dist/node_split.h"
+#include "graphloom/dist/shared_partition.h"
+#include "graphloom/partition/partition_format.h"
+
+namespace graphloom::train {
+namespace {
+
+at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
+                              const std::filesystem::path& dir, const std::string& split) {
+  std::vector<at::Tensor> ids;
+  for (int64_t part = 0; part < info.num_parts; ++part) {
+    ids.push_back(partition::load_partition_split(dir, part, split));
+  }
+  return at::cat(ids);
+}
+
+}  // namespace
+
+TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
+                                dist::ProcessGroup* group) {
+  const partition::PartitionInfo info = partition::read_partition_info(job.partition_dir);
+  GL_CHECK(static_cast<int64_t>(job.servers.size()) == info.num_parts,
+           "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
+           info.num_parts, job.servers.size());
+  GL_CHECK(job.part >= 0 && job.part < info.num_parts, "machine {} has no part ({} parts)",
+           job.part, info.num_parts);
+  GL_CHECK(info.num_classes > 0, "partition '{}' has no labels", job.partition_dir.string());
+  std::unique_ptr<dist::SharedPartition> local;
+  if (!job.cluster_id.empty()) {
+    local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
+  }
+  const dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
+  TrainingInputs inputs;
+  inputs.name = info.graph_name + " (partitioned)";
+  inputs.graph = &graph;
+  inputs.rows = &graph;
+  inputs.train_nodes =
+      dist::node_split(split_of_all_parts(info, job.partition_dir, "train"), graph.book(), job.part,
+                       job.local_rank, job.trainers_per_part, {.force_even = job.force_even});
+  inputs.train_nodes_split = true;
+  inputs.valid_nodes = split_of_all_parts(info, job.partition_dir, "valid");
+  inputs.test_nodes = split_of_all_parts(info, job.partition_dir, "test");
+  inputs.num_classes = info.num_classes;
+  spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.part, job.local_rank,
+               inputs.train_nodes.numel(), job.force_even ? ", even" : "");
+  return train_node_classification(inputs, options, group);
+}
+
+std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path& path,
+                                                     int servers_per_machine) {
+  GL_CHECK(servers_per_machine >= 1, "servers per machine must be >= 1, got {}",
+           servers_per_machine);
+  std::ifstream in(path);
+  GL_CHECK(in.good(), "cannot read ip config '{}'", path.string());
+  std::vector<std::vector<std::string>> machines;
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::string ip, extra;
+    int port = 30050;
+    if (!(fields >> ip)) continue;  // blank line
+    if (std::string port_text; fields >> port_text) {
+      try {
+        std::size_t used = 0;
+        port = std::stoi(port_text, &used);
+        GL_CHECK(used == port_text.size(), "");
+      } catch (const std::exception&) {
+        GL_THROW("ip config '{}' line {}: '{}' is not a port", path.string(), line_number,
+                 port_text);
+      }
+    }
+    GL_CHECK(!(fields >> extra), "ip config '{}' line {}: expected 'ip [port]', got '{}'",
+             path.string(), line_number, line);
+    GL_CHECK(port >= 1 && port + servers_per_machine - 1 <= 65535,
+             "ip config '{}' line {}: port {} out of range for {} servers", path.string(),
+             line_number, port, servers_per_machine);
+    std::vector<std::string> servers;
+    for (int i = 0; i < servers_per_machine; ++i) {
+      servers.push_back(fmt::format("{}:{}", ip, port + i));
+    }
+    machines.push_back(std::move(servers));
+  }
+  GL_CHECK(!machines.empty(), "ip config '{}' lists no machine", path.string());
+  return machines;
+}
+
+}  // namespace graphloom::train

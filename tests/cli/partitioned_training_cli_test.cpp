@@ -1,0 +1,136 @@
+// Training on a partitioned graph, end to end on loopback: 2 "machines" (a graph server each,
+// on different ports of 127.0.0.1) and 1 trainer per machine, against the same job on one
+// machine.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "graphloom/dist/graph_client.h"
+#include "graphloom/dist/process_group.h"
+#include "support/test_support.h"
+
+namespace graphloom::testing {
+namespace {
+
+double test_accuracy(const std::string& output) {
+  std::smatch match;
+  if (!std::regex_search(output, match, std::regex("test accuracy ([0-9.]+)"))) return -1;
+  return std::stod(match[1]);
+}
+
+bool healthy(const std::string& address) {
+  try {
+    return dist::GraphClient(address,
+                             {.token = "t0ken", .deadline = std::chrono::seconds(2), .retries = 0})
+               .health() == "serving";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Partitions `data` in 2 (METIS), serves each part from its own server process, trains with
+// one trainer per part, and returns rank 0's output.
+std::string train_partitioned(const TempDir& dir, const std::string& data,
+                              const std::string& flags) {
+  const auto partitioned = run_graphloom(
+      "partition --data " + data + " --parts 2 --method metis --balance-train --out parts",
+      dir.path());
+  EXPECT_EQ(partitioned.exit_code, 0) << partitioned.output;
+  const int port = dist::find_free_port();
+  {
+    std::ofstream ip(dir / "ip.txt");
+    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+  }
+  const std::string cluster = fmt::format("test{}-train", ::getpid());
+  std::vector<std::unique_ptr<BackgroundProcess>> servers;
+  for (int part = 0; part < 2; ++part) {
+    servers.push_back(std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{
+            "serve", "--part-config", (dir / "parts").string(), "--part", std::to_string(part),
+            "--address", fmt::format("127.0.0.1:{}", port + 10 * part), "--cluster-id", cluster},
+        std::vector<std::string>{"GRAPHLOOM_TOKEN=t0ken"},
+        dir / fmt::format("server{}.log", part)));
+    EXPECT_TRUE(
+        eventually([&] { return healthy(fmt::format("127.0.0.1:{}", port + 10 * part)); }, 60))
+        << servers.back()->output();
+  }
+  const int master = dist::find_free_port();
+  std::vector<std::unique_ptr<BackgroundProcess>> trainers;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<std::string> args{
+        "train",       "--part-config",           (dir / "parts").string(),
+        "--ip-config", (dir / "ip.txt").string(), "--cluster-id",
+        cluster,       "--no-progress",           "--check-sync",
+        "10"};
+    std::istringstream extra(flags);
+    for (std::string flag; extra >> flag;) args.push_back(flag);
+    trainers.push_back(std::make_unique<BackgroundProcess>(
+        args,
+        std::vector<std::string>{fmt::format("RANK={}", rank), "WORLD_SIZE=2", "LOCAL_RANK=0",
+                                 "LOCAL_WORLD_SIZE=1", "MASTER_ADDR=127.0.0.1",
+                                 fmt::format("MASTER_PORT={}", master), "OMP_NUM_THREADS=1",
+                                 "GRAPHLOOM_TOKEN=t0ken"},
+        dir / fmt::format("trainer{}.log", rank)));
+  }
+  for (auto& trainer : trainers) EXPECT_EQ(trainer->wait_for(300), 0) << trainer->output();
+  for (auto& server : servers) {
+    server->kill(SIGTERM);
+    EXPECT_EQ(server->wait_for(30), 0) << server->output();
+  }
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    EXPECT_EQ(entry.path().filename().string().find(cluster), std::string::npos);
+  }
+  return trainers[0]->output();
+}
+
+TEST(PartitionedTrainingCli, PlantedGraphOnTwoMachinesMatchesOneMachine) {
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --out data --num-nodes 20000", dir.path()).exit_code,
+            0);
+  const std::string flags = "--eval sampled --fanouts 5,5 --epochs 3 --lr 0.01 --hidden 64";
+  const std::string output = train_partitioned(dir, "data", flags + " --batch-size 128");
+  const auto single =
+      run_graphloom("train --data data --no-progress " + flags + " --batch-size 256", dir.path());
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  std::cout << "planted: one machine " << test_accuracy(single.output) << ", two machines "
+            << test_accuracy(output) << "\n";
+  EXPECT_GT(test_accuracy(output), 0.9) << output;
+  EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.03);
+}
+
+TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
+  GL_REQUIRE_SHARED_DATASET(cora, "cora");
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("convert --from shared " + cora.string() + " cora", dir.path()).exit_code,
+            0);
+  const std::string flags = "--eval sampled --fanouts 10,10 --epochs 20 --hidden 64 --lr 0.01";
+  const std::string output = train_partitioned(dir, "cora", flags + " --batch-size 16");
+  const auto single =
+      run_graphloom("train --data cora --no-progress " + flags + " --batch-size 32", dir.path());
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  std::cout << "Cora: one machine " << test_accuracy(single.output) << ", two machines "
+            << test_accuracy(output) << "\n";
+  EXPECT_GT(test_accuracy(output), 0.75) << output;
+  EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.03);
+}
+
+TEST(PartitionedTrainingCli, BadIpConfigAndMissingFlagsAreClearErrors) {
+  TempDir dir;
+  {
+    std::ofstream ip(dir / "ip.txt");
+    ip << "127.0.0.1 notaport\n";
+  }
+  auto result = run_graphloom("train --part-config parts --ip-config ip.txt", dir.path());
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("'notaport' is not a port"), std::string::npos) << result.output;
+  result = run_graphloom("train --part-config parts", dir.path());
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--ip-config"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace graphloom::testing
