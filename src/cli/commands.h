@@ -27,6 +27,7 @@ void add_generate_command(CLI::App& app);
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv);
 // `graphloom serve`; `argv` as for add_train_command (--num-servers restarts it per server).
 void add_serve_command(CLI::App& app, const std::vector<std::string>& argv);
+void add_launch_command(CLI::App& app);
 // `argv` for a child process: argv[0] replaced by /proc/self/exe and every option in `drop`
 // removed with its value (both "--flag value" and "--flag=value").
 std::vector<std::string> rewritten_argv(const std::vector<std::string>& argv,

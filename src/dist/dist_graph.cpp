@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <future>
+#include <thread>
 
 #include "graphloom/base/error.h"
 #include "graphloom/features/tensor_feature_source.h"
@@ -53,10 +54,33 @@ std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, W
   return results;
 }
 
+// Waits until `client` answers (a server still loading its part refuses connections).
+void wait_until_serving(const GraphClient& client, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    try {
+      client.health();
+      return;
+    } catch (const Error& e) {
+      const bool unavailable = std::string(e.what()).find("UNAVAILABLE") != std::string::npos;
+      if (!unavailable || std::chrono::steady_clock::now() > deadline) {
+        GL_THROW("graph server {} is not serving after {} s: {}", client.address(),
+                 std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), e.what());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
+
 ServerMetadata first_metadata(const std::vector<std::vector<std::string>>& servers,
                               const ClientOptions& options) {
   GL_CHECK(!servers.empty() && !servers[0].empty(),
            "DistGraph needs the servers of every part, got none");
+  for (const auto& part : servers) {
+    for (const std::string& address : part) {
+      wait_until_serving(GraphClient(address, options), options.startup_timeout);
+    }
+  }
   return GraphClient(servers[0][0], options).metadata();
 }
 

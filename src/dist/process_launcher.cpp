@@ -124,12 +124,14 @@ int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> kill_deadline;
   int forwarded = 0;
+  bool stopping = false;  // teardown began (failure, signal, or job done)
   while (running > 0) {
     if (g_forwarded_signal != 0 && forwarded == 0) {
       forwarded = g_forwarded_signal;
       spdlog::warn("received {}: stopping {} process(es)", ::strsignal(forwarded), running);
       terminate_all(forwarded);
       kill_deadline = Clock::now() + options.grace;
+      stopping = true;
       if (first_failure == 0) first_failure = 128 + forwarded;
     }
     bool reaped = false;
@@ -140,12 +142,28 @@ int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions
       const pid_t pid = std::exchange(pids[i], -1);
       --running;
       const int code = exit_code_of(status);
-      if (code != 0 && first_failure == 0) {
-        first_failure = code;
+      // A service ending by itself, while the job still runs, is a failure whatever its code.
+      const bool failed = code != 0 || (processes[i].service && !stopping);
+      if (failed && first_failure == 0 && !(processes[i].service && stopping)) {
+        first_failure = code != 0 ? code : 1;
         spdlog::error("{} (pid {}) {}: stopping the other {} process(es)", processes[i].name, pid,
                       describe(status), running);
         terminate_all(SIGTERM);
         kill_deadline = Clock::now() + options.grace;
+        stopping = true;
+      }
+    }
+    // The job is done when only services are left: stop them.
+    if (!stopping && running > 0) {
+      bool only_services = true;
+      for (std::size_t i = 0; i < pids.size(); ++i) {
+        if (pids[i] > 0 && !processes[i].service) only_services = false;
+      }
+      if (only_services) {
+        spdlog::info("job done: stopping {} service process(es)", running);
+        terminate_all(SIGTERM);
+        kill_deadline = Clock::now() + options.grace;
+        stopping = true;
       }
     }
     if (reaped) continue;

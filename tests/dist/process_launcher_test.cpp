@@ -40,6 +40,20 @@ TEST(ProcessLauncher, ProcessIgnoringSigtermIsKilledAfterTheGrace) {
   EXPECT_LT(seconds_since(start), 10.0);
 }
 
+TEST(ProcessLauncher, ServicesAreStoppedWhenTheJobIsDone) {
+  ProcessSpec server = shell("server", "exec sleep 60");
+  server.service = true;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_processes({server, shell("trainer", "sleep 0.2")}), 0);
+  EXPECT_LT(seconds_since(start), 10.0);
+}
+
+TEST(ProcessLauncher, ServiceExitingEarlyFailsTheJob) {
+  ProcessSpec server = shell("server", "exit 0");
+  server.service = true;
+  EXPECT_EQ(run_processes({server, shell("trainer", "sleep 30")}), 1);
+}
+
 TEST(ProcessLauncher, KilledBySignalIs128PlusSignal) {
   EXPECT_EQ(run_processes({shell("victim", "kill -9 $$")}), 128 + 9);
 }

@@ -23,6 +23,9 @@ struct ClientOptions {
   std::string token;  // empty: no token sent (servers started with --insecure)
   std::chrono::milliseconds deadline = std::chrono::seconds(30);  // per call
   int retries = 3;  // extra attempts while UNAVAILABLE, with backoff
+  // DistGraph waits this long for every server to answer at start (servers may still be
+  // loading their part when trainers start).
+  std::chrono::milliseconds startup_timeout = std::chrono::seconds(120);
   // Receive limit; bulk calls are split into chunks of at most a quarter of it (and 4 MB), so
   // set it to the servers' --max-message-mb when that is smaller.
   int64_t max_message_bytes = 64 << 20;

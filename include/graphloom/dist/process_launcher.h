@@ -16,6 +16,10 @@ struct ProcessSpec {
   std::string name;                                // "rank 1", for messages
   std::vector<std::string> argv;                   // argv[0] is the executable path
   std::map<std::string, std::string> environment;  // added to (or replacing) the launcher's
+  // A service (a graph server) runs until the job is done: once every non-service process has
+  // exited successfully, services get SIGTERM and their exit is awaited. A service that exits
+  // on its own before that is a failure.
+  bool service = false;
 };
 
 struct LaunchOptions {
@@ -25,6 +29,7 @@ struct LaunchOptions {
 
 // Runs all processes to completion. Returns 0 when all exit with 0, otherwise the exit code
 // of the first that failed (128 + signal number when it was killed by a signal).
+// With services: 0 when every other process exited with 0 (the services are then stopped).
 int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions& options = {});
 
 }  // namespace graphloom::dist

@@ -1,0 +1,198 @@
+// `graphloom launch`: one command for a whole partitioned training job (DGL's launch.py).
+// Starts the graph servers and the trainers of every machine of the ip config (local processes
+// for this machine's addresses, ssh for the others), gives each trainer its rank, world,
+// rendezvous and thread share, forwards SIGINT/SIGTERM, stops the servers when the trainers are
+// done, and returns the first failure's exit code.
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "commands.h"
+#include "graphloom/base/error.h"
+#include "graphloom/dist/process_group.h"
+#include "graphloom/dist/process_launcher.h"
+#include "graphloom/dist/shared_partition.h"
+#include "graphloom/train/partitioned_training.h"
+
+namespace graphloom::cli {
+namespace {
+
+struct LaunchCommand {
+  std::string ip_config;
+  std::string part_config;
+  int num_servers = 1;
+  int num_trainers = 1;
+  std::string cluster_id = "graphloom";
+  int master_port = 0;
+  std::string token_file;
+  std::string ssh_user;
+  int ssh_port = 22;
+  std::vector<std::string> command;  // the trainer command, after `--`
+};
+
+// This machine's IP addresses (and loopback): machines of the ip config at one of them run as
+// local processes.
+std::set<std::string> local_addresses() {
+  std::set<std::string> addresses{"127.0.0.1", "localhost", "::1"};
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return addresses;
+  for (ifaddrs* entry = list; entry != nullptr; entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr) continue;
+    const int family = entry->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    char host[NI_MAXHOST] = {};
+    const socklen_t size = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (::getnameinfo(entry->ifa_addr, size, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) == 0) {
+      addresses.insert(host);
+    }
+  }
+  ::freeifaddrs(list);
+  return addresses;
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A process on machine `ip`: itself when local, else through ssh with its environment and
+// working directory spelled out on the remote command line.
+dist::ProcessSpec on_machine(const LaunchCommand& launch, const std::string& ip, bool local,
+                             dist::ProcessSpec spec) {
+  if (local) return spec;
+  std::string remote = "cd " + shell_quote(std::filesystem::current_path().string()) + " && env";
+  for (const auto& [key, value] : spec.environment) remote += " " + key + "=" + shell_quote(value);
+  for (const std::string& arg : spec.argv) remote += " " + shell_quote(arg);
+  spec.argv = {"/usr/bin/ssh",
+               "-p",
+               std::to_string(launch.ssh_port),
+               "-o",
+               "BatchMode=yes",
+               launch.ssh_user.empty() ? ip : launch.ssh_user + "@" + ip,
+               remote};
+  spec.environment.clear();
+  return spec;
+}
+
+int run_launch(const LaunchCommand& launch) {
+  if (launch.command.empty()) {
+    throw UsageError("launch: give the trainer command after --, e.g. `-- graphloom train ...`");
+  }
+  const auto machines = train::read_ip_config(launch.ip_config, launch.num_servers);
+  const std::set<std::string> here = local_addresses();
+  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+  const std::string master_ip = machines[0][0].substr(0, machines[0][0].rfind(':'));
+  const int master_port = launch.master_port > 0 ? launch.master_port : dist::find_free_port();
+  const int world = static_cast<int>(machines.size()) * launch.num_trainers;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = std::max(1, static_cast<int>(cores) / launch.num_trainers);
+  if (launch.token_file.empty()) {
+    spdlog::warn("launch: no --token-file: servers run with --insecure");
+  }
+  std::vector<dist::ProcessSpec> processes;
+  for (std::size_t m = 0; m < machines.size(); ++m) {
+    const std::string& first = machines[m][0];
+    const std::string ip = first.substr(0, first.rfind(':'));
+    const bool local = here.count(ip) > 0;
+    std::vector<std::string> serve{self,
+                                   "serve",
+                                   "--part-config",
+                                   launch.part_config,
+                                   "--part",
+                                   std::to_string(m),
+                                   "--address",
+                                   first,
+                                   "--num-servers",
+                                   std::to_string(launch.num_servers),
+                                   "--cluster-id",
+                                   launch.cluster_id};
+    if (launch.token_file.empty()) {
+      serve.push_back("--insecure");
+    } else {
+      serve.insert(serve.end(), {"--token-file", launch.token_file});
+    }
+    dist::ProcessSpec server{
+        .name = fmt::format("servers of machine {} ({})", m, ip), .argv = serve, .service = true};
+    processes.push_back(on_machine(launch, ip, local, server));
+    for (int t = 0; t < launch.num_trainers; ++t) {
+      std::vector<std::string> argv = launch.command;
+      if (argv[0] == "graphloom") argv[0] = self;
+      argv.insert(argv.end(), {"--part-config", launch.part_config, "--ip-config", launch.ip_config,
+                               "--num-servers", std::to_string(launch.num_servers), "--machine",
+                               std::to_string(m), "--cluster-id", launch.cluster_id});
+      if (!launch.token_file.empty()) argv.insert(argv.end(), {"--token-file", launch.token_file});
+      const int rank = static_cast<int>(m) * launch.num_trainers + t;
+      dist::ProcessSpec trainer{
+          .name = fmt::format("trainer rank {} (machine {})", rank, m),
+          .argv = argv,
+          .environment = {{"RANK", std::to_string(rank)},
+                          {"WORLD_SIZE", std::to_string(world)},
+                          {"LOCAL_RANK", std::to_string(t)},
+                          {"LOCAL_WORLD_SIZE", std::to_string(launch.num_trainers)},
+                          {"MASTER_ADDR", master_ip},
+                          {"MASTER_PORT", std::to_string(master_port)},
+                          {"OMP_NUM_THREADS", std::to_string(threads)}}};
+      processes.push_back(on_machine(launch, ip, local, trainer));
+    }
+  }
+  spdlog::info("launch: {} machine(s) x ({} server(s) + {} trainer(s)), rendezvous {}:{}",
+               machines.size(), launch.num_servers, launch.num_trainers, master_ip, master_port);
+  const int code = dist::run_processes(processes);
+  // Servers remove their segments on every exit they see; one killed with SIGKILL cannot, so
+  // the launcher sweeps this machine's parts after any run.
+  for (std::size_t m = 0; m < machines.size(); ++m) {
+    const std::string ip = machines[m][0].substr(0, machines[m][0].rfind(':'));
+    if (here.count(ip) == 0) continue;
+    if (const int removed =
+            dist::SharedPartition::remove_segments(launch.cluster_id, static_cast<int64_t>(m))) {
+      spdlog::warn("launch: removed {} shared-memory segment(s) left by part {}'s servers", removed,
+                   m);
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app) {
+  auto launch = std::make_shared<LaunchCommand>();
+  CLI::App* cmd = app.add_subcommand(
+      "launch",
+      "Start servers and trainers on every machine of an ip config: `graphloom launch "
+      "--ip-config ip.txt --part-config parts -- graphloom train --epochs 10`");
+  cmd->add_option("--ip-config", launch->ip_config,
+                  "Machines, one 'ip [port]' per line (DGL's format); part m runs on line m")
+      ->required();
+  cmd->add_option("--part-config", launch->part_config, "Partition directory (shared path)")
+      ->required();
+  cmd->add_option("--num-servers", launch->num_servers, "Graph servers per machine")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--num-trainers", launch->num_trainers, "Trainers per machine")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--cluster-id", launch->cluster_id, "Names the shared-memory segments")
+      ->capture_default_str();
+  cmd->add_option("--master-port", launch->master_port,
+                  "Trainers' rendezvous port on the first machine (0: a free one)")
+      ->capture_default_str();
+  cmd->add_option("--token-file", launch->token_file,
+                  "Cluster token file (mode 600), passed to servers and trainers; without it "
+                  "servers run --insecure");
+  cmd->add_option("--ssh-user", launch->ssh_user, "User for ssh to the other machines");
+  cmd->add_option("--ssh-port", launch->ssh_port, "ssh port")->capture_default_str();
+  cmd->add_option("command", launch->command, "The trainer command, after --")->expected(-1);
+  cmd->callback([launch] {
+    const int code = run_launch(*launch);
+    if (code != 0) throw ExitCode{code};
+  });
+}
+
+}  // namespace graphloom::cli

@@ -1,0 +1,111 @@
+// `graphloom launch` on loopback: 2 machines x (1 server + 2 trainers) train to completion and
+// leave nothing behind; a killed server ends the whole job quickly with a clear error.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "graphloom/dist/process_group.h"
+#include "support/test_support.h"
+
+namespace graphloom::testing {
+namespace {
+
+class LaunchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(run_graphloom("generate planted --out data --num-nodes 20000", dir_.path()).exit_code,
+              0);
+    ASSERT_EQ(
+        run_graphloom("partition --data data --parts 2 --method metis --out parts", dir_.path())
+            .exit_code,
+        0);
+    const int port = dist::find_free_port();
+    std::ofstream ip(dir_ / "ip.txt");
+    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+    cluster_ = fmt::format("test{}-launch", ::getpid());
+  }
+  bool segments_left() const {
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+      if (entry.path().filename().string().find(cluster_) != std::string::npos) return true;
+    }
+    return false;
+  }
+  std::vector<std::string> launch_args(const std::string& epochs) const {
+    return {"launch",
+            "--ip-config",
+            (dir_ / "ip.txt").string(),
+            "--part-config",
+            (dir_ / "parts").string(),
+            "--num-trainers",
+            "2",
+            "--cluster-id",
+            cluster_,
+            "--",
+            "graphloom",
+            "train",
+            "--eval",
+            "sampled",
+            "--fanouts",
+            "5,5",
+            "--lr",
+            "0.01",
+            "--hidden",
+            "64",
+            "--batch-size",
+            "128",
+            "--epochs",
+            epochs,
+            "--no-progress"};
+  }
+
+  TempDir dir_;
+  std::string cluster_;
+};
+
+TEST_F(LaunchCliTest, TwoMachinesTrainToCompletionAndCleanUp) {
+  BackgroundProcess launch(launch_args("3"), {}, dir_ / "launch.log");
+  EXPECT_EQ(launch.wait_for(300), 0) << launch.output();
+  std::smatch match;
+  const std::string output = launch.output();
+  ASSERT_TRUE(std::regex_search(output, match, std::regex("test accuracy ([0-9.]+)"))) << output;
+  EXPECT_GT(std::stod(match[1]), 0.9) << output;
+  EXPECT_NE(output.find("data-parallel: 4 ranks"), std::string::npos) << output;
+  EXPECT_FALSE(segments_left());
+}
+
+TEST_F(LaunchCliTest, KilledServerEndsTheJobWithAClearErrorAndNoLeftovers) {
+  BackgroundProcess launch(launch_args("1000"), {}, dir_ / "launch.log");
+  ASSERT_TRUE(
+      eventually([&] { return launch.output().find("epoch   1") != std::string::npos; }, 120))
+      << launch.output();
+  // The server process of machine 1: a child of the launcher running `serve --part 1`.
+  int server = -1;
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", launch.pid(), launch.pid()));
+  for (int pid; children >> pid;) {
+    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
+    std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    if (text.find(" serve ") != std::string::npos && text.find("--part 1 ") != std::string::npos) {
+      server = pid;
+    }
+  }
+  ASSERT_GT(server, 0) << launch.output();
+  const auto killed = std::chrono::steady_clock::now();
+  ::kill(server, SIGKILL);
+  const int code = launch.wait_for(60);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  std::cout << "killed server -> launch exited after " << seconds << " s with code " << code
+            << "\n";
+  EXPECT_NE(code, 0) << launch.output();
+  EXPECT_NE(code, -1) << "launch still running 60 s after the server died";
+  EXPECT_NE(launch.output().find("servers of machine 1"), std::string::npos) << launch.output();
+  EXPECT_FALSE(segments_left());
+}
+
+}  // namespace
+}  // namespace graphloom::testing
