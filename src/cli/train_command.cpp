@@ -32,6 +32,8 @@ struct TrainCommand {
   std::string cluster_id;
   std::string token_file;
   int machine = -1;
+  int64_t embed_dim = 0;
+  dist::SparseOptimizerOptions embed_optimizer;
 };
 
 // The partitioned job of this trainer: machine from --machine, GRAPHLOOM_MACHINE or the node
@@ -53,6 +55,8 @@ train::PartitionedJob partitioned_job(const TrainCommand& command, dist::Process
   job.local_rank = env.local_rank;
   job.trainers_per_part = env.local_world_size;
   job.cluster_id = command.cluster_id;
+  job.embed_dim = command.embed_dim;
+  job.embed_optimizer = command.embed_optimizer;
   if (!command.token_file.empty()) {
     job.client.token = dist::read_token_file(command.token_file);
   } else if (const char* token = std::getenv("GRAPHLOOM_TOKEN"); token != nullptr) {
@@ -211,6 +215,20 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->group(partitioned);
   cmd->add_option("--token-file", command->token_file,
                   "File holding the cluster token; or set GRAPHLOOM_TOKEN")
+      ->group(partitioned);
+  cmd->add_option("--embed-dim", command->embed_dim,
+                  "Learn a node embedding of this width as the model's input (featureless "
+                  "graphs); rows live on the servers and are updated by their owners")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(partitioned);
+  cmd->add_option("--embed-optimizer", command->embed_optimizer.kind,
+                  "Sparse optimizer of the embedding: adam or adagrad")
+      ->check(CLI::IsMember({"adam", "adagrad"}))
+      ->capture_default_str()
+      ->group(partitioned);
+  cmd->add_option("--embed-lr", command->embed_optimizer.lr, "Learning rate of the embedding")
+      ->capture_default_str()
       ->group(partitioned);
   cmd->callback([command] {
     if (command->options.resume && command->options.checkpoint.empty()) {

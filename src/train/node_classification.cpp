@@ -8,6 +8,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/dist/dist_graph.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/loader/data_loader.h"
@@ -35,9 +36,11 @@ bool distributed(const dist::ProcessGroup* group) {
 
 // Logits of `nodes` from mini-batches sampled with the training fanouts. Data-parallel: each
 // rank computes its share and the disjoint shares are summed into the whole on every rank.
+using InputRows = std::function<at::Tensor(const at::Tensor& ids)>;
+
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
-                          const features::FeatureSource& features, const at::Tensor& nodes,
-                          int64_t batch_size, dist::ProcessGroup* group) {
+                          const InputRows& input_rows, const at::Tensor& nodes, int64_t batch_size,
+                          dist::ProcessGroup* group) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int64_t n = nodes.numel();
@@ -48,8 +51,7 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
   for (int64_t begin = first; begin < last; begin += batch_size) {
     const int64_t end = std::min(last, begin + batch_size);
     const sampling::MiniBatch batch = sampler.sample(nodes.slice(0, begin, end), ~0ULL, begin);
-    out.slice(0, begin, end)
-        .copy_(model.forward(batch.blocks, features.gather("feat", batch.input_nodes())));
+    out.slice(0, begin, end).copy_(model.forward(batch.blocks, input_rows(batch.input_nodes())));
   }
   if (distributed(group)) group->allreduce(out);
   model.train();
@@ -68,7 +70,7 @@ struct Evaluator {
   nn::GnnModel& model;
   const sampling::NeighborSource& source;
   const sampling::NeighborSampler& sampler;
-  const features::FeatureSource& features;
+  const InputRows& input_rows;
   const at::Tensor& feature_table;
   const TrainOptions& options;
   dist::ProcessGroup* group;
@@ -82,7 +84,7 @@ struct Evaluator {
       for (const auto& nodes : node_sets) out.push_back(all.index_select(0, nodes));
     } else {
       for (const auto& nodes : node_sets) {
-        out.push_back(sampled_logits(model, sampler, features, nodes, options.batch_size, group));
+        out.push_back(sampled_logits(model, sampler, input_rows, nodes, options.batch_size, group));
       }
     }
     return out;
@@ -131,6 +133,9 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   const bool main_rank = !distributed(group) || group->rank() == 0;
   GL_CHECK(options.eval == "full" || options.eval == "sampled",
            "--eval must be 'full' or 'sampled', got '{}'", options.eval);
+  GL_CHECK(inputs.embedding != nullptr || inputs.rows->has("feat"),
+           "'{}' has no node feature 'feat': give learnable embeddings with --embed-dim",
+           inputs.name);
   GL_CHECK(options.eval == "sampled" || inputs.feature_table.defined(),
            "--eval full (layer-wise inference) is not available on '{}' yet: use --eval sampled",
            inputs.name);
@@ -156,8 +161,13 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
                                      .drop_uneven_inputs = options.drop_uneven_inputs,
                                      .seed = options.seed});
 
+  // The model's input rows: the "feat" rows, or the learnable embedding's (featureless nodes).
+  dist::DistEmbedding* embedding = inputs.embedding;
+  const InputRows input_rows = [&](const at::Tensor& ids) {
+    return embedding != nullptr ? embedding->pull(ids) : rows.gather("feat", ids);
+  };
   nn::ModelConfig config = options.model;
-  config.in = rows.info("feat").row_shape.at(0);
+  config.in = embedding != nullptr ? embedding->dim() : rows.info("feat").row_shape.at(0);
   config.out = inputs.num_classes;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   const std::shared_ptr<nn::GnnModel> model = nn::make_model(config);
@@ -192,9 +202,14 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   };
   MetricsLog log(main_rank ? options.metrics_log : std::filesystem::path(),
                  /*append=*/options.resume);
-  loader::DataLoader loader(&items, &sampler, &rows,
-                            {.num_workers = options.num_workers, .prefetch = options.prefetch});
-  const Evaluator evaluator{*model, source, sampler, rows, inputs.feature_table, options, group};
+  loader::DataLoader loader(
+      &items, &sampler, &rows,
+      {.num_workers = options.num_workers,
+       .prefetch = options.prefetch,
+       .feature_names =
+           embedding != nullptr ? std::vector<std::string>{} : std::vector<std::string>{"feat"}});
+  const Evaluator evaluator{*model,  source, sampler, input_rows, inputs.feature_table,
+                            options, group};
   const bool show_progress = options.progress && main_rank;
   const at::Tensor valid_labels = rows.gather("label", valid_nodes);
 
@@ -220,7 +235,11 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       t.sample += batch->sample_seconds;
       t.fetch += batch->fetch_seconds;
       timer.reset();
-      const torch::Tensor logits = model->forward(batch->blocks, batch->features.at("feat"));
+      // Embedding rows are pulled here, as leaves whose gradient goes back to their owners.
+      const torch::Tensor x = embedding != nullptr
+                                  ? embedding->pull(batch->input_nodes()).set_requires_grad(true)
+                                  : batch->features.at("feat");
+      const torch::Tensor logits = model->forward(batch->blocks, x);
       const torch::Tensor loss = torch::nn::functional::cross_entropy(
           logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
       t.forward += timer.seconds();
@@ -235,6 +254,8 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       }
       timer.reset();
       optimizer.step();
+      // Sparse: each rank's embedding gradients go to the rows' owners, unaveraged (as DGL).
+      if (embedding != nullptr) embedding->step(batch->input_nodes(), x.grad());
       t.optimizer += timer.seconds();
       if (sync) {
         after_step();

@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "graphloom/base/error.h"
@@ -40,7 +41,12 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
   if (!job.cluster_id.empty()) {
     local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
   }
-  const dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
+  dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
+  std::optional<dist::DistEmbedding> embedding;
+  if (job.embed_dim > 0) {
+    embedding.emplace(graph, "node-embedding", job.embed_dim, job.embed_optimizer,
+                      /*init_scale=*/1.0f, options.seed);
+  }
   TrainingInputs inputs;
   inputs.name = info.graph_name + " (partitioned)";
   inputs.graph = &graph;
@@ -52,6 +58,7 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
   inputs.valid_nodes = split_of_all_parts(info, job.partition_dir, "valid");
   inputs.test_nodes = split_of_all_parts(info, job.partition_dir, "test");
   inputs.num_classes = info.num_classes;
+  inputs.embedding = embedding ? &*embedding : nullptr;
   spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.part, job.local_rank,
                inputs.train_nodes.numel(), job.force_even ? ", even" : "");
   return train_node_classification(inputs, options, group);

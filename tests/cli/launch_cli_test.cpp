@@ -107,5 +107,35 @@ TEST_F(LaunchCliTest, KilledServerEndsTheJobWithAClearErrorAndNoLeftovers) {
   EXPECT_FALSE(segments_left());
 }
 
+TEST(LaunchCli, FeaturelessPubmedTrainsThroughDistEmbedding) {
+  GL_REQUIRE_SHARED_DATASET(pubmed, "pubmed_nofeat");
+  TempDir dir;
+  ASSERT_EQ(
+      run_graphloom("convert --from shared " + pubmed.string() + " pubmed", dir.path()).exit_code,
+      0);
+  ASSERT_EQ(
+      run_graphloom("partition --data pubmed --parts 2 --method metis --out parts", dir.path())
+          .exit_code,
+      0);
+  const int port = dist::find_free_port();
+  {
+    std::ofstream ip(dir / "ip.txt");
+    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+  }
+  const auto result = run_graphloom(
+      fmt::format("launch --ip-config ip.txt --part-config parts --cluster-id test{}-pubmed -- "
+                  "graphloom train --eval sampled --epochs 60 --fanouts -1,-1 --embed-dim 64 "
+                  "--embed-lr 0.01 --lr 0.01 --hidden 16 --dropout 0.5 --weight-decay 5e-4 "
+                  "--aggregator gcn --batch-size 30 --eval-every 10 --no-progress",
+                  ::getpid()),
+      dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(result.output, match, std::regex("test accuracy ([0-9.]+)")));
+  std::cout << "pubmed_nofeat through DistEmbedding: test accuracy " << match[1]
+            << " (majority class 0.40, label propagation 0.63)\n";
+  EXPECT_GT(std::stod(match[1]), 0.45) << result.output;
+}
+
 }  // namespace
 }  // namespace graphloom::testing

@@ -13,6 +13,10 @@
 #include "graphloom/sampling/neighbor_source.h"
 #include "graphloom/train/gradient_sync.h"
 
+namespace graphloom::dist {
+class DistEmbedding;
+}  // namespace graphloom::dist
+
 namespace graphloom::train {
 
 struct TrainOptions {
@@ -71,8 +75,9 @@ struct TrainingInputs {
   bool train_nodes_split = false;
   at::Tensor valid_nodes, test_nodes;  // all of them (evaluation is split over the ranks)
   int64_t num_classes = 0;
-  at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN); undefined when unknown
-  at::Tensor feature_table;            // all rows of "feat" in memory (--eval full); optional
+  at::Tensor in_degrees, out_degrees;        // whole-graph degrees (GCN); undefined when unknown
+  at::Tensor feature_table;                  // all rows of "feat" in memory (--eval full); optional
+  dist::DistEmbedding* embedding = nullptr;  // learnable input rows instead of "feat"
 };
 
 // With a process group of several ranks the run is data-parallel: every rank trains on its share

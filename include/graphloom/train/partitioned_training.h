@@ -23,6 +23,10 @@ struct PartitionedJob {
   std::string cluster_id;  // map the local part from shared memory ("": all by RPC)
   dist::ClientOptions client;
   bool force_even = true;  // node_split: equal training nodes per trainer
+  // Learnable node embeddings as the model's input (featureless graphs): their width (0: use
+  // the "feat" rows) and sparse optimizer.
+  int64_t embed_dim = 0;
+  dist::SparseOptimizerOptions embed_optimizer;
 };
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
