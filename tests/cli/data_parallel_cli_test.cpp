@@ -37,11 +37,6 @@ class BusyPort {
   int port_ = 0;
 };
 
-int free_port() {
-  BusyPort probe;
-  return probe.port();  // closed on return: free again
-}
-
 double value_after(const std::string& output, const std::string& label) {
   std::smatch match;
   if (!std::regex_search(output, match, std::regex(label + " ([0-9.]+)"))) return -1;
@@ -96,7 +91,7 @@ TEST(DataParallelCli, PortInUseIsAClearError) {
 
 TEST(DataParallelCli, KilledRankMakesTheOthersExitWithAClearError) {
   TempDir dir;
-  const int port = free_port();
+  const int port = free_port_range();
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int rank = 0; rank < 2; ++rank) {
     ranks.push_back(std::make_unique<BackgroundProcess>(

@@ -23,7 +23,7 @@ class LaunchCliTest : public ::testing::Test {
         run_graphloom("partition --data data --parts 2 --method metis --out parts", dir_.path())
             .exit_code,
         0);
-    const int port = dist::find_free_port();
+    const int port = free_port_range(11);
     std::ofstream ip(dir_ / "ip.txt");
     ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
     cluster_ = fmt::format("test{}-launch", ::getpid());
@@ -117,7 +117,7 @@ TEST(LaunchCli, FeaturelessPubmedTrainsThroughDistEmbedding) {
       run_graphloom("partition --data pubmed --parts 2 --method metis --out parts", dir.path())
           .exit_code,
       0);
-  const int port = dist::find_free_port();
+  const int port = free_port_range(11);
   {
     std::ofstream ip(dir / "ip.txt");
     ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";

@@ -40,7 +40,7 @@ std::string train_partitioned(const TempDir& dir, const std::string& data,
       "partition --data " + data + " --parts 2 --method metis --balance-train --out parts",
       dir.path());
   EXPECT_EQ(partitioned.exit_code, 0) << partitioned.output;
-  const int port = dist::find_free_port();
+  const int port = free_port_range(11);
   {
     std::ofstream ip(dir / "ip.txt");
     ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
@@ -58,7 +58,7 @@ std::string train_partitioned(const TempDir& dir, const std::string& data,
         eventually([&] { return healthy(fmt::format("127.0.0.1:{}", port + 10 * part)); }, 60))
         << servers.back()->output();
   }
-  const int master = dist::find_free_port();
+  const int master = free_port_range();
   std::vector<std::unique_ptr<BackgroundProcess>> trainers;
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<std::string> args{

@@ -1,8 +1,11 @@
 // Test helpers.
 #include "support/test_support.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,6 +113,26 @@ int BackgroundProcess::wait_for(double seconds) {
 std::string BackgroundProcess::output() const {
   std::ifstream in(output_);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+int free_port_range(int span) {
+  static std::atomic<int> next{20000 + static_cast<int>(::getpid() % 500) * 20};
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int base = next.fetch_add(span + 1);
+    if (base + span > 32000) next = 20000;
+    bool all_free = true;
+    for (int port = base; port < base + span && all_free; ++port) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_port = htons(static_cast<uint16_t>(port));
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      all_free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+      ::close(fd);
+    }
+    if (all_free) return base;
+  }
+  return 0;
 }
 
 bool eventually(const std::function<bool()>& condition, double seconds) {

@@ -70,6 +70,11 @@ class BackgroundProcess {
   std::filesystem::path output_;
 };
 
+// A base port such that base .. base+span-1 are free on 127.0.0.1, chosen below Linux's
+// ephemeral range (32768+), so that no outgoing connection of a concurrent test takes one of
+// them between this call and the server's bind.
+int free_port_range(int span = 1);
+
 // Polls `condition` every 50 ms for up to `seconds`; returns whether it became true.
 bool eventually(const std::function<bool()>& condition, double seconds);
 
