@@ -32,24 +32,21 @@ at::Tensor over_segment(const std::shared_ptr<SharedMemorySegment>& segment, at:
 
 }  // namespace
 
-void check_tensor_name(const std::string& name) {
-  GL_CHECK(!name.empty() && name.size() <= 64 &&
-               std::all_of(name.begin(), name.end(),
+// Names that become part of /dev/shm file names: 1-64 letters, digits, '-' or '_'.
+void check_segment_word(const std::string& word, const char* what) {
+  GL_CHECK(!word.empty() && word.size() <= 64 &&
+               std::all_of(word.begin(), word.end(),
                            [](char c) {
                              return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
                                     c == '_';
                            }),
-           "tensor name '{}' must be 1-64 letters, digits, '-' or '_'", name);
+           "{} '{}' must be 1-64 letters, digits, '-' or '_'", what, word);
 }
 
+void check_tensor_name(const std::string& name) { check_segment_word(name, "tensor name"); }
+
 std::string segment_prefix(const std::string& cluster, int64_t part_id) {
-  GL_CHECK(!cluster.empty() && cluster.size() <= 64 &&
-               std::all_of(cluster.begin(), cluster.end(),
-                           [](char c) {
-                             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
-                                    c == '_';
-                           }),
-           "cluster id '{}' must be 1-64 letters, digits, '-' or '_'", cluster);
+  check_segment_word(cluster, "cluster id");
   return fmt::format("graphloom-{}-p{}-", cluster, part_id);
 }
 
