@@ -191,6 +191,13 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");
+  cmd->add_option("--max-batches", o.max_batches,
+                  "Stop every epoch after this many batches per trainer (quick runs, "
+                  "measurements; 0 = whole epochs)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-test", [&o](int64_t) { o.final_test = false; },
+                "Skip the final evaluation on the test split");
   add_data_parallel_flags(cmd, command->parallel, command->options);
   const char* partitioned = "Training on a partitioned graph (graph servers)";
   cmd->add_option("--part-config", command->part_config,

@@ -136,7 +136,8 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   GL_CHECK(inputs.embedding != nullptr || inputs.rows->has("feat"),
            "'{}' has no node feature 'feat': give learnable embeddings with --embed-dim",
            inputs.name);
-  GL_CHECK(options.eval == "sampled" || inputs.feature_table.defined(),
+  const bool evaluates = options.eval_every > 0 || options.final_test;
+  GL_CHECK(options.eval == "sampled" || inputs.feature_table.defined() || !evaluates,
            "--eval full (layer-wise inference) is not available on '{}' yet: use --eval sampled",
            inputs.name);
   GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
