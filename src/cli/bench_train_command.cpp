@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -121,16 +122,9 @@ void run_bench_data_parallel(const DataParallelFlags& flags) {
       std::filesystem::temp_directory_path() / fmt::format("graphloom-bench-{}", ::getpid()));
   std::filesystem::create_directories(dir);
   auto run = [&](int nproc, bool overlap, const std::string& name) {
-    std::vector<std::string> argv{"/proc/self/exe"};
-    for (std::size_t i = 1; i < flags.argv.size(); ++i) {
-      if (flags.argv[i] == "--nproc") {
-        ++i;
-      } else if (flags.argv[i] == "data-parallel") {
-        argv.push_back("train");
-      } else {
-        argv.push_back(flags.argv[i]);
-      }
-    }
+    // This command line as `bench train` with its own --nproc.
+    std::vector<std::string> argv = rewritten_argv(flags.argv, {"--nproc"});
+    std::replace(argv.begin(), argv.end(), std::string("data-parallel"), std::string("train"));
     const std::string json = (dir / (name + ".json")).string();
     argv.insert(argv.end(), {"--nproc", std::to_string(nproc), "--result-json", json});
     if (!overlap) argv.push_back("--no-overlap");

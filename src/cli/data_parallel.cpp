@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <thread>
 
 #include "commands.h"
 #include "graphloom/base/error.h"
@@ -23,22 +22,19 @@ int launch_local_trainers(const DataParallelFlags& flags) {
         "already sets RANK/WORLD_SIZE (torchrun, srun, mpirun)");
   }
   const int port = flags.master_port > 0 ? flags.master_port : dist::find_free_port();
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = std::max(1, static_cast<int>(cores) / flags.nproc);
   std::vector<dist::ProcessSpec> trainers;
   for (int rank = 0; rank < flags.nproc; ++rank) {
     trainers.push_back({.name = fmt::format("trainer rank {}", rank),
                         .argv = rewritten_argv(flags.argv, {"--nproc"}),
-                        .environment = {{"RANK", std::to_string(rank)},
-                                        {"LOCAL_RANK", std::to_string(rank)},
-                                        {"WORLD_SIZE", std::to_string(flags.nproc)},
-                                        {"LOCAL_WORLD_SIZE", std::to_string(flags.nproc)},
-                                        {"MASTER_ADDR", "127.0.0.1"},
-                                        {"MASTER_PORT", std::to_string(port)},
-                                        {"OMP_NUM_THREADS", std::to_string(threads)}}});
+                        .environment = dist::launch_variables({.rank = rank,
+                                                               .world_size = flags.nproc,
+                                                               .local_rank = rank,
+                                                               .local_world_size = flags.nproc,
+                                                               .master_addr = "127.0.0.1",
+                                                               .master_port = port})});
   }
   spdlog::info("starting {} trainers ({} threads each, rendezvous 127.0.0.1:{})", flags.nproc,
-               threads, port);
+               trainers[0].environment.at("OMP_NUM_THREADS"), port);
   return dist::run_processes(trainers);
 }
 

@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "commands.h"
 #include "graphloom/base/error.h"
+#include "graphloom/dist/process_environment.h"
 #include "graphloom/dist/process_group.h"
 #include "graphloom/dist/process_launcher.h"
 #include "graphloom/dist/shared_partition.h"
@@ -56,6 +56,9 @@ std::set<std::string> local_addresses() {
   return addresses;
 }
 
+// "10.0.0.1:30050" -> "10.0.0.1".
+std::string host_of(const std::string& address) { return address.substr(0, address.rfind(':')); }
+
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -88,18 +91,16 @@ int run_launch(const LaunchCommand& launch) {
   const auto machines = train::read_ip_config(launch.ip_config, launch.num_servers);
   const std::set<std::string> here = local_addresses();
   const std::string self = std::filesystem::canonical("/proc/self/exe").string();
-  const std::string master_ip = machines[0][0].substr(0, machines[0][0].rfind(':'));
+  const std::string master_ip = host_of(machines[0][0]);
   const int master_port = launch.master_port > 0 ? launch.master_port : dist::find_free_port();
   const int world = static_cast<int>(machines.size()) * launch.num_trainers;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = std::max(1, static_cast<int>(cores) / launch.num_trainers);
   if (launch.token_file.empty()) {
     spdlog::warn("launch: no --token-file: servers run with --insecure");
   }
   std::vector<dist::ProcessSpec> processes;
   for (std::size_t m = 0; m < machines.size(); ++m) {
     const std::string& first = machines[m][0];
-    const std::string ip = first.substr(0, first.rfind(':'));
+    const std::string ip = host_of(first);
     const bool local = here.count(ip) > 0;
     std::vector<std::string> serve{self,
                                    "serve",
@@ -132,13 +133,12 @@ int run_launch(const LaunchCommand& launch) {
       dist::ProcessSpec trainer{
           .name = fmt::format("trainer rank {} (machine {})", rank, m),
           .argv = argv,
-          .environment = {{"RANK", std::to_string(rank)},
-                          {"WORLD_SIZE", std::to_string(world)},
-                          {"LOCAL_RANK", std::to_string(t)},
-                          {"LOCAL_WORLD_SIZE", std::to_string(launch.num_trainers)},
-                          {"MASTER_ADDR", master_ip},
-                          {"MASTER_PORT", std::to_string(master_port)},
-                          {"OMP_NUM_THREADS", std::to_string(threads)}}};
+          .environment = dist::launch_variables({.rank = rank,
+                                                 .world_size = world,
+                                                 .local_rank = t,
+                                                 .local_world_size = launch.num_trainers,
+                                                 .master_addr = master_ip,
+                                                 .master_port = master_port})};
       processes.push_back(on_machine(launch, ip, local, trainer));
     }
   }
@@ -148,7 +148,7 @@ int run_launch(const LaunchCommand& launch) {
   // Servers remove their segments on every exit they see; one killed with SIGKILL cannot, so
   // the launcher sweeps this machine's parts after any run.
   for (std::size_t m = 0; m < machines.size(); ++m) {
-    const std::string ip = machines[m][0].substr(0, machines[m][0].rfind(':'));
+    const std::string ip = host_of(machines[m][0]);
     if (here.count(ip) == 0) continue;
     if (const int removed =
             dist::SharedPartition::remove_segments(launch.cluster_id, static_cast<int64_t>(m))) {

@@ -62,11 +62,7 @@ std::string address_with_port(const std::string& address, int offset) {
 void run_serve(ServeCommand& command) {
   dist::ServerOptions options = command.server;
   options.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
-  if (!command.token_file.empty()) {
-    options.token = dist::read_token_file(command.token_file);
-  } else if (const char* token = std::getenv("GRAPHLOOM_TOKEN"); token != nullptr) {
-    options.token = token;
-  }
+  options.token = dist::cluster_token(command.token_file);
   if (command.role == "main" || command.role == "backup") {
     options.role = command.role == "main" ? dist::ServerRole::kMain : dist::ServerRole::kBackup;
     return serve_until_stopped(options);
@@ -75,10 +71,6 @@ void run_serve(ServeCommand& command) {
     options.role = dist::ServerRole::kMain;  // trainers of this machine map the part too
     return serve_until_stopped(options);
   }
-  // Fail before starting anything when the token is missing.
-  GL_CHECK(options.insecure || !options.token.empty(),
-           "a graph server needs the cluster token (--token-file or GRAPHLOOM_TOKEN); "
-           "--insecure serves without one, for local tests only");
   std::vector<dist::ProcessSpec> servers;
   for (int i = 0; i < command.num_servers; ++i) {
     std::vector<std::string> argv =
@@ -132,13 +124,7 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--role", command->role, "Internal: set for the supervised servers")
       ->check(CLI::IsMember({"auto", "main", "backup"}))
       ->group("");
-  cmd->callback([command] {
-    if (!command->server.partition_dir.empty() &&
-        command->server.partition_dir.filename() == "partition.json") {
-      command->server.partition_dir = command->server.partition_dir.parent_path();
-    }
-    run_serve(*command);
-  });
+  cmd->callback([command] { run_serve(*command); });
 }
 
 }  // namespace graphloom::cli

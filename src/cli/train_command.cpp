@@ -43,9 +43,7 @@ train::PartitionedJob partitioned_job(const TrainCommand& command, dist::Process
   const dist::ProcessEnvironment env =
       group != nullptr ? group->environment() : dist::ProcessEnvironment{};
   train::PartitionedJob job;
-  job.partition_dir = command.part_config;
-  if (job.partition_dir.filename() == "partition.json")
-    job.partition_dir = job.partition_dir.parent_path();
+  job.partition_dir = command.part_config;  // the directory or its partition.json: both read
   job.servers = train::read_ip_config(command.ip_config, command.servers_per_machine);
   job.part = command.machine;
   if (job.part < 0) {
@@ -57,11 +55,7 @@ train::PartitionedJob partitioned_job(const TrainCommand& command, dist::Process
   job.cluster_id = command.cluster_id;
   job.embed_dim = command.embed_dim;
   job.embed_optimizer = command.embed_optimizer;
-  if (!command.token_file.empty()) {
-    job.client.token = dist::read_token_file(command.token_file);
-  } else if (const char* token = std::getenv("GRAPHLOOM_TOKEN"); token != nullptr) {
-    job.client.token = token;
-  }
+  job.client.token = dist::cluster_token(command.token_file);
   return job;
 }
 
@@ -196,8 +190,9 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "measurements; 0 = whole epochs)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_flag("--no-test", [&o](int64_t) { o.final_test = false; },
-                "Skip the final evaluation on the test split");
+  cmd->add_flag(
+      "--no-test", [&o](int64_t) { o.final_test = false; },
+      "Skip the final evaluation on the test split");
   add_data_parallel_flags(cmd, command->parallel, command->options);
   const char* partitioned = "Training on a partitioned graph (graph servers)";
   cmd->add_option("--part-config", command->part_config,

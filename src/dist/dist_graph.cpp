@@ -5,7 +5,6 @@
 
 #include <cstring>
 #include <future>
-#include <thread>
 
 #include "graphloom/base/error.h"
 #include "graphloom/features/tensor_feature_source.h"
@@ -54,31 +53,13 @@ std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, W
   return results;
 }
 
-// Waits until `client` answers (a server still loading its part refuses connections).
-void wait_until_serving(const GraphClient& client, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    try {
-      client.health();
-      return;
-    } catch (const Error& e) {
-      const bool unavailable = std::string(e.what()).find("UNAVAILABLE") != std::string::npos;
-      if (!unavailable || std::chrono::steady_clock::now() > deadline) {
-        GL_THROW("graph server {} is not serving after {} s: {}", client.address(),
-                 std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), e.what());
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
-}
-
 ServerMetadata first_metadata(const std::vector<std::vector<std::string>>& servers,
                               const ClientOptions& options) {
   GL_CHECK(!servers.empty() && !servers[0].empty(),
            "DistGraph needs the servers of every part, got none");
   for (const auto& part : servers) {
     for (const std::string& address : part) {
-      wait_until_serving(GraphClient(address, options), options.startup_timeout);
+      GraphClient(address, options).wait_until_serving(options.startup_timeout);
     }
   }
   return GraphClient(servers[0][0], options).metadata();
@@ -135,7 +116,7 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
     local.first_node = local_->node_begin;
     sampling::SampledEdges edges =
         sampling::sample_csc_neighbors(local_->graph, split.ids[part], fanout, local);
-    edges.edge_ids.add_(edge_range_ends_[part] - local_->graph.num_edges());
+    edges.edge_ids.add_(metadata_.edge_range_ends[part] - local_->graph.num_edges());
     return edges;
   });
   // Merge in seed order: per-seed counts first, then each part's picks into place.
@@ -172,8 +153,9 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
 }
 
 const TensorSchema& DistGraph::schema(const std::string& name) const {
-  const auto it = schemas_.find(name);
-  GL_CHECK(it != schemas_.end(), "the distributed graph has no node tensor named '{}'", name);
+  const auto it = metadata_.tensors.find(name);
+  GL_CHECK(it != metadata_.tensors.end(), "the distributed graph has no node tensor named '{}'",
+           name);
   return it->second;
 }
 
@@ -236,7 +218,7 @@ void DistGraph::create_tensor(const std::string& name, const TensorSchema& schem
     // One server per part: the servers of a machine share run-time tensors in shared memory.
     clients_[part][0].create_tensor(name, schema, init);
   }
-  schemas_[name] = schema;
+  metadata_.tensors[name] = schema;
 }
 
 void DistGraph::sparse_update(const std::string& name, const at::Tensor& ids,

@@ -21,6 +21,29 @@ constexpr int64_t kChunkBytes = 4 << 20;
 constexpr int64_t kMaxSampleChunkSeeds = 16384;
 constexpr int64_t kCallsInFlight = 4;
 
+// Runs `call(begin)` for begin = 0, chunk, 2*chunk, ... < count: inline for a single chunk,
+// otherwise kCallsInFlight at a time. One large response crawls through gRPC (~0.35 GB/s for
+// 50 MB here); chunks of a few MB with several calls in flight move ~5x faster (DESIGN.md
+// section 5). Returns the results in chunk order.
+template <typename Call>
+auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
+  using Result = decltype(call(int64_t{0}));
+  std::vector<Result> results;
+  if (count <= chunk) {
+    results.push_back(call(0));
+    return results;
+  }
+  for (int64_t wave = 0; wave < count; wave += chunk * kCallsInFlight) {
+    std::vector<std::future<Result>> in_flight;
+    for (int64_t begin = wave; begin < std::min(count, wave + chunk * kCallsInFlight);
+         begin += chunk) {
+      in_flight.push_back(std::async(std::launch::async, call, begin));
+    }
+    for (auto& result : in_flight) results.push_back(result.get());
+  }
+  return results;
+}
+
 }  // namespace
 
 struct GraphClient::Impl {
@@ -130,17 +153,9 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
              "graph server {}: malformed sampling response", address_);
     return edges;
   };
-  if (all.numel() <= chunk_seeds) return sample_chunk(0);
-  // Several smaller calls in flight instead of one large one (see pull()).
-  std::vector<sampling::SampledEdges> chunks;
-  for (int64_t wave = 0; wave < all.numel(); wave += chunk_seeds * kCallsInFlight) {
-    std::vector<std::future<sampling::SampledEdges>> in_flight;
-    for (int64_t begin = wave; begin < std::min(all.numel(), wave + chunk_seeds * kCallsInFlight);
-         begin += chunk_seeds) {
-      in_flight.push_back(std::async(std::launch::async, sample_chunk, begin));
-    }
-    for (auto& chunk : in_flight) chunks.push_back(chunk.get());
-  }
+  std::vector<sampling::SampledEdges> chunks =
+      for_each_chunk(all.numel(), chunk_seeds, sample_chunk);
+  if (chunks.size() == 1) return std::move(chunks[0]);
   std::vector<at::Tensor> indptrs{at::zeros({1}, at::kLong)}, neighbors, edge_ids;
   int64_t offset = 0;
   for (const sampling::SampledEdges& chunk : chunks) {
@@ -156,8 +171,6 @@ void GraphClient::pull_into(const std::string& name, const at::Tensor& ids,
                             const TensorSchema& schema, const RowSink& sink) const {
   const at::Tensor all = ids.to(at::kLong).contiguous();
   const int64_t row_bytes = schema.row_bytes();
-  // One large response crawls through gRPC (~0.35 GB/s for 50 MB here); chunks of a few MB
-  // with several calls in flight move ~5x faster (DESIGN.md section 5).
   const int64_t chunk = std::max<int64_t>(1, chunk_bytes() / std::max<int64_t>(row_bytes, 1));
   auto pull_chunk = [&](int64_t begin) {
     const at::Tensor chunk_ids = all.slice(0, begin, std::min(all.numel(), begin + chunk));
@@ -170,16 +183,9 @@ void GraphClient::pull_into(const std::string& name, const at::Tensor& ids,
              "graph server {}: {} bytes for {} rows of '{}' ({} bytes each)", address_,
              response.rows().size(), chunk_ids.numel(), name, row_bytes);
     sink(begin, response.rows().data(), chunk_ids.numel());
+    return true;
   };
-  if (all.numel() <= chunk) return pull_chunk(0);
-  for (int64_t wave = 0; wave < all.numel(); wave += chunk * kCallsInFlight) {
-    std::vector<std::future<void>> in_flight;
-    for (int64_t begin = wave; begin < std::min(all.numel(), wave + chunk * kCallsInFlight);
-         begin += chunk) {
-      in_flight.push_back(std::async(std::launch::async, pull_chunk, begin));
-    }
-    for (auto& done : in_flight) done.get();
-  }
+  for_each_chunk(all.numel(), chunk, pull_chunk);
 }
 
 at::Tensor GraphClient::pull(const std::string& name, const at::Tensor& ids,
@@ -249,6 +255,27 @@ ServerMetadata GraphClient::metadata() const {
   out.graph_name = response.graph_name();
   out.version = response.version();
   return out;
+}
+
+void GraphClient::wait_until_serving(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + impl_->options.deadline);
+    if (!impl_->options.token.empty()) {
+      context.AddMetadata("authorization", "Bearer " + impl_->options.token);
+    }
+    rpc::HealthResponse response;
+    const grpc::Status status = impl_->stub->Health(&context, rpc::HealthRequest(), &response);
+    if (status.ok()) return;
+    // UNAVAILABLE: not listening yet (still loading its part); anything else is final.
+    GL_CHECK(status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                 std::chrono::steady_clock::now() < deadline,
+             "graph server {} is not serving after waiting {} s: {} ({})", address_,
+             std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
+             status.error_message(), Impl::status_name(status.error_code()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 std::string GraphClient::health() const {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <shared_mutex>
@@ -422,6 +423,12 @@ std::string read_pem_file(const std::filesystem::path& path, const char* what) {
   GL_CHECK(text.find("-----BEGIN ") != std::string::npos, "{} file '{}' is not PEM", what,
            path.string());
   return text;
+}
+
+std::string cluster_token(const std::filesystem::path& token_file) {
+  if (!token_file.empty()) return read_token_file(token_file);
+  const char* token = std::getenv("GRAPHLOOM_TOKEN");
+  return token != nullptr ? token : "";
 }
 
 std::string read_token_file(const std::filesystem::path& path) {

@@ -1,9 +1,11 @@
 // Rank/world detection from launcher environment variables.
 #include "graphloom/dist/process_environment.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <optional>
+#include <thread>
 
 #include "graphloom/base/error.h"
 
@@ -80,6 +82,18 @@ ProcessEnvironment parse_process_environment(const Lookup& lookup) {
                     integer(lookup, "TORCHELASTIC_RESTART_COUNT", 0, kMaxWorld).value_or(0));
   }
   return env;
+}
+
+std::map<std::string, std::string> launch_variables(const ProcessEnvironment& env) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = std::max(1, cores / env.local_world_size);
+  return {{"RANK", std::to_string(env.rank)},
+          {"WORLD_SIZE", std::to_string(env.world_size)},
+          {"LOCAL_RANK", std::to_string(env.local_rank)},
+          {"LOCAL_WORLD_SIZE", std::to_string(env.local_world_size)},
+          {"MASTER_ADDR", env.master_addr},
+          {"MASTER_PORT", std::to_string(env.master_port)},
+          {"OMP_NUM_THREADS", std::to_string(threads)}};
 }
 
 ProcessEnvironment process_environment() {

@@ -24,10 +24,15 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
   return arrays;
 }
 
+// A tensor over `segment`'s pages from byte `offset` on; it keeps the mapping alive.
 at::Tensor over_segment(const std::shared_ptr<SharedMemorySegment>& segment, at::IntArrayRef shape,
-                        at::ScalarType dtype) {
+                        at::ScalarType dtype, std::size_t offset = 0) {
+  std::size_t bytes = c10::elementSize(dtype);
+  for (const int64_t size : shape) bytes *= static_cast<std::size_t>(size);
+  GL_CHECK(segment->size() >= offset + bytes, "shared segment '{}' is truncated ({} of {} bytes)",
+           segment->name(), segment->size(), offset + bytes);
   return at::from_blob(
-      segment->data(), shape, [segment](void*) {}, at::TensorOptions().dtype(dtype));
+      segment->data() + offset, shape, [segment](void*) {}, at::TensorOptions().dtype(dtype));
 }
 
 }  // namespace
@@ -109,17 +114,11 @@ std::string tensor_segment(const std::string& prefix, const std::string& name) {
   return prefix + "tensor-" + name;
 }
 
-at::Tensor tensor_in(const std::shared_ptr<SharedMemorySegment>& segment, const std::string& name) {
+at::Tensor tensor_in(const std::shared_ptr<SharedMemorySegment>& segment) {
   const char* header = reinterpret_cast<const char*>(segment->data());
   const auto schema = nlohmann::json::parse(std::string(header, strnlen(header, kHeaderBytes)));
-  const auto shape = schema.at("shape").get<std::vector<int64_t>>();
-  const at::ScalarType dtype = dtype_from_name(schema.at("dtype").get<std::string>());
-  int64_t bytes = static_cast<int64_t>(c10::elementSize(dtype));
-  for (const int64_t size : shape) bytes *= size;
-  GL_CHECK(segment->size() >= kHeaderBytes + static_cast<std::size_t>(bytes),
-           "shared tensor '{}' is truncated", name);
-  return at::from_blob(
-      segment->data() + kHeaderBytes, shape, [segment](void*) {}, at::TensorOptions().dtype(dtype));
+  return over_segment(segment, schema.at("shape").get<std::vector<int64_t>>(),
+                      dtype_from_name(schema.at("dtype").get<std::string>()), kHeaderBytes);
 }
 
 }  // namespace
@@ -145,14 +144,13 @@ at::Tensor SharedPartition::create_tensor(const std::string& name, c10::ScalarTy
   segment->release_ownership();
   std::memcpy(segment->data(), schema.data(), schema.size());
   std::filesystem::rename("/dev/shm/" + writing, "/dev/shm/" + segment_name);
-  return tensor_in(segment, name);
+  return tensor_in(segment);
 }
 
 at::Tensor SharedPartition::find_tensor(const std::string& name) const {
   const std::string segment_name = tensor_segment(segment_prefix(cluster_, part_id_), name);
   if (!std::filesystem::exists("/dev/shm/" + segment_name)) return {};
-  return tensor_in(std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::open(segment_name)),
-                   name);
+  return tensor_in(std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::open(segment_name)));
 }
 
 SharedPartition::~SharedPartition() {
@@ -188,7 +186,6 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
     auto segment = std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::open(prefix + key));
     const at::Tensor tensor = over_segment(segment, array.at("shape").get<std::vector<int64_t>>(),
                                            dtype_from_name(array.at("dtype").get<std::string>()));
-    GL_CHECK(segment->size() >= tensor.nbytes(), "shared segment '{}{}' is truncated", prefix, key);
     if (key == "indptr") {
       part.graph.indptr = tensor;
     } else if (key == "indices") {

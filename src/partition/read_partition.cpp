@@ -130,9 +130,8 @@ Partition load_partition(const fs::path& path, int64_t part) {
   return p;
 }
 
-at::Tensor load_partition_split(const std::filesystem::path& dir, int64_t part,
-                                const std::string& split) {
-  const PartitionInfo info = read_partition_info(dir);
+at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,
+                                int64_t part, const std::string& split) {
   GL_CHECK(part >= 0 && part < info.num_parts, "part {} does not exist: '{}' has {} parts", part,
            dir.string(), info.num_parts);
   GL_CHECK(std::find(info.splits.begin(), info.splits.end(), split) != info.splits.end(),

@@ -15,7 +15,6 @@ struct GradientSynchronizer::Bucket {
   at::Tensor buffer;  // gradients back to back, then the weight
   int64_t numel = 0;
   int64_t pending = 0;  // parameters whose gradient has not arrived this round
-  std::vector<bool> ready;
   bool launched = false;
   dist::CollectiveWork work;
 };
@@ -59,8 +58,8 @@ GradientSynchronizer::GradientSynchronizer(std::vector<at::Tensor> parameters,
     bucket.buffer = at::zeros({bucket.numel + 1}, at::kFloat);
     bucket.buffer[bucket.numel].fill_(1.0);  // this rank's weight while it has batches
     bucket.pending = static_cast<int64_t>(bucket.parameters.size());
-    bucket.ready.assign(bucket.parameters.size(), false);
   }
+  ready_.assign(parameters_.size(), false);
   if (!options_.overlap) return;
   for (std::size_t p = 0; p < parameters_.size(); ++p) {
     std::shared_ptr<torch::autograd::Node> accumulator =
@@ -94,10 +93,7 @@ void GradientSynchronizer::broadcast_parameters(int root) {
 void GradientSynchronizer::mark_ready(int64_t parameter) {
   const auto [b, offset] = location_[parameter];
   Bucket& bucket = buckets_[b];
-  const auto slot = static_cast<std::size_t>(
-      std::find(bucket.parameters.begin(), bucket.parameters.end(), parameter) -
-      bucket.parameters.begin());
-  GL_CHECK(!bucket.launched && !bucket.ready[slot],
+  GL_CHECK(!bucket.launched && !ready_[parameter],
            "parameter {} received a second gradient before synchronize(): gradient "
            "accumulation over several backward passes is not supported",
            parameter);
@@ -108,7 +104,7 @@ void GradientSynchronizer::mark_ready(int64_t parameter) {
   } else {
     target.zero_();
   }
-  bucket.ready[slot] = true;
+  ready_[parameter] = true;
   --bucket.pending;
   launch_ready_buckets(/*force=*/false);
 }
@@ -129,8 +125,8 @@ int64_t GradientSynchronizer::synchronize() {
   // now; those without a gradient contribute zeros.
   for (Bucket& bucket : buckets_) {
     if (bucket.launched) continue;
-    for (std::size_t slot = 0; slot < bucket.parameters.size(); ++slot) {
-      if (!bucket.ready[slot]) mark_ready(bucket.parameters[slot]);
+    for (const int64_t p : bucket.parameters) {
+      if (!ready_[p]) mark_ready(p);
     }
   }
   launch_ready_buckets(/*force=*/true);
@@ -172,7 +168,7 @@ int64_t GradientSynchronizer::finish_round() {
       }
     }
     bucket.pending = static_cast<int64_t>(bucket.parameters.size());
-    bucket.ready.assign(bucket.parameters.size(), false);
+    for (const int64_t p : bucket.parameters) ready_[p] = false;
     bucket.launched = false;
     bucket.buffer[bucket.numel].fill_(1.0);
   }

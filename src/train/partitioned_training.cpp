@@ -21,7 +21,7 @@ at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
                               const std::filesystem::path& dir, const std::string& split) {
   std::vector<at::Tensor> ids;
   for (int64_t part = 0; part < info.num_parts; ++part) {
-    ids.push_back(partition::load_partition_split(dir, part, split));
+    ids.push_back(partition::load_partition_split(dir, info, part, split));
   }
   return at::cat(ids);
 }

@@ -28,7 +28,7 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   sampling::SampledEdges sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                           const sampling::SampleOptions& options) const override;
 
-  bool has(const std::string& name) const override { return schemas_.count(name) > 0; }
+  bool has(const std::string& name) const override { return metadata_.tensors.count(name) > 0; }
   features::FeatureInfo info(const std::string& name) const override;
   void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override;
   using features::FeatureSource::gather;
@@ -51,12 +51,10 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   // Whether `part` is read in place for `name` (the local part's own tensors only).
   bool reads_locally(int64_t part, const std::string& name) const;
 
-  ServerMetadata metadata_;  // of part 0's first server: the book and the schemas
+  ServerMetadata metadata_;  // of part 0's first server: book, edge ranges, tensor schemas
   std::vector<std::vector<GraphClient>> clients_;
   mutable std::unique_ptr<std::atomic<uint64_t>[]> next_server_;
   partition::PartitionBook book_;
-  const std::vector<int64_t>& edge_range_ends_ = metadata_.edge_range_ends;
-  std::map<std::string, TensorSchema>& schemas_ = metadata_.tensors;
   const partition::Partition* local_ = nullptr;
 };
 

@@ -99,6 +99,9 @@ class GraphClient {
                      const SparseOptimizerOptions& optimizer) const;
   ServerMetadata metadata() const;
   std::string health() const;
+  // Returns once the server answers; waits while it refuses connections (still starting),
+  // throws on any other failure or after `timeout`.
+  void wait_until_serving(std::chrono::milliseconds timeout) const;
   void shutdown() const;
 
  private:

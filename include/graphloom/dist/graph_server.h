@@ -59,5 +59,8 @@ std::string read_pem_file(const std::filesystem::path& path, const char* what);
 // Reads a cluster token file: the first line, surrounding whitespace removed; throws when the
 // file is missing, empty, or readable by others than its owner.
 std::string read_token_file(const std::filesystem::path& path);
+// The cluster token of a server or trainer: read from `token_file` when one is given, else
+// the GRAPHLOOM_TOKEN environment variable, else "" (none).
+std::string cluster_token(const std::filesystem::path& token_file);
 
 }  // namespace graphloom::dist

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 namespace graphloom::dist {
@@ -34,5 +35,9 @@ ProcessEnvironment parse_process_environment(const std::function<const char*(con
 
 // parse_process_environment over this process's environment.
 ProcessEnvironment process_environment();
+
+// The variables (torchrun's names) a launcher gives a process so that process_environment()
+// reads `env` back, plus OMP_NUM_THREADS: this machine's cores shared by its local processes.
+std::map<std::string, std::string> launch_variables(const ProcessEnvironment& env);
 
 }  // namespace graphloom::dist

@@ -71,9 +71,9 @@ struct Partition {
 Partition load_partition(const std::filesystem::path& dir, int64_t part);
 
 // One split (e.g. "train") of one part: the relabelled global ids it owns, without loading
-// the rest of the part.
-at::Tensor load_partition_split(const std::filesystem::path& dir, int64_t part,
-                                const std::string& split);
+// the rest of the part. `info` is read_partition_info(dir).
+at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,
+                                int64_t part, const std::string& split);
 
 // The parts 0..K-1 (in order) joined back into one Partition over all relabelled nodes: the
 // graph that sampling on a single machine sees after partitioning (references for tests and

@@ -66,6 +66,7 @@ class GradientSynchronizer {
   GradientSyncOptions options_;
   std::vector<Bucket> buckets_;
   std::vector<std::pair<int64_t, int64_t>> location_;  // parameter -> (bucket, offset)
+  std::vector<bool> ready_;  // parameter's gradient is in its bucket this round
   int64_t next_launch_ = 0;
   double exposed_seconds_ = 0;
   // Each parameter's gradient accumulator (kept alive: the parameter holds it weakly) and the
