@@ -72,49 +72,66 @@ TensorFeatureSource::TensorFeatureSource(std::map<std::string, at::Tensor> tenso
   for (auto& [name, tensor] : tensors) add(name, std::move(tensor));
 }
 
-void TensorFeatureSource::add(const std::string& name, at::Tensor tensor) {
+void TensorFeatureSource::add(const std::string& name, at::Tensor tensor, at::Tensor row_scale) {
   GL_CHECK(tensor.defined() && tensor.dim() >= 1, "feature '{}' must have at least one dimension",
            name);
-  tensors_[name] = tensor.contiguous();
+  if (decodes_to_float(tensor.scalar_type(), row_scale.defined())) {
+    GL_CHECK(tensor.dim() == 2, "encoded feature '{}' must be [rows, dim], got {}", name,
+             tensor.sizes());
+    GL_CHECK(!row_scale.defined() ||
+                 (row_scale.scalar_type() == at::kFloat && row_scale.numel() == tensor.size(0)),
+             "row scale of feature '{}' must be float32 with {} values", name, tensor.size(0));
+  } else {
+    GL_CHECK(!row_scale.defined(), "feature '{}' of dtype {} cannot have a row scale", name,
+             dtype_name(tensor.scalar_type()));
+  }
+  tables_[name] = {tensor.contiguous(),
+                   row_scale.defined() ? row_scale.contiguous().view({-1}) : row_scale};
 }
 
-bool TensorFeatureSource::has(const std::string& name) const { return tensors_.count(name) > 0; }
+bool TensorFeatureSource::has(const std::string& name) const { return tables_.count(name) > 0; }
 
-const at::Tensor& TensorFeatureSource::tensor(const std::string& name) const {
-  const auto it = tensors_.find(name);
-  if (it == tensors_.end()) {
+const EncodedRows& TensorFeatureSource::table(const std::string& name) const {
+  const auto it = tables_.find(name);
+  if (it == tables_.end()) {
     std::vector<std::string> names;
-    for (const auto& [known, unused] : tensors_) names.push_back(known);
+    for (const auto& [known, unused] : tables_) names.push_back(known);
     GL_THROW("no feature named '{}' (available: {})", name, fmt::join(names, ", "));
   }
   return it->second;
 }
 
 FeatureInfo TensorFeatureSource::info(const std::string& name) const {
-  const at::Tensor& t = tensor(name);
-  return {t.scalar_type(), t.sizes().slice(1).vec(), t.size(0)};
+  const EncodedRows& rows = table(name);
+  const at::Tensor& t = rows.values;
+  const bool decoded = decodes_to_float(t.scalar_type(), rows.row_scale.defined());
+  return {decoded ? at::kFloat : t.scalar_type(), t.sizes().slice(1).vec(), t.size(0)};
 }
 
 void TensorFeatureSource::gather(const std::string& name, const at::Tensor& ids,
                                  at::Tensor& out) const {
-  const at::Tensor& table = tensor(name);
+  const EncodedRows& rows = table(name);
+  const FeatureInfo meta = info(name);
   GL_CHECK(ids.scalar_type() == at::kLong && ids.dim() == 1,
            "gather '{}': ids must be a 1-D int64 tensor", name);
   const at::Tensor contiguous_ids = ids.contiguous();
   if (contiguous_ids.numel() > 0) {
     const int64_t low = contiguous_ids.min().item<int64_t>();
     const int64_t high = contiguous_ids.max().item<int64_t>();
-    GL_CHECK(low >= 0 && high < table.size(0), "gather '{}': row id {} is outside [0, {})", name,
-             low < 0 ? low : high, table.size(0));
+    GL_CHECK(low >= 0 && high < meta.num_rows, "gather '{}': row id {} is outside [0, {})", name,
+             low < 0 ? low : high, meta.num_rows);
   }
   std::vector<int64_t> expected{ids.numel()};
-  const auto row = table.sizes().slice(1);
-  expected.insert(expected.end(), row.begin(), row.end());
-  GL_CHECK(out.defined() && out.is_contiguous() && out.scalar_type() == table.scalar_type() &&
+  expected.insert(expected.end(), meta.row_shape.begin(), meta.row_shape.end());
+  GL_CHECK(out.defined() && out.is_contiguous() && out.scalar_type() == meta.dtype &&
                out.sizes().vec() == expected,
            "gather '{}': output must be a contiguous {} tensor of shape {}", name,
-           dtype_name(table.scalar_type()), c10::IntArrayRef(expected));
-  gather_rows(table, contiguous_ids, out);
+           dtype_name(meta.dtype), c10::IntArrayRef(expected));
+  if (meta.dtype != rows.values.scalar_type() || rows.row_scale.defined()) {
+    gather_decoded_rows(rows, contiguous_ids, out);
+  } else {
+    gather_rows(rows.values, contiguous_ids, out);
+  }
 }
 
 }  // namespace graphloom::features

@@ -1,9 +1,11 @@
-// FeatureSource over named in-memory or memory-mapped tensors (rows = nodes).
+// FeatureSource over named in-memory or memory-mapped tensors (rows = nodes), stored as they
+// are or encoded (row_codec.h: 16-bit floats, int8 with a row scale), then decoded on gather.
 #pragma once
 
 #include <map>
 
 #include "graphloom/features/feature_source.h"
+#include "graphloom/features/row_codec.h"
 
 namespace graphloom::features {
 
@@ -12,8 +14,9 @@ class TensorFeatureSource : public FeatureSource {
   TensorFeatureSource() = default;
   explicit TensorFeatureSource(std::map<std::string, at::Tensor> tensors);
 
-  // Adds (or replaces) `name`; the tensor must be contiguous in its rows.
-  void add(const std::string& name, at::Tensor tensor);
+  // Adds (or replaces) `name`; the tensor must be contiguous in its rows. With a float32
+  // `row_scale` [rows] (or 16-bit float storage) rows are decoded to float32 on gather.
+  void add(const std::string& name, at::Tensor tensor, at::Tensor row_scale = {});
 
   bool has(const std::string& name) const override;
   FeatureInfo info(const std::string& name) const override;
@@ -21,8 +24,8 @@ class TensorFeatureSource : public FeatureSource {
   void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override;
 
  private:
-  const at::Tensor& tensor(const std::string& name) const;
-  std::map<std::string, at::Tensor> tensors_;
+  const EncodedRows& table(const std::string& name) const;
+  std::map<std::string, EncodedRows> tables_;
 };
 
 // The row-gather kernel: out[i] = table[ids[i]] for any dtype, rows copied in parallel.

@@ -1,0 +1,83 @@
+// A hot-row cache in front of a slower FeatureSource (a remote DistGraph, a memory-mapped file),
+// as GraphBolt's feature cache and PaGraph's degree cache: rows of one feature are kept in a
+// byte budget, either a static set filled at start (the most-referenced nodes first) or a
+// dynamic SIEVE cache. Misses of a gather are fetched from the backing source in one request.
+// Thread-safe: the cache is split into shards, each with its own lock, so concurrent loader
+// workers do not serialize on one lock; the static cache takes no lock at all.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graphloom/features/feature_source.h"
+
+namespace graphloom::features {
+
+enum class CachePolicy { kStatic, kSieve };
+
+struct CacheOptions {
+  CachePolicy policy = CachePolicy::kSieve;
+  int64_t capacity_bytes = 0;
+  // kStatic: the rows to keep, best first (filled until the budget is spent).
+  at::Tensor static_rows;
+  // Rows in [bypass_begin, bypass_end) go straight to the backing source and are never cached
+  // (a trainer's own partition, already read in place from shared memory).
+  int64_t bypass_begin = 0;
+  int64_t bypass_end = 0;
+  // kSieve: lock shards (0 = up to 64); each is an independent SIEVE cache of its share.
+  int64_t shards = 0;
+};
+
+struct CacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;    // rows fetched from the backing source that the cache could hold
+  int64_t bypassed = 0;  // rows of the bypass range
+  double hit_rate() const { return hits + misses > 0 ? double(hits) / double(hits + misses) : 0; }
+};
+
+// Parses a policy name: "static"/"degree" or "sieve"; throws naming the accepted names.
+CachePolicy cache_policy_from_name(const std::string& name);
+// Parses a byte size: "512M", "2G", "1.5GiB", "1000000" (bytes); throws on anything else.
+int64_t parse_byte_size(const std::string& text);
+// Rows ordered by how often `indices` (CSC sources) refer to them, most first: the nodes a
+// sampler touches most, for the static cache.
+at::Tensor rows_by_reference_count(const at::Tensor& indices, int64_t num_rows);
+
+class CachedFeatureSource : public FeatureSource {
+ public:
+  // Caches `name` of `backing` (which must outlive this); other names pass through.
+  CachedFeatureSource(const FeatureSource& backing, std::string name, CacheOptions options);
+  ~CachedFeatureSource() override;
+
+  bool has(const std::string& name) const override { return backing_.has(name); }
+  FeatureInfo info(const std::string& name) const override { return backing_.info(name); }
+  using FeatureSource::gather;
+  void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override;
+
+  int64_t capacity_rows() const { return capacity_rows_; }
+  int64_t cached_rows() const;
+  // Counters since construction or the last call with reset = true.
+  CacheStats stats(bool reset = false) const;
+
+ private:
+  struct Shard;
+  Shard& shard_of(int64_t row) const;
+  // Copies the cached row into `target`; false when `row` is not cached.
+  bool lookup(int64_t row, char* target) const;
+  void insert(int64_t row, const char* source) const;
+
+  const FeatureSource& backing_;
+  std::string name_;
+  CacheOptions options_;
+  FeatureInfo info_;
+  int64_t row_bytes_ = 0;
+  int64_t capacity_rows_ = 0;
+  at::Tensor storage_;  // capacity_rows x row bytes
+  std::vector<std::unique_ptr<Shard>> shards_;
+  mutable std::atomic<int64_t> hits_{0}, misses_{0}, bypassed_{0};
+};
+
+}  // namespace graphloom::features

@@ -1,0 +1,301 @@
+// The hot-row cache: shards of (open-addressing index, SIEVE queue, row storage). SIEVE (Zhang et
+// al., NSDI'24) keeps a FIFO queue with a "visited" bit per entry; a hit only sets the bit, and
+// eviction moves a hand from the oldest entry towards the newest, sparing (and clearing) visited
+// entries. New entries go to the head, so one-hit rows leave quickly.
+#include "graphloom/features/cached_feature_source.h"
+
+#include <ATen/ATen.h>
+
+#include <cctype>
+#include <cstring>
+
+#include "graphloom/base/error.h"
+
+namespace graphloom::features {
+namespace {
+
+constexpr int64_t kMaxShards = 64;
+
+uint64_t mix(int64_t row) {
+  uint64_t x = static_cast<uint64_t>(row) + 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+// One shard: rows [first_slot, first_slot + capacity) of the storage, their index and queue.
+struct CachedFeatureSource::Shard {
+  std::mutex mutex;
+  char* storage = nullptr;
+  int32_t capacity = 0;
+  int32_t size = 0;
+  // Linear-probing index row -> slot; kEmpty marks free buckets.
+  static constexpr int64_t kEmpty = -1;
+  std::vector<int64_t> keys;
+  std::vector<int32_t> slots;
+  uint64_t mask = 0;
+  // SIEVE queue over slots: `newer`/`older` links, head = newest, tail = oldest.
+  std::vector<int32_t> newer, older;
+  std::vector<int64_t> row_of_slot;
+  std::vector<uint8_t> visited;
+  int32_t head = -1, tail = -1, hand = -1;
+
+  Shard(char* storage_begin, int32_t slot_count) : storage(storage_begin), capacity(slot_count) {
+    uint64_t buckets = 2;
+    while (buckets < 2 * static_cast<uint64_t>(slot_count)) buckets *= 2;
+    keys.assign(buckets, kEmpty);
+    slots.assign(buckets, 0);
+    mask = buckets - 1;
+    newer.assign(slot_count, -1);
+    older.assign(slot_count, -1);
+    row_of_slot.assign(slot_count, kEmpty);
+    visited.assign(slot_count, 0);
+  }
+
+  uint64_t home(int64_t row) const { return (mix(row) >> 8) & mask; }
+
+  int32_t find(int64_t row) const {
+    for (uint64_t i = home(row);; i = (i + 1) & mask) {
+      if (keys[i] == row) return slots[i];
+      if (keys[i] == kEmpty) return -1;
+    }
+  }
+
+  void put(int64_t row, int32_t slot) {
+    uint64_t i = home(row);
+    while (keys[i] != kEmpty) i = (i + 1) & mask;
+    keys[i] = row;
+    slots[i] = slot;
+  }
+
+  // Backward-shift deletion keeps probe sequences intact without tombstones.
+  void erase(int64_t row) {
+    uint64_t i = home(row);
+    while (keys[i] != row) i = (i + 1) & mask;
+    keys[i] = kEmpty;
+    for (uint64_t j = (i + 1) & mask; keys[j] != kEmpty; j = (j + 1) & mask) {
+      const uint64_t ideal = home(keys[j]);
+      const bool stays = i <= j ? (i < ideal && ideal <= j) : (i < ideal || ideal <= j);
+      if (stays) continue;
+      keys[i] = keys[j];
+      slots[i] = slots[j];
+      keys[j] = kEmpty;
+      i = j;
+    }
+  }
+
+  void unlink(int32_t slot) {
+    if (newer[slot] >= 0)
+      older[newer[slot]] = older[slot];
+    else
+      head = older[slot];
+    if (older[slot] >= 0)
+      newer[older[slot]] = newer[slot];
+    else
+      tail = newer[slot];
+  }
+
+  void push_head(int32_t slot) {
+    newer[slot] = -1;
+    older[slot] = head;
+    if (head >= 0) newer[head] = slot;
+    head = slot;
+    if (tail < 0) tail = slot;
+  }
+
+  // The slot to reuse: a free one, or SIEVE's victim.
+  int32_t take_slot() {
+    if (size < capacity) return size++;
+    int32_t victim = hand >= 0 ? hand : tail;
+    while (visited[victim]) {
+      visited[victim] = 0;
+      victim = newer[victim] >= 0 ? newer[victim] : tail;
+    }
+    hand = newer[victim];
+    erase(row_of_slot[victim]);
+    unlink(victim);
+    return victim;
+  }
+};
+
+CachePolicy cache_policy_from_name(const std::string& name) {
+  if (name == "degree" || name == "static") return CachePolicy::kStatic;
+  if (name == "sieve") return CachePolicy::kSieve;
+  GL_THROW("unknown cache policy '{}' (expected degree or sieve)", name);
+}
+
+int64_t parse_byte_size(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    GL_THROW("'{}' is not a size (expected bytes or a number with K, M, G or T, e.g. 512M)", text);
+  }
+  std::string unit = text.substr(used);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+  const std::string units = "KMGT";
+  double factor = 1;
+  if (!unit.empty()) {
+    const auto position = units.find(unit);
+    GL_CHECK(unit.size() == 1 && position != std::string::npos,
+             "'{}' is not a size (expected bytes or a number with K, M, G or T, e.g. 512M)", text);
+    for (std::size_t i = 0; i <= position; ++i) factor *= 1024;
+  }
+  GL_CHECK(value >= 0, "size '{}' must not be negative", text);
+  return static_cast<int64_t>(value * factor);
+}
+
+at::Tensor rows_by_reference_count(const at::Tensor& indices, int64_t num_rows) {
+  const at::Tensor counts = at::bincount(indices.to(at::kLong), {}, num_rows);
+  return std::get<1>(at::sort(counts, c10::optional<bool>(true), /*dim=*/0, /*descending=*/true));
+}
+
+CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::string name,
+                                         CacheOptions options)
+    : backing_(backing),
+      name_(std::move(name)),
+      options_(std::move(options)),
+      info_(backing.info(name_)) {
+  row_bytes_ = static_cast<int64_t>(c10::elementSize(info_.dtype));
+  for (int64_t size : info_.row_shape) row_bytes_ *= size;
+  GL_CHECK(row_bytes_ > 0, "cannot cache '{}': its rows are empty", name_);
+  GL_CHECK(options_.capacity_bytes >= 0, "cache size must not be negative");
+  const int64_t cacheable =
+      info_.num_rows -
+      std::clamp<int64_t>(options_.bypass_end - options_.bypass_begin, 0, info_.num_rows);
+  capacity_rows_ = std::min(options_.capacity_bytes / row_bytes_, cacheable);
+  if (capacity_rows_ == 0) return;
+  // A static cache is read-only after this constructor: one shard, no locks on lookups.
+  const int64_t shards = options_.policy == CachePolicy::kStatic ? 1
+                         : options_.shards > 0 ? std::min(options_.shards, capacity_rows_)
+                                               : std::min(kMaxShards, capacity_rows_);
+  // Storage: at least one row per shard, whole rows, one allocation.
+  storage_ = at::empty({capacity_rows_ * row_bytes_}, at::kByte);
+  char* base = static_cast<char*>(storage_.data_ptr());
+  int64_t first = 0;
+  for (int64_t s = 0; s < shards; ++s) {
+    const int64_t count = capacity_rows_ / shards + (s < capacity_rows_ % shards ? 1 : 0);
+    shards_.push_back(
+        std::make_unique<Shard>(base + first * row_bytes_, static_cast<int32_t>(count)));
+    first += count;
+  }
+  if (options_.policy == CachePolicy::kStatic) {
+    GL_CHECK(options_.static_rows.defined(), "a static cache of '{}' needs the rows to keep",
+             name_);
+    const at::Tensor candidates = options_.static_rows.to(at::kLong).contiguous();
+    const at::Tensor outside =
+        (candidates < options_.bypass_begin) | (candidates >= options_.bypass_end);
+    const at::Tensor chosen = candidates.masked_select(outside).slice(0, 0, capacity_rows_);
+    const at::Tensor rows = backing_.gather(name_, chosen);
+    const auto* source = static_cast<const char*>(rows.data_ptr());
+    const int64_t* id = chosen.data_ptr<int64_t>();
+    for (int64_t i = 0; i < chosen.numel(); ++i) insert(id[i], source + i * row_bytes_);
+  }
+}
+
+CachedFeatureSource::~CachedFeatureSource() = default;
+
+CachedFeatureSource::Shard& CachedFeatureSource::shard_of(int64_t row) const {
+  return *shards_[mix(row) % shards_.size()];
+}
+
+bool CachedFeatureSource::lookup(int64_t row, char* target) const {
+  Shard& shard = shard_of(row);
+  const bool locked = options_.policy != CachePolicy::kStatic;
+  std::unique_lock<std::mutex> lock(shard.mutex, std::defer_lock);
+  if (locked) lock.lock();
+  const int32_t slot = shard.find(row);
+  if (slot < 0) return false;
+  if (locked) shard.visited[slot] = 1;
+  std::memcpy(target, shard.storage + slot * row_bytes_, row_bytes_);
+  return true;
+}
+
+void CachedFeatureSource::insert(int64_t row, const char* source) const {
+  Shard& shard = shard_of(row);
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  if (shard.find(row) >= 0) return;  // another worker cached it meanwhile
+  const int32_t slot = shard.take_slot();
+  shard.row_of_slot[slot] = row;
+  shard.visited[slot] = 0;
+  shard.push_head(slot);
+  shard.put(row, slot);
+  std::memcpy(shard.storage + slot * row_bytes_, source, row_bytes_);
+}
+
+void CachedFeatureSource::gather(const std::string& name, const at::Tensor& ids,
+                                 at::Tensor& out) const {
+  if (name != name_ || shards_.empty()) {
+    if (name == name_) misses_ += ids.numel();
+    backing_.gather(name, ids, out);
+    return;
+  }
+  GL_CHECK(ids.scalar_type() == at::kLong && ids.dim() == 1,
+           "gather '{}': ids must be a 1-D int64 tensor", name);
+  GL_CHECK(out.defined() && out.is_contiguous() && out.scalar_type() == info_.dtype &&
+               out.numel() * static_cast<int64_t>(out.element_size()) == ids.numel() * row_bytes_,
+           "gather '{}': output must be a contiguous tensor of {} rows of {} bytes", name,
+           ids.numel(), row_bytes_);
+  const at::Tensor all = ids.contiguous();
+  const int64_t n = all.numel();
+  const int64_t* id = all.data_ptr<int64_t>();
+  char* target = static_cast<char*>(out.data_ptr());
+  // 0 = miss, 1 = hit, 2 = bypassed.
+  std::vector<uint8_t> state(n);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    if (id[i] >= options_.bypass_begin && id[i] < options_.bypass_end) {
+      state[i] = 2;
+    } else {
+      state[i] = lookup(id[i], target + i * row_bytes_) ? 1 : 0;
+    }
+  }
+  std::vector<int64_t> positions;
+  int64_t hits = 0;
+  int64_t bypassed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (state[i] == 1) {
+      ++hits;
+      continue;
+    }
+    bypassed += state[i] == 2;
+    positions.push_back(i);
+  }
+  hits_ += hits;
+  bypassed_ += bypassed;
+  misses_ += static_cast<int64_t>(positions.size()) - bypassed;
+  if (positions.empty()) return;
+  const at::Tensor where =
+      at::from_blob(positions.data(), {static_cast<int64_t>(positions.size())}, at::kLong);
+  const at::Tensor missing = all.index_select(0, where);
+  const at::Tensor rows = backing_.gather(name, missing);
+  const auto* source = static_cast<const char*>(rows.data_ptr());
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    std::memcpy(target + positions[k] * row_bytes_, source + k * row_bytes_, row_bytes_);
+  }
+  if (options_.policy != CachePolicy::kSieve) return;
+  for (std::size_t k = 0; k < positions.size(); ++k) {
+    if (state[positions[k]] == 0) insert(id[positions[k]], source + k * row_bytes_);
+  }
+}
+
+int64_t CachedFeatureSource::cached_rows() const {
+  int64_t total = 0;
+  for (const auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mutex);
+    total += shard->size;
+  }
+  return total;
+}
+
+CacheStats CachedFeatureSource::stats(bool reset) const {
+  if (reset) return {hits_.exchange(0), misses_.exchange(0), bypassed_.exchange(0)};
+  return {hits_.load(), misses_.load(), bypassed_.load()};
+}
+
+}  // namespace graphloom::features
