@@ -25,8 +25,16 @@ struct DtypeName {
   at::ScalarType dtype;
 };
 constexpr DtypeName kDtypes[] = {
-    {"<f2", at::kHalf}, {"<f4", at::kFloat}, {"<f8", at::kDouble}, {"|i1", at::kChar},
-    {"|u1", at::kByte}, {"<i4", at::kInt},   {"<i8", at::kLong},   {"|b1", at::kBool},
+    {"<f2", at::kHalf},
+    {"<f4", at::kFloat},
+    {"<f8", at::kDouble},
+    {"|i1", at::kChar},
+    {"|u1", at::kByte},
+    {"<i4", at::kInt},
+    {"<i8", at::kLong},
+    {"|b1", at::kBool},
+    // numpy has no bfloat16; ml_dtypes saves it as a 2-byte void, which is how we write it too.
+    {"|V2", at::kBFloat16},
 };
 
 at::ScalarType dtype_from_descr(const std::string& descr, const std::filesystem::path& path) {
@@ -42,8 +50,8 @@ at::ScalarType dtype_from_descr(const std::string& descr, const std::filesystem:
     }
   }
   GL_THROW(
-      "'{}': unsupported dtype '{}' (expected little-endian float16/32/64, int8, uint8, int32, "
-      "int64 or bool)",
+      "'{}': unsupported dtype '{}' (expected little-endian float16/32/64, bfloat16 (V2), int8, "
+      "uint8, int32, int64 or bool)",
       path.string(), descr);
 }
 

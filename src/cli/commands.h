@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graphloom/dist/process_group.h"
+#include "graphloom/io/dataset.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/node_classification.h"
 
@@ -40,6 +41,10 @@ void add_partition_command(CLI::App& app, const std::string& command_line);
 void add_sampling_benchmarks(CLI::App* bench);
 void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv);
 void add_dist_benchmarks(CLI::App* bench);
+// `--feature-dtype` of `convert` and `partition`: every node feature re-encoded as float32,
+// float16, bfloat16 or int8 (with a row scale); "keep" leaves them as they are.
+void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype);
+void encode_features(io::Dataset& dataset, const std::string& dtype);
 // The per-part table of `partition` and of `inspect` on a partition directory.
 void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.

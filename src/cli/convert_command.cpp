@@ -5,8 +5,10 @@
 #include <memory>
 
 #include "commands.h"
+#include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/features/row_codec.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/importers.h"
@@ -27,6 +29,7 @@ struct ConvertOptions {
   int64_t num_nodes = -1;
   bool bidirected = false;
   std::string self_loops = "keep";
+  std::string feature_dtype = "keep";
 };
 
 char parse_delimiter(const std::string& text) {
@@ -62,6 +65,7 @@ void run_convert(const ConvertOptions& options) {
   if (options.self_loops == "add") {
     dataset.graph = graph::add_self_loops(graph::remove_self_loops(dataset.graph));
   }
+  encode_features(dataset, options.feature_dtype);
   io::save_dataset(dataset, options.out, options.force);
   fmt::print("wrote {}: {} nodes, {} edges, {} feature(s), {} split(s) in {:.2f} s\n", options.out,
              dataset.num_nodes(), dataset.graph.num_edges(), dataset.node_features.size(),
@@ -69,6 +73,36 @@ void run_convert(const ConvertOptions& options) {
 }
 
 }  // namespace
+
+void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype) {
+  cmd->add_option("--feature-dtype", dtype,
+                  "Store node features as float32, float16, bfloat16 or int8 (per-row scale); "
+                  "they are decoded to float32 when gathered. 'keep' stores them as they are")
+      ->check(CLI::IsMember({"keep", "float32", "float16", "bfloat16", "int8"}))
+      ->capture_default_str();
+}
+
+void encode_features(io::Dataset& dataset, const std::string& dtype) {
+  if (dtype == "keep") return;
+  for (auto& [name, values] : dataset.node_features) {
+    at::Tensor table = values;
+    const auto scale = dataset.node_feature_scales.find(name);
+    if (scale != dataset.node_feature_scales.end()) {
+      table = values.to(at::kFloat) * scale->second.unsqueeze(1);
+      dataset.node_feature_scales.erase(scale);
+    }
+    const int64_t before = static_cast<int64_t>(table.nbytes());
+    features::EncodedRows encoded = features::encode_rows(table, dtype_from_name(dtype));
+    values = encoded.values;
+    int64_t after = static_cast<int64_t>(values.nbytes());
+    if (encoded.row_scale.defined()) {
+      after += static_cast<int64_t>(encoded.row_scale.nbytes());
+      dataset.node_feature_scales[name] = encoded.row_scale;
+    }
+    spdlog::info("feature '{}' stored as {}: {:.1f} MB -> {:.1f} MB", name, dtype, before / 1e6,
+                 after / 1e6);
+  }
+}
 
 void add_convert_command(CLI::App& app) {
   auto options = std::make_shared<ConvertOptions>();
@@ -100,6 +134,7 @@ void add_convert_command(CLI::App& app) {
                   "Self-loops: 'keep' them as they are, 'remove' them, or 'add' one per node")
       ->check(CLI::IsMember({"keep", "remove", "add"}))
       ->capture_default_str();
+  add_feature_dtype_flag(cmd, options->feature_dtype);
   cmd->callback([options] { run_convert(*options); });
 }
 

@@ -47,7 +47,9 @@ void run_inspect(const InspectOptions& options) {
                            {"load_seconds", load_seconds}};
   nlohmann::json features = nlohmann::json::object();
   for (const auto& [name, tensor] : dataset.node_features) {
-    features[name] = {{"dtype", dtype_name(tensor.scalar_type())}, {"shape", tensor.sizes().vec()}};
+    features[name] = {{"dtype", dtype_name(tensor.scalar_type())},
+                      {"shape", tensor.sizes().vec()},
+                      {"row_scale", dataset.node_feature_scales.count(name) > 0}};
   }
   report["node_features"] = features;
   if (dataset.labels.defined()) {
@@ -80,8 +82,9 @@ void run_inspect(const InspectOptions& options) {
   fmt::print("out-degree  {}\n", degree_line(out_stats));
   if (dataset.node_features.empty()) fmt::print("features    none\n");
   for (const auto& [name, tensor] : dataset.node_features) {
-    fmt::print("feature     {}: {} [{}]\n", name, dtype_name(tensor.scalar_type()),
-               fmt::join(tensor.sizes(), ", "));
+    fmt::print("feature     {}: {} [{}]{}\n", name, dtype_name(tensor.scalar_type()),
+               fmt::join(tensor.sizes(), ", "),
+               dataset.node_feature_scales.count(name) ? " x row scale" : "");
   }
   if (dataset.labels.defined()) {
     fmt::print("labels      {} classes, {} unlabeled\n", dataset.num_classes,

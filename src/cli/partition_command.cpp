@@ -28,6 +28,7 @@ struct PartitionCommand {
   int64_t halo = 0;
   bool force = false;
   bool estimate_only = false;
+  std::string feature_dtype = "keep";
   std::string command_line;
 };
 
@@ -50,7 +51,8 @@ void run_partition(const PartitionCommand& c) {
       estimate.peak / 1e9, estimate.load / 1e9, estimate.assign / 1e9, estimate.write / 1e9);
   if (c.estimate_only) return;
   Timer timer;
-  const io::Dataset dataset = io::load_dataset(c.data);
+  io::Dataset dataset = io::load_dataset(c.data);
+  encode_features(dataset, c.feature_dtype);
   at::Tensor assignment;
   if (c.method == "random") {
     assignment = partition::assign_random(dataset.num_nodes(), c.parts, c.seed);
@@ -128,6 +130,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
       ->capture_default_str();
   cmd->add_flag("--force", c->force, "Replace --out if it exists");
   cmd->add_flag("--estimate", c->estimate_only, "Print the expected peak memory and exit");
+  add_feature_dtype_flag(cmd, c->feature_dtype);
   cmd->callback([c] {
     if (c->out.empty() && !c->estimate_only) throw UsageError("partition: --out is required");
     run_partition(*c);

@@ -11,6 +11,7 @@
 #include "graphloom/base/timer.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_group.h"
+#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/train/metrics_log.h"
@@ -34,6 +35,8 @@ struct TrainCommand {
   int machine = -1;
   int64_t embed_dim = 0;
   dist::SparseOptimizerOptions embed_optimizer;
+  std::string cache_policy = "none";
+  std::string cache_size = "0";
 };
 
 // The partitioned job of this trainer: machine from --machine, GRAPHLOOM_MACHINE or the node
@@ -55,6 +58,11 @@ train::PartitionedJob partitioned_job(const TrainCommand& command, dist::Process
   job.cluster_id = command.cluster_id;
   job.embed_dim = command.embed_dim;
   job.embed_optimizer = command.embed_optimizer;
+  job.cache_policy = command.cache_policy;
+  job.cache_bytes = features::parse_byte_size(command.cache_size);
+  if (job.cache_policy != "none" && job.cache_bytes == 0) {
+    throw UsageError("--cache-policy " + job.cache_policy + " needs --cache-size (e.g. 256M)");
+  }
   job.client.token = dist::cluster_token(command.token_file);
   return job;
 }
@@ -73,6 +81,9 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
         train::train_on_partitions(partitioned_job(command, group), command.options, group);
     if (main_rank) print_result(command, result, group, timer.seconds());
     return;
+  }
+  if (command.cache_policy != "none") {
+    throw UsageError("--cache-policy caches remote rows: it needs --part-config");
   }
   io::Dataset dataset;
   if (command.data.empty()) {
@@ -230,6 +241,16 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->capture_default_str()
       ->group(partitioned);
   cmd->add_option("--embed-lr", command->embed_optimizer.lr, "Learning rate of the embedding")
+      ->capture_default_str()
+      ->group(partitioned);
+  cmd->add_option("--cache-policy", command->cache_policy,
+                  "Cache of remote feature rows: none, degree (static: the nodes this machine's "
+                  "edges refer to most) or sieve (dynamic, GraphBolt's default)")
+      ->check(CLI::IsMember({"none", "degree", "sieve"}))
+      ->capture_default_str()
+      ->group(partitioned);
+  cmd->add_option("--cache-size", command->cache_size,
+                  "Bytes of the feature cache per trainer, e.g. 256M or 2G")
       ->capture_default_str()
       ->group(partitioned);
   cmd->callback([command] {

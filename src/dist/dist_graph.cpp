@@ -7,6 +7,7 @@
 #include <future>
 
 #include "graphloom/base/error.h"
+#include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 
@@ -159,12 +160,42 @@ const TensorSchema& DistGraph::schema(const std::string& name) const {
   return it->second;
 }
 
+bool DistGraph::decodes(const std::string& name) const {
+  return features::decodes_to_float(schema(name).dtype,
+                                    metadata_.tensors.count(features::row_scale_name(name)) > 0);
+}
+
 features::FeatureInfo DistGraph::info(const std::string& name) const {
   const TensorSchema& s = schema(name);
-  return {s.dtype, s.row_shape, book_.num_nodes()};
+  return {decodes(name) ? at::kFloat : s.dtype, s.row_shape, book_.num_nodes()};
 }
 
 void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const {
+  if (!decodes(name)) {
+    gather_stored(name, ids, out);
+    return;
+  }
+  // Encoded rows travel as stored (fewer bytes) with their scales, and are decoded here.
+  const TensorSchema& s = schema(name);
+  const int64_t n = ids.numel();
+  std::vector<int64_t> shape{n};
+  shape.insert(shape.end(), s.row_shape.begin(), s.row_shape.end());
+  GL_CHECK(out.sizes() == at::IntArrayRef(shape) && out.scalar_type() == at::kFloat &&
+               out.is_contiguous(),
+           "gather of '{}': output must be a contiguous float32 tensor of shape {}", name,
+           at::IntArrayRef(shape));
+  features::EncodedRows rows{at::empty(shape, s.dtype), {}};
+  gather_stored(name, ids, rows.values);
+  const std::string scale = features::row_scale_name(name);
+  if (metadata_.tensors.count(scale)) {
+    rows.row_scale = at::empty({n}, at::kFloat);
+    gather_stored(scale, ids, rows.row_scale);
+  }
+  features::gather_decoded_rows(rows, at::arange(n, at::kLong), out);
+}
+
+void DistGraph::gather_stored(const std::string& name, const at::Tensor& ids,
+                              at::Tensor& out) const {
   const TensorSchema& s = schema(name);
   std::vector<int64_t> shape{ids.numel()};
   shape.insert(shape.end(), s.row_shape.begin(), s.row_shape.end());
@@ -182,6 +213,7 @@ void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tenso
   for_each_part<bool>(split, local_part, [&](int64_t part) {
     const int64_t* position = split.positions[part].data_ptr<int64_t>();
     if (!reads_locally(part, name)) {
+      pulled_bytes_ += split.ids[part].numel() * row_bytes;
       client_for(part).pull_into(name, split.ids[part], s,
                                  [&](int64_t first, const char* rows, int64_t count) {
                                    for (int64_t r = 0; r < count; ++r) {
@@ -191,7 +223,7 @@ void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tenso
                                  });
       return true;
     }
-    const at::Tensor& table = name == "label" ? local_->labels : local_->features.at(name);
+    const at::Tensor& table = *local_table(name);
     GL_CHECK(table.is_contiguous() && table.scalar_type() == s.dtype,
              "local table '{}' is not a contiguous {} tensor", name, c10::toString(s.dtype));
     const auto* source = static_cast<const char*>(table.data_ptr());
@@ -207,9 +239,18 @@ void DistGraph::gather(const std::string& name, const at::Tensor& ids, at::Tenso
   });
 }
 
+const at::Tensor* DistGraph::local_table(const std::string& name) const {
+  if (local_ == nullptr) return nullptr;
+  if (name == "label") return local_->labels.defined() ? &local_->labels : nullptr;
+  if (const auto it = local_->features.find(name); it != local_->features.end()) return &it->second;
+  for (const auto& [feature, scale] : local_->feature_scales) {
+    if (name == features::row_scale_name(feature)) return &scale;
+  }
+  return nullptr;
+}
+
 bool DistGraph::reads_locally(int64_t part, const std::string& name) const {
-  return local_ != nullptr && part == local_->part &&
-         (name == "label" ? local_->labels.defined() : local_->features.count(name) > 0);
+  return local_ != nullptr && part == local_->part && local_table(name) != nullptr;
 }
 
 void DistGraph::create_tensor(const std::string& name, const TensorSchema& schema,

@@ -18,6 +18,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/dist/shared_partition.h"
+#include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -71,6 +72,8 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
     }
     edge_begin_ = edge_range_ends_[options.part] - info_.edges_per_part[options.part];
     for (const auto& [name, tensor] : part_.features) tensors_[name] = tensor;
+    for (const auto& [name, scale] : part_.feature_scales)
+      tensors_[features::row_scale_name(name)] = scale;
     if (part_.labels.defined()) tensors_["label"] = part_.labels;
   }
 

@@ -21,6 +21,8 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
   if (part.graph.weights.defined()) arrays.emplace_back("weights", &part.graph.weights);
   if (part.labels.defined()) arrays.emplace_back("labels", &part.labels);
   for (auto& [name, tensor] : part.features) arrays.emplace_back("feature-" + name, &tensor);
+  for (auto& [name, tensor] : part.feature_scales)
+    arrays.emplace_back("row-scale-" + name, &tensor);
   return arrays;
 }
 
@@ -196,6 +198,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.labels = tensor;
     } else if (key.rfind("feature-", 0) == 0) {
       part.features[key.substr(8)] = tensor;
+    } else if (key.rfind("row-scale-", 0) == 0) {
+      part.feature_scales[key.substr(10)] = tensor;
     }
     shared->segments_.push_back(segment);
   }

@@ -173,8 +173,17 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   spdlog::debug("loaded graph of '{}' in {:.3f} s", dir.string(), timer.seconds());
 
   if (root.contains("node_features")) {
-    for (const auto& [name, file] : root.at("node_features").items()) {
-      dataset.node_features[name] = meta.array(root.at("node_features"), name, options.memory_map);
+    // Each entry is a file name, or {"file": ..., "row_scale": ...} for a scaled feature.
+    for (const auto& [name, entry] : root.at("node_features").items()) {
+      if (!entry.is_object()) {
+        dataset.node_features[name] =
+            meta.array(root.at("node_features"), name, options.memory_map);
+        continue;
+      }
+      dataset.node_features[name] = meta.array(entry, "file", options.memory_map);
+      if (entry.contains("row_scale")) {
+        dataset.node_feature_scales[name] = meta.array(entry, "row_scale", options.memory_map);
+      }
     }
   }
   if (root.contains("labels")) {
@@ -202,9 +211,19 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
 void validate_dataset(const Dataset& dataset) {
   const int64_t n = dataset.num_nodes();
   for (const auto& [name, feature] : dataset.node_features) {
-    GL_CHECK(feature.is_floating_point() && feature.dim() >= 1 && feature.size(0) == n,
-             "node feature '{}' must be a float array with {} rows (one per node), got {} {}", name,
-             n, dtype_name(feature.scalar_type()), feature.sizes());
+    const bool scaled = dataset.node_feature_scales.count(name) > 0;
+    GL_CHECK((feature.is_floating_point() || (scaled && feature.scalar_type() == at::kChar)) &&
+                 feature.dim() >= 1 && feature.size(0) == n,
+             "node feature '{}' must be a float (or int8 with a row scale) array with {} rows "
+             "(one per node), got {} {}",
+             name, n, dtype_name(feature.scalar_type()), feature.sizes());
+  }
+  for (const auto& [name, scale] : dataset.node_feature_scales) {
+    GL_CHECK(dataset.node_features.count(name), "row scale given for missing node feature '{}'",
+             name);
+    GL_CHECK(scale.scalar_type() == at::kFloat && scale.dim() == 1 && scale.numel() == n,
+             "row scale of node feature '{}' must be float32 [{}], got {} {}", name, n,
+             dtype_name(scale.scalar_type()), scale.sizes());
   }
   if (dataset.labels.defined()) {
     GL_CHECK(dataset.labels.dim() == 1 && dataset.labels.numel() == n,
@@ -249,6 +268,11 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
       const std::string file = "feat_" + name + ".npy";
       save_npy(staging / file, feature);
       features[name] = file;
+      if (dataset.node_feature_scales.count(name)) {
+        const std::string scale_file = "feat_" + name + "_row_scale.npy";
+        save_npy(staging / scale_file, dataset.node_feature_scales.at(name));
+        features[name] = {{"file", file}, {"row_scale", scale_file}};
+      }
     }
     meta["node_features"] = features;
   }

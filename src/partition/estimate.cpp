@@ -53,8 +53,14 @@ MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
   const int64_t csc = 8 * (n + 1) + index_bytes * edges;
   int64_t features = 0;
   if (meta.contains("node_features")) {
-    for (const auto& [name, file] : meta.at("node_features").items()) {
-      features += array_bytes(dir / file.get<std::string>());
+    for (const auto& [name, entry] : meta.at("node_features").items()) {
+      if (!entry.is_object()) {
+        features += array_bytes(dir / entry.get<std::string>());
+        continue;
+      }
+      features += array_bytes(dir / entry.at("file").get<std::string>());
+      if (entry.contains("row_scale"))
+        features += array_bytes(dir / entry.at("row_scale").get<std::string>());
     }
   }
   if (meta.contains("labels")) features += 8 * n;

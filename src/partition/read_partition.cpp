@@ -61,6 +61,7 @@ PartitionInfo read_partition_info(const fs::path& path) {
     for (const auto& [name, schema] : features.items()) {
       info.features[name] = {schema.at("dtype").get<std::string>(),
                              schema.at("dim").get<int64_t>()};
+      if (schema.value("row_scale", false)) info.row_scaled_features.insert(name);
     }
     info.splits = meta.value("splits", std::vector<std::string>{});
     const auto parts = static_cast<std::size_t>(info.num_parts);
@@ -120,6 +121,12 @@ Partition load_partition(const fs::path& path, int64_t part) {
     p.graph.weights = load_checked(dir / "weights.npy", edges, false);
   for (const auto& [name, schema] : info.features) {
     p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
+    if (info.row_scaled_features.count(name)) {
+      const fs::path file = dir / fmt::format("feat_{}_row_scale.npy", name);
+      p.feature_scales[name] = load_checked(file, owned, false);
+      GL_CHECK(p.feature_scales[name].scalar_type() == at::kFloat, "'{}': expected float32 scales",
+               file.string());
+    }
   }
   if (fs::exists(dir / "labels.npy")) p.labels = load_checked(dir / "labels.npy", owned, true);
   for (const std::string& split : info.splits) {
@@ -152,7 +159,7 @@ Partition join_partitions(const std::vector<Partition>& parts) {
   Partition whole;
   whole.node_begin = 0;
   std::vector<at::Tensor> indptrs, indices, weights, labels;
-  std::map<std::string, std::vector<at::Tensor>> features;
+  std::map<std::string, std::vector<at::Tensor>> features, scales;
   int64_t edges = 0;
   for (std::size_t k = 0; k < parts.size(); ++k) {
     const Partition& part = parts[k];
@@ -164,6 +171,7 @@ Partition join_partitions(const std::vector<Partition>& parts) {
     if (part.graph.weights.defined()) weights.push_back(part.graph.weights);
     if (part.labels.defined()) labels.push_back(part.labels);
     for (const auto& [name, tensor] : part.features) features[name].push_back(tensor);
+    for (const auto& [name, tensor] : part.feature_scales) scales[name].push_back(tensor);
     edges += part.graph.num_edges();
   }
   whole.graph.num_nodes = whole.node_end;
@@ -173,6 +181,9 @@ Partition join_partitions(const std::vector<Partition>& parts) {
   if (labels.size() == parts.size()) whole.labels = at::cat(labels);
   for (const auto& [name, tensors] : features) {
     if (tensors.size() == parts.size()) whole.features[name] = at::cat(tensors);
+  }
+  for (const auto& [name, tensors] : scales) {
+    if (tensors.size() == parts.size()) whole.feature_scales[name] = at::cat(tensors);
   }
   return whole;
 }

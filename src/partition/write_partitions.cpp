@@ -62,6 +62,7 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   for (const auto& [name, feature] : dataset.node_features) {
     info.features[name] = {dtype_name(feature.scalar_type()),
                            feature.numel() / std::max<int64_t>(n, 1)};
+    if (dataset.node_feature_scales.count(name)) info.row_scaled_features.insert(name);
   }
   const auto index_type = graph::index_dtype_for(n);
   const at::Tensor train =
@@ -87,6 +88,10 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
       save_npy(dir / "weights.npy", graph.weights.index_select(0, positions));
     for (const auto& [name, feature] : dataset.node_features) {
       save_npy(dir / fmt::format("feat_{}.npy", name), feature.index_select(0, nodes));
+      if (info.row_scaled_features.count(name)) {
+        save_npy(dir / fmt::format("feat_{}_row_scale.npy", name),
+                 dataset.node_feature_scales.at(name).index_select(0, nodes));
+      }
     }
     if (dataset.labels.defined())
       save_npy(dir / "labels.npy", dataset.labels.index_select(0, nodes));
@@ -110,6 +115,7 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   nlohmann::json features = nlohmann::json::object();
   for (const auto& [name, schema] : info.features) {
     features[name] = {{"dtype", schema.first}, {"dim", schema.second}};
+    if (info.row_scaled_features.count(name)) features[name]["row_scale"] = true;
   }
   const nlohmann::json meta = {{"format", "graphloom-partition"},
                                {"version", 1},

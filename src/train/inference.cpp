@@ -13,9 +13,21 @@ namespace graphloom::train {
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const at::Tensor& features, int64_t batch_size, bool show_progress,
                                dist::ProcessGroup* group) {
-  GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
   GL_CHECK(features.size(0) == source.num_nodes(), "features have {} rows for {} nodes",
            features.size(0), source.num_nodes());
+  const at::Tensor table = features.contiguous();
+  const RowReader rows = [&](const at::Tensor& ids) {
+    at::Tensor x = at::empty({ids.numel(), table.size(1)}, table.options());
+    features::gather_rows(table, ids, x);
+    return x;
+  };
+  return layerwise_inference(model, source, rows, batch_size, show_progress, group);
+}
+
+at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
+                               const RowReader& inputs, int64_t batch_size, bool show_progress,
+                               dist::ProcessGroup* group) {
+  GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
   const bool was_training = model.is_training();
   model.eval();
   torch::NoGradGuard no_grad;
@@ -26,22 +38,27 @@ at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSour
       distributed ? dist::rank_share(n, group->rank(), group->world_size()) : std::pair{0L, n};
   show_progress = show_progress && (!distributed || group->rank() == 0);
   const int64_t batches = (last - first + batch_size - 1) / batch_size;
-  at::Tensor h = features.contiguous();
+  at::Tensor h;  // the previous layer's output, all nodes
   for (int64_t layer = 0; layer < model.num_layers(); ++layer) {
     ProgressBar progress(fmt::format("inference layer {}/{}", layer + 1, model.num_layers()),
                          batches, "batches");
     const std::vector<int64_t> shape{n, model.output_dim(layer)};
     at::Tensor out =
-        !distributed ? at::empty(shape, h.options())
+        !distributed ? at::empty(shape, at::kFloat)
         : group->single_host()
-            ? group->shared_tensor(fmt::format("inference-{}", layer), shape, h.scalar_type())
-            : at::zeros(shape, h.options());
+            ? group->shared_tensor(fmt::format("inference-{}", layer), shape, at::kFloat)
+            : at::zeros(shape, at::kFloat);
     for (int64_t begin = first; begin < last; begin += batch_size) {
       const int64_t end = std::min(last, begin + batch_size);
       const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
       const sampling::Block& block = one_hop.blocks[0];
-      at::Tensor x = at::empty({block.num_src(), h.size(1)}, h.options());
-      features::gather_rows(h, block.src_ids, x);
+      at::Tensor x;
+      if (layer == 0) {
+        x = inputs(block.src_ids);
+      } else {
+        x = at::empty({block.num_src(), h.size(1)}, h.options());
+        features::gather_rows(h, block.src_ids, x);
+      }
       out.slice(0, begin, end).copy_(model.layer_forward(layer, nn::BlockView::of(block), x));
       if (show_progress) progress.advance(1, end - begin);
     }

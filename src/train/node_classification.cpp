@@ -36,7 +36,7 @@ bool distributed(const dist::ProcessGroup* group) {
 
 // Logits of `nodes` from mini-batches sampled with the training fanouts. Data-parallel: each
 // rank computes its share and the disjoint shares are summed into the whole on every rank.
-using InputRows = std::function<at::Tensor(const at::Tensor& ids)>;
+using InputRows = RowReader;
 
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
                           const InputRows& input_rows, const at::Tensor& nodes, int64_t batch_size,
@@ -71,7 +71,6 @@ struct Evaluator {
   const sampling::NeighborSource& source;
   const sampling::NeighborSampler& sampler;
   const InputRows& input_rows;
-  const at::Tensor& feature_table;
   const TrainOptions& options;
   dist::ProcessGroup* group;
 
@@ -79,8 +78,8 @@ struct Evaluator {
   std::vector<at::Tensor> logits(const std::vector<at::Tensor>& node_sets) const {
     std::vector<at::Tensor> out;
     if (options.eval == "full") {
-      const at::Tensor all = layerwise_inference(model, source, feature_table,
-                                                 options.eval_batch_size, options.progress, group);
+      const at::Tensor all = layerwise_inference(model, source, input_rows, options.eval_batch_size,
+                                                 options.progress, group);
       for (const auto& nodes : node_sets) out.push_back(all.index_select(0, nodes));
     } else {
       for (const auto& nodes : node_sets) {
@@ -105,20 +104,27 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
       options.self_loops == "add" || (options.self_loops == "auto" &&
                                       (options.model.kind == "gcn" || options.model.kind == "gat"));
   if (loops) graph = graph::add_self_loops(graph::remove_self_loops(graph));
-  at::Tensor features = dataset.node_features.at("feat").to(at::kFloat);
+  // Features stay as stored (memory-mapped, maybe encoded) and are decoded per batch; row
+  // normalization is a per-row scale folded into the decoding, not a normalized copy.
+  features::EncodedRows features{dataset.node_features.at("feat"), {}};
+  if (features.values.scalar_type() == at::kDouble)
+    features.values = features.values.to(at::kFloat);
+  if (dataset.node_feature_scales.count("feat"))
+    features.row_scale = dataset.node_feature_scales.at("feat");
   if (options.normalize_features == "row") {
-    features = features / features.sum(1, true).clamp_min(1e-12);
+    features.row_scale = features::row_normalizing_scale(features);
   } else {
     GL_CHECK(options.normalize_features == "none",
              "--normalize-features must be 'none' or 'row', got '{}'", options.normalize_features);
   }
   const sampling::LocalNeighborSource source(graph);
-  const features::TensorFeatureSource rows({{"feat", features}, {"label", dataset.labels}});
+  features::TensorFeatureSource rows;
+  rows.add("feat", features.values, features.row_scale);
+  rows.add("label", dataset.labels);
   TrainingInputs inputs;
   inputs.name = dataset.name;
   inputs.graph = &source;
   inputs.rows = &rows;
-  inputs.feature_table = features;
   inputs.train_nodes = split(dataset, "train");
   inputs.valid_nodes = split(dataset, "valid");
   inputs.test_nodes = split(dataset, "test");
@@ -135,10 +141,6 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
            "--eval must be 'full' or 'sampled', got '{}'", options.eval);
   GL_CHECK(inputs.embedding != nullptr || inputs.rows->has("feat"),
            "'{}' has no node feature 'feat': give learnable embeddings with --embed-dim",
-           inputs.name);
-  const bool evaluates = options.eval_every > 0 || options.final_test;
-  GL_CHECK(options.eval == "sampled" || inputs.feature_table.defined() || !evaluates,
-           "--eval full (layer-wise inference) is not available on '{}' yet: use --eval sampled",
            inputs.name);
   GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
   GL_CHECK(options.model.kind != "gcn" || inputs.in_degrees.defined(),
@@ -209,13 +211,13 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
        .prefetch = options.prefetch,
        .feature_names =
            embedding != nullptr ? std::vector<std::string>{} : std::vector<std::string>{"feat"}});
-  const Evaluator evaluator{*model,  source, sampler, input_rows, inputs.feature_table,
-                            options, group};
+  const Evaluator evaluator{*model, source, sampler, input_rows, options, group};
   const bool show_progress = options.progress && main_rank;
   const at::Tensor valid_labels = rows.gather("label", valid_nodes);
 
   for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
     model->train();
+    if (inputs.epoch_counters) inputs.epoch_counters();  // drop what evaluation moved
     loader.start_epoch(static_cast<uint64_t>(epoch));
     const int64_t batches = options.max_batches > 0
                                 ? std::min(options.max_batches, loader.num_batches())
@@ -282,6 +284,18 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       t.allreduce += join_timer.seconds();
     }
     double train_seconds = epoch_timer.seconds();
+    std::map<std::string, double> counters;
+    if (inputs.epoch_counters) {
+      counters = inputs.epoch_counters();
+      std::vector<double> values;
+      for (const auto& [name, value] : counters) values.push_back(value);
+      reduce_sums(values, group);
+      std::size_t i = 0;
+      for (auto& [name, value] : counters) {
+        value = values[i++];
+        result.counters[name] += value;
+      }
+    }
     if (distributed(group)) {  // the slowest rank's time, so every rank reports the same
       at::Tensor slowest = at::full({1}, train_seconds, at::kDouble);
       group->allreduce(slowest, dist::ReduceOp::kMax);
@@ -314,6 +328,16 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
           {"optimizer", t.optimizer},
           {"allreduce", t.allreduce},
           {"train", train_seconds}}}};
+    if (!counters.empty()) record["io"] = counters;
+    std::string io_status;
+    if (counters.count("remote_bytes"))
+      io_status += fmt::format("  remote {:.1f} MB", counters["remote_bytes"] / 1e6);
+    if (counters.count("cache_hits")) {
+      const double lookups = counters["cache_hits"] + counters["cache_misses"];
+      record["cache_hit_rate"] = lookups > 0 ? counters["cache_hits"] / lookups : 0.0;
+      io_status +=
+          fmt::format("  cache hits {:.1f}%", 100 * record["cache_hit_rate"].get<double>());
+    }
     const bool last = epoch + 1 == options.epochs;
     bool stop = false;
     if (options.eval_every > 0 && ((epoch + 1) % options.eval_every == 0 || last)) {
@@ -341,12 +365,12 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
     state.epoch = epoch;
     log.write(record);
     if (main_rank)
-      spdlog::info("epoch {:>3}  loss {:.4f}  train acc {:.4f}{}  {:.0f} seeds/s", epoch + 1,
+      spdlog::info("epoch {:>3}  loss {:.4f}  train acc {:.4f}{}  {:.0f} seeds/s{}", epoch + 1,
                    record["loss"].get<double>(), record["train_acc"].get<double>(),
                    record.contains("val_acc")
                        ? fmt::format("  val acc {:.4f}", record["val_acc"].get<double>())
                        : "",
-                   record["seeds_per_s"].get<double>());
+                   record["seeds_per_s"].get<double>(), io_status);
     if (main_rank && !options.checkpoint.empty()) {
       save_checkpoint(options.checkpoint, *model, optimizer, state);
     }

@@ -12,6 +12,7 @@
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/node_split.h"
 #include "graphloom/dist/shared_partition.h"
+#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 
 namespace graphloom::train {
@@ -47,10 +48,39 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
     embedding.emplace(graph, "node-embedding", job.embed_dim, job.embed_optimizer,
                       /*init_scale=*/1.0f, options.seed);
   }
+  std::optional<features::CachedFeatureSource> cache;
+  if (job.cache_policy != "none") {
+    features::CacheOptions cache_options{
+        .policy = features::cache_policy_from_name(job.cache_policy),
+        .capacity_bytes = job.cache_bytes};
+    if (local) {  // the local part is read in place: only remote rows are worth caching
+      cache_options.bypass_begin = local->part().node_begin;
+      cache_options.bypass_end = local->part().node_end;
+    }
+    if (cache_options.policy == features::CachePolicy::kStatic) {
+      const at::Tensor sources =
+          local ? local->part().graph.indices
+                : partition::load_partition(job.partition_dir, job.part).graph.indices;
+      cache_options.static_rows = features::rows_by_reference_count(sources, info.num_nodes);
+    }
+    cache.emplace(graph, "feat", std::move(cache_options));
+    spdlog::info("feature cache ({}): {} rows of 'feat', {:.1f} MB", job.cache_policy,
+                 cache->capacity_rows(), job.cache_bytes / 1e6);
+  }
   TrainingInputs inputs;
   inputs.name = info.graph_name + " (partitioned)";
   inputs.graph = &graph;
-  inputs.rows = &graph;
+  inputs.rows = cache ? static_cast<const features::FeatureSource*>(&*cache) : &graph;
+  inputs.epoch_counters = [&] {
+    std::map<std::string, double> counters{
+        {"remote_bytes", static_cast<double>(graph.pulled_bytes(/*reset=*/true))}};
+    if (cache) {
+      const features::CacheStats stats = cache->stats(/*reset=*/true);
+      counters["cache_hits"] = static_cast<double>(stats.hits);
+      counters["cache_misses"] = static_cast<double>(stats.misses);
+    }
+    return counters;
+  };
   inputs.train_nodes =
       dist::node_split(split_of_all_parts(info, job.partition_dir, "train"), graph.book(), job.part,
                        job.local_rank, job.trainers_per_part, {.force_even = job.force_even});

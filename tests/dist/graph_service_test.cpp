@@ -13,6 +13,9 @@
 #include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_group.h"
 #include "graphloom/dist/shared_partition.h"
+#include "graphloom/features/cached_feature_source.h"
+#include "graphloom/features/row_codec.h"
+#include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/io/importers.h"
 #include "graphloom/partition/assign.h"
@@ -323,6 +326,64 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   for (int repeat = 0; repeat < 2; ++repeat) {
     EXPECT_TRUE(at::equal(output.pull(seeds), at::arange(2708 * 2, at::kFloat).reshape({2708, 2})));
   }
+}
+
+TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
+  testing::TempDir dir;
+  io::Dataset data = io::generate_planted(
+      {.num_nodes = 2000, .num_classes = 4, .avg_degree = 8, .feat_dim = 16, .seed = 3});
+  const features::EncodedRows encoded =
+      features::encode_rows(data.node_features.at("feat"), at::kChar);
+  data.node_features["feat"] = encoded.values;
+  data.node_feature_scales["feat"] = encoded.row_scale;
+  partition::write_partitions(data, partition::assign_random(2000, 2, 1), 2, dir.path() / "parts",
+                              {.method = "random"});
+  const std::string cluster = fmt::format("test{}-int8", ::getpid());
+  std::vector<std::unique_ptr<GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses(2);
+  for (int64_t part = 0; part < 2; ++part) {
+    servers.push_back(
+        std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "parts",
+                                                    .part = part,
+                                                    .token = kToken,
+                                                    .role = ServerRole::kMain,
+                                                    .cluster_id = cluster}));
+    addresses[part].push_back(servers.back()->address());
+  }
+  // The reference: the joined parts decoded locally.
+  std::vector<partition::Partition> parts;
+  for (int64_t part = 0; part < 2; ++part)
+    parts.push_back(partition::load_partition(dir.path() / "parts", part));
+  const partition::Partition whole = partition::join_partitions(parts);
+  features::TensorFeatureSource reference;
+  reference.add("feat", whole.features.at("feat"), whole.feature_scales.at("feat"));
+  const at::Tensor all = at::randperm(2000, at::kLong);
+  const at::Tensor expected = reference.gather("feat", all);
+
+  const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
+  const DistGraph graph(addresses, {.token = kToken}, &mapped->part());
+  EXPECT_EQ(graph.info("feat").dtype, at::kFloat);
+  EXPECT_TRUE(at::equal(graph.gather("feat", all), expected));
+  // Only part 1's rows come over RPC, as int8 plus a float32 scale each: 16 + 4 bytes.
+  const int64_t remote = 2000 - mapped->part().node_end;
+  EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), remote * (16 + 4));
+
+  // A SIEVE cache of remote rows in front (one shard: room for exactly all of them): the
+  // second gather moves nothing.
+  const features::CachedFeatureSource cache(graph, "feat",
+                                            {.policy = features::CachePolicy::kSieve,
+                                             .capacity_bytes = 2000 * 16 * 4,
+                                             .bypass_begin = mapped->part().node_begin,
+                                             .bypass_end = mapped->part().node_end,
+       .shards = 1});
+  EXPECT_TRUE(at::equal(cache.gather("feat", all), expected));
+  EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), remote * (16 + 4));
+  EXPECT_TRUE(at::equal(cache.gather("feat", all), expected));
+  EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), 0);
+  const features::CacheStats stats = cache.stats();
+  EXPECT_EQ(stats.hits, remote);
+  EXPECT_EQ(stats.misses, remote);
+  EXPECT_EQ(stats.bypassed, 2 * (2000 - remote));
 }
 
 TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {

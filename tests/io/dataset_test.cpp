@@ -88,6 +88,26 @@ TEST(Dataset, SaveThenLoadRoundTrips) {
   EXPECT_TRUE(at::equal(copy.splits.at("test"), original.splits.at("test")));
 }
 
+TEST(Dataset, EncodedFeaturesRoundTripWithTheirRowScales) {
+  TempDir dir;
+  write_minimal(dir / "in");
+  Dataset dataset = load_dataset(dir / "in", {.memory_map = false});
+  dataset.node_features["half"] = at::randn({4, 3}).to(at::kBFloat16);
+  dataset.node_features["feat"] = at::tensor({1, -2, 127, 0, 5, 9, 3, 3}, at::kChar).view({4, 2});
+  dataset.node_feature_scales["feat"] = at::tensor({0.5f, 1.0f, 2.0f, 0.25f});
+  save_dataset(dataset, dir / "out", false);
+  const Dataset copy = load_dataset(dir / "out");
+  EXPECT_EQ(copy.node_features.at("half").scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(copy.node_features.at("half"), dataset.node_features.at("half")));
+  EXPECT_TRUE(at::equal(copy.node_features.at("feat"), dataset.node_features.at("feat")));
+  EXPECT_TRUE(
+      at::equal(copy.node_feature_scales.at("feat"), dataset.node_feature_scales.at("feat")));
+  EXPECT_EQ(copy.node_feature_scales.count("half"), 0u);
+  // int8 without its scale is not a feature.
+  dataset.node_feature_scales.clear();
+  EXPECT_THROW(save_dataset(dataset, dir / "bad", false), Error);
+}
+
 TEST(Dataset, RefusesExistingOutputUnlessForced) {
   TempDir dir;
   write_minimal(dir / "in");
@@ -102,8 +122,9 @@ TEST(Dataset, FailedWriteLeavesNoPartialDirectory) {
   TempDir dir;
   write_minimal(dir / "in");
   Dataset dataset = load_dataset(dir / "in");
-  // A bfloat16 feature cannot be written to .npy: the save fails after the graph files.
-  dataset.node_features["z"] = at::zeros({4, 2}, at::kBFloat16);
+  // int16 labels cannot be written to .npy: the save fails after the graph files.
+  dataset.labels = at::zeros({4}, at::kShort);
+  dataset.num_classes = 2;
   EXPECT_THROW(save_dataset(dataset, dir / "out", false), Error);
   EXPECT_FALSE(fs::exists(dir / "out"));
   int leftovers = 0;
@@ -176,8 +197,10 @@ TEST(DatasetErrors, FeatureRowsMustMatchNodes) {
   TempDir dir;
   write_minimal(dir.path());
   save_npy(dir / "feat.npy", at::zeros({5, 2}, at::kFloat));
-  EXPECT_NE(load_error(dir.path()).find("node feature 'feat' must be a float array with 4 rows"),
-            std::string::npos);
+  EXPECT_NE(
+      load_error(dir.path())
+          .find("node feature 'feat' must be a float (or int8 with a row scale) array with 4 rows"),
+      std::string::npos);
 }
 
 TEST(DatasetErrors, MetadataProblems) {

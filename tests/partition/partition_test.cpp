@@ -90,6 +90,21 @@ TEST(Partition, EdgesFeaturesAndIdMapsRoundTrip) {
   }
 }
 
+TEST(Partition, RowScaledFeaturesAreSplitWithTheirScales) {
+  io::Dataset data = planted(300);
+  data.node_features["feat"] = (data.node_features.at("feat") * 10).to(at::kChar);
+  data.node_feature_scales["feat"] = at::rand({300});
+  TempDir dir;
+  write_partitions(data, assign_random(300, 2, 3), 2, dir / "p", {.method = "random"});
+  EXPECT_EQ(read_partition_info(dir / "p").row_scaled_features.count("feat"), 1u);
+  for (int64_t k = 0; k < 2; ++k) {
+    const Partition p = load_partition(dir / "p", k);
+    EXPECT_EQ(p.features.at("feat").scalar_type(), at::kChar);
+    EXPECT_TRUE(at::equal(p.feature_scales.at("feat"),
+                          data.node_feature_scales.at("feat").index_select(0, p.orig_node_ids)));
+  }
+}
+
 TEST(Partition, MetisCutsFarFewerEdgesThanRandom) {
   // Planted partition: at most half of random's cut (the bound).
   const io::Dataset planted_graph = planted(20000);
@@ -184,7 +199,7 @@ TEST(Partition, FailedWriteLeavesNothing) {
   const io::Dataset data = planted(500);
   TempDir dir;
   io::Dataset bad = data;
-  bad.node_features["z"] = at::zeros({500, 2}, at::kBFloat16);  // not writable as .npy
+  bad.labels = data.labels.to(at::kShort);  // int16 is not writable as .npy
   EXPECT_THROW(write_partitions(bad, assign_random(500, 2, 0), 2, dir / "p", {.method = "random"}),
                Error);
   EXPECT_TRUE(fs::is_empty(dir.path()));

@@ -44,8 +44,19 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
                      const SparseOptimizerOptions& optimizer) const;
 
   const partition::PartitionBook& book() const { return book_; }
+  // Bytes of rows pulled from remote servers (features, labels, embeddings) since the start or
+  // the last reset: the traffic a feature cache saves.
+  int64_t pulled_bytes(bool reset = false) const {
+    return reset ? pulled_bytes_.exchange(0) : pulled_bytes_.load();
+  }
 
  private:
+  // Whether `name` is encoded (16-bit floats, or with a row scale) and decoded on gather.
+  bool decodes(const std::string& name) const;
+  // Rows as the servers store them.
+  void gather_stored(const std::string& name, const at::Tensor& ids, at::Tensor& out) const;
+  // The local part's table of `name` (a feature, "label", a feature's row scale), or null.
+  const at::Tensor* local_table(const std::string& name) const;
   const GraphClient& client_for(int64_t part) const;
   const TensorSchema& schema(const std::string& name) const;
   // Whether `part` is read in place for `name` (the local part's own tensors only).
@@ -56,6 +67,7 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   mutable std::unique_ptr<std::atomic<uint64_t>[]> next_server_;
   partition::PartitionBook book_;
   const partition::Partition* local_ = nullptr;
+  mutable std::atomic<int64_t> pulled_bytes_{0};
 };
 
 // A node tensor split over the parts by the partition book (DGL's DistTensor): pull and push

@@ -6,12 +6,17 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <string>
+
 namespace graphloom::features {
 
 struct EncodedRows {
   at::Tensor values;     // [num_rows, dim]
   at::Tensor row_scale;  // float32 [num_rows], or undefined (scale 1)
 };
+
+// The name under which a feature's row scale travels next to it (graph servers, DistGraph).
+inline std::string row_scale_name(const std::string& feature) { return feature + "-row-scale"; }
 
 // Whether rows of this storage are decoded to float32 on gather (16-bit floats, or any
 // supported storage with a row scale); otherwise they are copied as they are.

@@ -16,8 +16,12 @@ struct Dataset {
   std::string name;
   bool directed = true;
   graph::CscGraph graph;
-  // Node feature name -> float tensor [num_nodes, dim] (usually memory-mapped).
+  // Node feature name -> tensor [num_nodes, dim] (usually memory-mapped): float32/64, or
+  // encoded as float16, bfloat16 or int8 (features/row_codec.h).
   std::map<std::string, at::Tensor> node_features;
+  // Feature name -> float32 [num_nodes] scale of each row (required for int8, optional for
+  // floats): the feature's value is row x scale.
+  std::map<std::string, at::Tensor> node_feature_scales;
   // int64 [num_nodes], -1 = unlabeled; undefined when the dataset has no labels.
   at::Tensor labels;
   int64_t num_classes = 0;

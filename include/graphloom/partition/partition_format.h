@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct PartitionInfo {
   std::vector<int64_t> edges_per_part;
   std::vector<int64_t> train_per_part;
   std::map<std::string, std::pair<std::string, int64_t>> features;  // name -> (dtype, dim)
-  std::vector<std::string> splits;                                  // split names
+  std::set<std::string> row_scaled_features;  // features stored with a float32 row scale
+  std::vector<std::string> splits;            // split names
 
   PartitionBook book() const { return PartitionBook(node_range_ends); }
 };
@@ -63,6 +65,7 @@ struct Partition {
   at::Tensor orig_node_ids;  // int64 [owned]: original id of each owned node
   at::Tensor orig_edge_ids;  // int64 [edges]: original id of each edge
   std::map<std::string, at::Tensor> features;
+  std::map<std::string, at::Tensor> feature_scales;  // float32 [owned] (row-scaled features)
   at::Tensor labels;
   std::map<std::string, at::Tensor> splits;  // relabelled global ids owned by the part
   at::Tensor halo_nodes;                     // relabelled ids of 1-hop in-neighbors elsewhere

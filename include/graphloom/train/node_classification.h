@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,8 @@ struct TrainResult {
   double train_seconds = 0;     // wall time of the training batches
   int64_t steps = 0;            // optimizer steps (data-parallel: gradient rounds)
   int64_t parameters = 0;       // model parameters (gradient floats per step)
+  // TrainingInputs::epoch_counters summed over the ranks and the epochs (e.g. remote_bytes).
+  std::map<std::string, double> counters;
 };
 
 // What a training run reads, whatever holds it: an in-memory dataset, or a partitioned graph
@@ -76,8 +80,11 @@ struct TrainingInputs {
   at::Tensor valid_nodes, test_nodes;  // all of them (evaluation is split over the ranks)
   int64_t num_classes = 0;
   at::Tensor in_degrees, out_degrees;        // whole-graph degrees (GCN); undefined when unknown
-  at::Tensor feature_table;                  // all rows of "feat" in memory (--eval full); optional
   dist::DistEmbedding* embedding = nullptr;  // learnable input rows instead of "feat"
+  // Counters of the data path since the last call (e.g. remote_bytes, cache_hits,
+  // cache_misses), read when an epoch starts and after its training batches; every rank must
+  // return the same keys. They are summed over the ranks into the epoch's log line.
+  std::function<std::map<std::string, double>()> epoch_counters;
 };
 
 // With a process group of several ranks the run is data-parallel: every rank trains on its share

@@ -27,6 +27,10 @@ struct PartitionedJob {
   // the "feat" rows) and sparse optimizer.
   int64_t embed_dim = 0;
   dist::SparseOptimizerOptions embed_optimizer;
+  // A cache of remote "feat" rows in front of the DistGraph: "none", "degree" (static: the
+  // nodes the local part's edges refer to most) or "sieve" (dynamic), of `cache_bytes`.
+  std::string cache_policy = "none";
+  int64_t cache_bytes = 0;
 };
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
