@@ -9,9 +9,11 @@
 #include <thread>
 
 #include "commands.h"
+#include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
@@ -96,6 +98,33 @@ void run_bench_sample(const SamplingBenchOptions& o) {
   print_rss();
 }
 
+// The same rows gathered from encoded copies of the table and decoded into float32: what
+// compressed features cost (or save) in the gather, next to the plain float32 gather above.
+void bench_encoded_gather(const at::Tensor& table, const at::Tensor& ids, int repeats,
+                          double float32_seconds) {
+  const int64_t rows = ids.numel();
+  at::Tensor out = at::empty({rows, table.size(1)}, at::kFloat);
+  fmt::print("  decoded into float32 ({:.0f} MB written):\n", out.nbytes() / 1e6);
+  fmt::print("  {:<9} {:>11} {:>13} {:>12} {:>14}\n", "stored", "bytes/row", "read GB/s", "rows/s",
+             "vs float32");
+  for (const auto dtype : {at::kHalf, at::kBFloat16, at::kChar}) {
+    const features::EncodedRows encoded = features::encode_rows(table, dtype);
+    features::gather_decoded_rows(encoded, ids, out);  // warm-up
+    std::vector<double> seconds;
+    for (int r = 0; r < repeats; ++r) {
+      Timer timer;
+      features::gather_decoded_rows(encoded, ids, out);
+      seconds.push_back(timer.seconds());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    const int64_t row_bytes = table.size(1) * static_cast<int64_t>(c10::elementSize(dtype)) +
+                              (encoded.row_scale.defined() ? 4 : 0);
+    fmt::print("  {:<9} {:>11} {:>13.2f} {:>12.3g} {:>13.2f}x\n", dtype_name(dtype), row_bytes,
+               rows * row_bytes / median / 1e9, rows / median, float32_seconds / median);
+  }
+}
+
 void run_bench_gather(const SamplingBenchOptions& o, int64_t rows, int repeats, bool huge_pages) {
   const io::Dataset dataset = load_or_generate(o.data);
   GL_CHECK(dataset.node_features.count("feat"), "bench gather needs a node feature named 'feat'");
@@ -137,6 +166,9 @@ void run_bench_gather(const SamplingBenchOptions& o, int64_t rows, int repeats, 
              bytes / rows, bytes / 1e6, num_threads(), repeats);
   fmt::print("  random-row gather {:.2f} GB/s   sequential copy {:.2f} GB/s   ratio {:.2f}\n",
              bytes / gather / 1e9, bytes / copy / 1e9, copy / gather);
+  if (table.scalar_type() == at::kFloat && table.dim() == 2) {
+    bench_encoded_gather(table, ids, repeats, gather);
+  }
   print_rss();
 }
 
@@ -211,7 +243,9 @@ void add_sampling_benchmarks(CLI::App* bench) {
     auto rows = std::make_shared<int64_t>(600000);
     auto repeats = std::make_shared<int>(5);
     CLI::App* cmd = bench->add_subcommand(
-        "gather", "Random-row feature gather GB/s against a sequential copy of the same bytes");
+        "gather",
+        "Random-row feature gather GB/s against a sequential copy of the same bytes, then the same "
+        "rows from float16, bfloat16 and int8 copies decoded to float32");
     cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
     cmd->add_option("--rows", *rows, "Random rows gathered per run")->capture_default_str();
     cmd->add_option("--repeats", *repeats, "Runs; the median is reported")->capture_default_str();

@@ -124,6 +124,14 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "the number of layers")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--precision", o.precision,
+                  "fp32, or bf16: dense layers in bfloat16 (CPU autocast), sparse aggregation and "
+                  "the loss in float32")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  cmd->add_flag("--checkpoint-layers", o.model.checkpoint_layers,
+                "Recompute each layer's activations in backward instead of keeping them: less "
+                "memory for deep models, one more forward per step");
   cmd->add_option("--hidden", o.model.hidden, "Hidden width (per head for GAT)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -228,8 +228,14 @@ at::Tensor out_degrees(const BlockView& block) {
   return at::bincount(block.indices, {}, block.num_src);
 }
 
-at::Tensor aggregate(const BlockView& block, const at::Tensor& x, Reduce reduce,
+at::Tensor full_precision(const at::Tensor& x) {
+  const auto dtype = x.scalar_type();
+  return dtype == at::kBFloat16 || dtype == at::kHalf ? x.to(at::kFloat) : x;
+}
+
+at::Tensor aggregate(const BlockView& block, const at::Tensor& input, Reduce reduce,
                      const at::Tensor& weight) {
+  const at::Tensor x = full_precision(input);
   GL_CHECK(x.is_floating_point() && (x.dim() == 2 || x.dim() == 3) && x.size(0) == block.num_src,
            "aggregate: x must be a float tensor [num_src = {}, F] or [num_src, H, F], got {}",
            block.num_src, x.sizes());

@@ -10,6 +10,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
+#include "graphloom/nn/sparse_ops.h"
 
 namespace graphloom::nn {
 namespace {
@@ -80,7 +81,7 @@ uint64_t next_key() {
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool training) {
   GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
   if (!training || p == 0) return x;
-  return DropoutFunction::apply(x, static_cast<int64_t>(next_key()), p);
+  return DropoutFunction::apply(full_precision(x), static_cast<int64_t>(next_key()), p);
 }
 
 }  // namespace graphloom::nn

@@ -132,13 +132,14 @@ at::Tensor edge_add(const BlockView& block, const at::Tensor& a, const at::Tenso
                b.size(0) == block.num_dst(),
            "edge_add: expected a [num_src = {}, H] and b [num_dst = {}, H], got {} and {}",
            block.num_src, block.num_dst(), a.sizes(), b.sizes());
-  return EdgeAddFunction::apply(a.contiguous(), b.contiguous(), block.indptr, block.indices);
+  return EdgeAddFunction::apply(full_precision(a).contiguous(), full_precision(b).contiguous(),
+                                block.indptr, block.indices);
 }
 
 at::Tensor edge_softmax(const BlockView& block, const at::Tensor& scores) {
   GL_CHECK(scores.dim() == 2 && scores.size(0) == block.num_edges(),
            "edge_softmax: scores must be [E = {}, H], got {}", block.num_edges(), scores.sizes());
-  return EdgeSoftmaxFunction::apply(scores.contiguous(), block.indptr);
+  return EdgeSoftmaxFunction::apply(full_precision(scores).contiguous(), block.indptr);
 }
 
 }  // namespace graphloom::nn

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
+#include "graphloom/nn/checkpoint.h"
 #include "graphloom/nn/dropout.h"
 #include "graphloom/nn/layers.h"
 
@@ -13,7 +14,16 @@ torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torc
   GL_CHECK(static_cast<int64_t>(blocks.size()) == num_layers(),
            "the model has {} layers but the mini-batch has {} blocks (check --fanouts)",
            num_layers(), blocks.size());
-  for (int64_t l = 0; l < num_layers(); ++l) x = layer_forward(l, BlockView::of(blocks[l]), x);
+  for (int64_t l = 0; l < num_layers(); ++l) {
+    const BlockView block = BlockView::of(blocks[l]);
+    if (checkpoint_layers_ && is_training()) {
+      x = checkpoint(
+          [this, l, block](const torch::Tensor& in) { return layer_forward(l, block, in); }, x,
+          layer_parameters(l));
+    } else {
+      x = layer_forward(l, block, x);
+    }
+  }
   return x;
 }
 
@@ -36,6 +46,9 @@ class StackedModel : public GnnModel {
     return dims_[static_cast<std::size_t>(layer)];
   }
 
+  std::vector<torch::Tensor> layer_parameters(int64_t layer) const override {
+    return layers_[static_cast<std::size_t>(layer)]->parameters();
+  }
   torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                               const torch::Tensor& x) override {
     const torch::Tensor in = layer == 0 ? input_dropout_(x) : dropout_(x);
@@ -124,12 +137,21 @@ std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
   GL_CHECK(config.in > 0 && config.out > 0 && config.hidden > 0,
            "model sizes must be positive (in {}, hidden {}, out {})", config.in, config.hidden,
            config.out);
-  if (config.kind == "sage") return std::make_shared<GraphSAGE>(config);
-  if (config.kind == "gcn") return std::make_shared<GCN>(config);
-  if (config.kind == "gat") return std::make_shared<GAT>(config);
-  if (config.kind == "mlp") return std::make_shared<MLP>(config);
-  throw UsageError(
-      fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp)", config.kind));
+  std::shared_ptr<GnnModel> model;
+  if (config.kind == "sage") {
+    model = std::make_shared<GraphSAGE>(config);
+  } else if (config.kind == "gcn") {
+    model = std::make_shared<GCN>(config);
+  } else if (config.kind == "gat") {
+    model = std::make_shared<GAT>(config);
+  } else if (config.kind == "mlp") {
+    model = std::make_shared<MLP>(config);
+  } else {
+    throw UsageError(
+        fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp)", config.kind));
+  }
+  model->set_checkpoint_layers(config.checkpoint_layers);
+  return model;
 }
 
 }  // namespace graphloom::nn

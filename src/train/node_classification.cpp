@@ -2,6 +2,7 @@
 // stopping, checkpoints, a metrics log and a final test of the best model.
 #include "graphloom/train/node_classification.h"
 
+#include <ATen/autocast_mode.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -29,6 +30,29 @@ const at::Tensor& split(const io::Dataset& dataset, const std::string& name) {
            dataset.name, name);
   return it->second;
 }
+
+// bfloat16 autocast of the dense layers on CPU while it lives (thread-local, as autocast is);
+// the sparse kernels widen their inputs back to float32.
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+};
+
+using nn::full_precision;
 
 bool distributed(const dist::ProcessGroup* group) {
   return group != nullptr && group->world_size() > 1;
@@ -146,6 +170,9 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   GL_CHECK(options.model.kind != "gcn" || inputs.in_degrees.defined(),
            "GCN needs whole-graph degrees, which '{}' does not provide: use sage, gat or mlp",
            inputs.name);
+  GL_CHECK(options.precision == "fp32" || options.precision == "bf16",
+           "--precision must be fp32 or bf16, got '{}'", options.precision);
+  const bool bf16 = options.precision == "bf16";
   const at::Tensor& valid_nodes = inputs.valid_nodes;
   const at::Tensor& test_nodes = inputs.test_nodes;
   torch::manual_seed(options.seed);
@@ -242,7 +269,11 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       const torch::Tensor x = embedding != nullptr
                                   ? embedding->pull(batch->input_nodes()).set_requires_grad(true)
                                   : batch->features.at("feat");
-      const torch::Tensor logits = model->forward(batch->blocks, x);
+      torch::Tensor logits;
+      {
+        const AutocastScope autocast(bf16);
+        logits = full_precision(model->forward(batch->blocks, x));
+      }
       const torch::Tensor loss = torch::nn::functional::cross_entropy(
           logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
       t.forward += timer.seconds();

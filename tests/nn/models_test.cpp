@@ -1,5 +1,6 @@
 // Layers and models: output shapes, DGL-equivalent formulas on a small block, and that a few
 // optimizer steps fit a tiny problem.
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -71,6 +72,91 @@ TEST(Models, EveryKindFitsATinyProblem) {
     EXPECT_LT(last, 0.1 * first) << kind;
   }
   EXPECT_THROW(make_model({.kind = "transformer", .in = 8, .out = 3}), UsageError);
+}
+
+// Two blocks over 6 nodes: what the checkpoint and precision tests run a model on.
+std::vector<sampling::Block> two_blocks() {
+  std::vector<sampling::Block> blocks(2);
+  for (auto& blk : blocks) {
+    blk.src_ids = torch::arange(6, torch::kLong);
+    blk.num_dst = 6;
+    blk.indptr = torch::tensor({0, 2, 3, 5, 6, 8, 9}, torch::kLong);
+    blk.indices = torch::tensor({1, 2, 0, 3, 4, 5, 0, 1, 2}, torch::kLong);
+  }
+  return blocks;
+}
+
+TEST(Models, CheckpointedLayersGiveTheSameGradientsWithDropout) {
+  const auto blocks = two_blocks();
+  const torch::Tensor x = torch::randn({6, 5});
+  for (const char* kind : {"sage", "gcn", "gat"}) {
+    torch::manual_seed(3);
+    const ModelConfig config{.kind = kind,
+                             .in = 5,
+                             .hidden = 8,
+                             .out = 3,
+                             .layers = 2,
+                             .dropout = 0.5,
+                             .heads = 2,
+                             .attention_dropout = 0.3};
+    auto plain = make_model(config);
+    ModelConfig checkpointed_config = config;
+    checkpointed_config.checkpoint_layers = true;
+    auto checkpointed = make_model(checkpointed_config);
+    {  // identical parameters
+      torch::NoGradGuard no_grad;
+      const auto from = plain->parameters();
+      const auto to = checkpointed->parameters();
+      for (std::size_t i = 0; i < from.size(); ++i) to[i].copy_(from[i]);
+    }
+    std::vector<torch::Tensor> grads[2];
+    torch::Tensor outputs[2];
+    int index = 0;
+    for (auto* model : {plain.get(), checkpointed.get()}) {
+      torch::manual_seed(11);  // the same dropout masks in both runs
+      const torch::Tensor input = x.clone().requires_grad_(true);
+      outputs[index] = model->forward(blocks, input);
+      outputs[index].pow(2).sum().backward();
+      for (const auto& p : model->parameters()) grads[index].push_back(p.grad().clone());
+      grads[index].push_back(input.grad().clone());
+      ++index;
+    }
+    EXPECT_TRUE(torch::allclose(outputs[0], outputs[1])) << kind;
+    EXPECT_EQ(outputs[1].grad_fn()->name(), "CheckpointBackward") << kind;
+    ASSERT_EQ(grads[0].size(), grads[1].size());
+    for (std::size_t i = 0; i < grads[0].size(); ++i) {
+      EXPECT_TRUE(torch::allclose(grads[0][i], grads[1][i], 1e-5, 1e-6)) << kind << " grad " << i;
+    }
+  }
+}
+
+TEST(Models, Bfloat16AutocastRunsDenseLayersInBfloat16AndStaysClose) {
+  const auto blocks = two_blocks();
+  const torch::Tensor x = torch::randn({6, 16});
+  for (const char* kind : {"sage", "gcn", "gat"}) {
+    torch::manual_seed(1);
+    auto model = make_model({.kind = kind,
+                             .in = 16,
+                             .hidden = 32,
+                             .out = 4,
+                             .layers = 2,
+                             .dropout = 0.0,
+                             .heads = 2,
+                             .attention_dropout = 0.0});
+    const torch::Tensor reference = model->forward(blocks, x);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+    const torch::Tensor low = model->forward(blocks, x);
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    // bfloat16 keeps 8 bits of mantissa: outputs within a few percent of their scale.
+    EXPECT_FALSE(torch::equal(full_precision(low), reference))
+        << kind << ": autocast had no effect";
+    const double scale = reference.abs().max().item<double>();
+    EXPECT_LT((full_precision(low) - reference).abs().max().item<double>(), 0.05 * scale) << kind;
+    full_precision(low).sum().backward();  // and backward runs through the mixed graph
+    for (const auto& p : model->parameters()) EXPECT_TRUE(p.grad().defined()) << kind;
+  }
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ struct ModelConfig {
   std::string aggregator = "mean";  // SAGE: mean | gcn | pool
   int64_t heads = 8;                // GAT hidden layers (the output layer has one head)
   double attention_dropout = 0.5;   // GAT
+  // Recompute each layer's activations in backward instead of keeping them (training only).
+  bool checkpoint_layers = false;
 };
 
 class GnnModel : public torch::nn::Module {
@@ -36,10 +38,16 @@ class GnnModel : public torch::nn::Module {
   // Layer l with the dropout of its input and, except for the last layer, its activation.
   virtual torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                                       const torch::Tensor& x) = 0;
+  // The parameters of layer l (what a checkpointed layer hands gradients to).
+  virtual std::vector<torch::Tensor> layer_parameters(int64_t layer) const = 0;
   // Whole-graph degrees for layers that normalize by them (GCN); others ignore them.
   virtual void set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees) {}
   // Applies every layer: blocks[0] to the input rows x, blocks.back() yields the seeds' logits.
   torch::Tensor forward(const std::vector<sampling::Block>& blocks, torch::Tensor x);
+  void set_checkpoint_layers(bool enabled) { checkpoint_layers_ = enabled; }
+
+ private:
+  bool checkpoint_layers_ = false;
 };
 
 // Builds the model named by config.kind; throws graphloom::UsageError for an unknown kind.

@@ -13,6 +13,10 @@ namespace graphloom::nn {
 
 enum class Reduce { kSum, kMean, kMax };
 
+// The native kernels work in float32/float64: inputs in a 16-bit float (from bfloat16 autocast
+// of the dense layers) are widened, so sums over many neighbors keep full precision.
+at::Tensor full_precision(const at::Tensor& x);
+
 // The part of a Block the kernels read.
 struct BlockView {
   at::Tensor indptr;   // int64 [num_dst + 1]

@@ -34,6 +34,7 @@ struct TrainOptions {
   int64_t eval_batch_size = 4096;  // destinations per batch of layer-wise inference
   std::string normalize_features = "none";  // none | row
   std::string self_loops = "auto";          // auto (gcn/gat: add) | add | keep
+  std::string precision = "fp32";           // fp32 | bf16 (CPU autocast of the dense layers)
   uint64_t seed = 0;
   std::filesystem::path checkpoint;   // written after every epoch (empty: none)
   bool resume = false;                // continue from `checkpoint`
