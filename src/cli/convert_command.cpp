@@ -44,7 +44,9 @@ char parse_delimiter(const std::string& text) {
 void run_convert(const ConvertOptions& options) {
   Timer timer;
   io::Dataset dataset;
-  if (options.from == "shared") {
+  if (options.from == "graphloom") {
+    dataset = io::load_dataset(options.source, {.keep_edge_ids = true});
+  } else if (options.from == "shared") {
     dataset = io::import_shared_dataset(options.source, options.split);
   } else if (options.from == "ogb") {
     dataset = io::import_ogb_node_dataset(options.source, options.split_scheme);
@@ -110,9 +112,10 @@ void add_convert_command(CLI::App& app) {
       "convert", "Import a graph from another layout into a graphloom dataset directory");
   cmd->add_option("--from", options->from,
                   "Source layout: 'shared' (a folder of ../shared/datasets), 'ogb' (an OGB "
-                  "node-property dataset or its raw/ folder), 'edgelist' (a CSV/TSV file)")
+                  "node-property dataset or its raw/ folder), 'edgelist' (a CSV/TSV file), "
+                  "'graphloom' (a dataset directory, e.g. to re-encode its features)")
       ->required()
-      ->check(CLI::IsMember({"shared", "ogb", "edgelist"}));
+      ->check(CLI::IsMember({"shared", "ogb", "edgelist", "graphloom"}));
   cmd->add_option("source", options->source, "Source folder or file")->required();
   cmd->add_option("out", options->out, "Output dataset directory (must not exist unless --force)")
       ->required();

@@ -1,4 +1,5 @@
 // The graphloom program end to end: exit codes, one-line errors, help for every subcommand.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
@@ -94,6 +95,44 @@ TEST(CliTrain, TrainsAndPlots) {
   EXPECT_TRUE(std::filesystem::exists(dir / "curves.svg"));
   EXPECT_EQ(run_graphloom("train --data g --resume", dir.path()).exit_code, 2);
   EXPECT_EQ(run_graphloom("train --data g --model transformer", dir.path()).exit_code, 2);
+}
+
+// Features re-encoded as int8 (row scales) and bfloat16 train like the float32 original, with
+// bf16 autocast and checkpointed layers too.
+TEST(CliTrain, EncodedFeaturesBfloat16AndCheckpointingTrainAsWellAsFloat32) {
+  testing::TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 3000 --out g", dir.path()).exit_code, 0);
+  for (const char* dtype : {"int8", "bfloat16"}) {
+    const auto converted = run_graphloom(
+        fmt::format("convert --from graphloom g g-{} --feature-dtype {}", dtype, dtype),
+        dir.path());
+    ASSERT_EQ(converted.exit_code, 0) << converted.output;
+  }
+  const auto inspected = run_graphloom("inspect g-int8", dir.path());
+  EXPECT_NE(inspected.output.find("feature     feat: int8 [3000, 32] x row scale"),
+            std::string::npos)
+      << inspected.output;
+  auto accuracy = [&](const std::string& flags) {
+    const auto result = run_graphloom(
+        "train --epochs 5 --batch-size 128 --lr 0.01 --fanouts 5,5 --hidden 32 --no-progress "
+        "--seed 1 " +
+            flags,
+        dir.path());
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    const auto at = result.output.find("test accuracy ");
+    return at == std::string::npos ? 0.0 : std::stod(result.output.substr(at + 14, 6));
+  };
+  const double reference = accuracy("--data g");
+  EXPECT_GT(reference, 0.8);
+  EXPECT_NEAR(accuracy("--data g-int8"), reference, 0.03);
+  EXPECT_NEAR(accuracy("--data g-bfloat16"), reference, 0.03);
+  EXPECT_NEAR(accuracy("--data g --precision bf16"), reference, 0.03);
+  EXPECT_NEAR(accuracy("--data g --checkpoint-layers"), reference, 0.03);
+  EXPECT_EQ(
+      run_graphloom("convert --from graphloom g g2 --feature-dtype int4", dir.path()).exit_code, 2);
+  EXPECT_EQ(
+      run_graphloom("train --data g --cache-policy sieve --cache-size 1M", dir.path()).exit_code,
+      2);
 }
 
 }  // namespace
