@@ -40,4 +40,12 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 
+void advise_random_access(const void* data, std::size_t bytes) {
+  if (data == nullptr || bytes == 0) return;
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
+  const auto end = reinterpret_cast<uintptr_t>(data) + bytes;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_RANDOM);
+}
+
 }  // namespace graphloom

@@ -12,6 +12,7 @@
 #include "graphloom/graph/transforms.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/importers.h"
+#include "graphloom/io/link_splits.h"
 
 namespace graphloom::cli {
 namespace {
@@ -30,6 +31,8 @@ struct ConvertOptions {
   bool bidirected = false;
   std::string self_loops = "keep";
   std::string feature_dtype = "keep";
+  std::vector<double> link_split;
+  uint64_t seed = 0;
 };
 
 char parse_delimiter(const std::string& text) {
@@ -66,6 +69,18 @@ void run_convert(const ConvertOptions& options) {
   if (options.self_loops == "remove") dataset.graph = graph::remove_self_loops(dataset.graph);
   if (options.self_loops == "add") {
     dataset.graph = graph::add_self_loops(graph::remove_self_loops(dataset.graph));
+  }
+  if (!options.link_split.empty()) {
+    if (options.link_split.size() != 2) {
+      throw UsageError("--link-split: expected VALID,TEST fractions, e.g. 0.05,0.1");
+    }
+    dataset = io::make_link_splits(dataset, {.valid_fraction = options.link_split[0],
+                                             .test_fraction = options.link_split[1],
+                                             .seed = options.seed});
+    spdlog::info(
+        "link splits: {} train, {} valid, {} test positive pairs; {} message-passing edges",
+        dataset.edge_splits.at("train").size(0), dataset.edge_splits.at("valid").size(0),
+        dataset.edge_splits.at("test").size(0), dataset.graph.num_edges());
   }
   encode_features(dataset, options.feature_dtype);
   io::save_dataset(dataset, options.out, options.force);
@@ -138,6 +153,12 @@ void add_convert_command(CLI::App& app) {
       ->check(CLI::IsMember({"keep", "remove", "add"}))
       ->capture_default_str();
   add_feature_dtype_flag(cmd, options->feature_dtype);
+  cmd->add_option("--link-split", options->link_split,
+                  "VALID,TEST: hold out these fractions of the edges (each undirected pair once) "
+                  "with as many sampled non-edges, for --task link; the graph keeps only the "
+                  "training edges")
+      ->delimiter(',');
+  cmd->add_option("--seed", options->seed, "Random seed of --link-split")->capture_default_str();
   cmd->callback([options] { run_convert(*options); });
 }
 

@@ -14,6 +14,7 @@
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/train/link_prediction.h"
 #include "graphloom/train/metrics_log.h"
 #include "graphloom/train/node_classification.h"
 #include "graphloom/train/partitioned_training.h"
@@ -37,6 +38,8 @@ struct TrainCommand {
   dist::SparseOptimizerOptions embed_optimizer;
   std::string cache_policy = "none";
   std::string cache_size = "0";
+  std::string task = "node";
+  train::LinkOptions link;
 };
 
 // The partitioned job of this trainer: machine from --machine, GRAPHLOOM_MACHINE or the node
@@ -95,6 +98,20 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
                timer.seconds());
+  if (command.task == "link") {
+    if (group != nullptr) throw UsageError("--task link runs in one process for now (no --nproc)");
+    train::LinkOptions link = command.link;
+    link.embed_dim = command.embed_dim;
+    const train::LinkResult result = train::train_link_prediction(dataset, command.options, link);
+    fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", command.options.model.kind,
+               result.epochs_run, result.best_epoch + 1, result.edges_per_second);
+    fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
+    fmt::print("test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}  (common neighbours AUC {:.4f})\n",
+               result.test_auc, link.hits_k, result.test_hits, result.test_mrr,
+               result.test_common_neighbors_auc);
+    fmt::print("total time {:.1f} s\n", timer.seconds());
+    return;
+  }
   const train::TrainResult result =
       train::train_node_classification(dataset, command.options, group);
   if (main_rank) print_result(command, result, group, timer.seconds());
@@ -239,7 +256,8 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->group(partitioned);
   cmd->add_option("--embed-dim", command->embed_dim,
                   "Learn a node embedding of this width as the model's input (featureless "
-                  "graphs); rows live on the servers and are updated by their owners")
+                  "graphs): on partitions its rows live on the servers and are updated by their "
+                  "owners; with --task link it is a local embedding (default 64 without features)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group(partitioned);
@@ -251,6 +269,37 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--embed-lr", command->embed_optimizer.lr, "Learning rate of the embedding")
       ->capture_default_str()
       ->group(partitioned);
+  const char* link_group = "Link prediction";
+  cmd->add_option("--task", command->task,
+                  "node: node classification; link: link prediction on the dataset's edge "
+                  "splits (lp_* imports, or convert --link-split)")
+      ->check(CLI::IsMember({"node", "link"}))
+      ->capture_default_str()
+      ->group(link_group);
+  cmd->add_option("--scorer", command->link.scorer,
+                  "Pair score: dot (product of the two embeddings) or mlp (on their element-wise "
+                  "product)")
+      ->check(CLI::IsMember({"dot", "mlp"}))
+      ->capture_default_str()
+      ->group(link_group);
+  cmd->add_option("--loss", command->link.loss,
+                  "bce (positives 1, negatives 0) or bpr (each positive above its negatives)")
+      ->check(CLI::IsMember({"bce", "bpr"}))
+      ->capture_default_str()
+      ->group(link_group);
+  cmd->add_option("--negatives", command->link.negatives, "Negative pairs per positive edge")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(link_group);
+  cmd->add_option("--negative-sampler", command->link.negative_sampler,
+                  "Negative destinations: uniform, or degree (degree^0.75, harder)")
+      ->check(CLI::IsMember({"uniform", "degree"}))
+      ->capture_default_str()
+      ->group(link_group);
+  cmd->add_option("--hits-k", command->link.hits_k, "K of the Hits@K reported on the test split")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(link_group);
   cmd->add_option("--cache-policy", command->cache_policy,
                   "Cache of remote feature rows: none, degree (static: the nodes this machine's "
                   "edges refer to most) or sieve (dynamic, GraphBolt's default)")

@@ -11,6 +11,7 @@
 
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/graph/build.h"
@@ -153,7 +154,7 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   GL_CHECK(root.is_object(), "'{}': expected a JSON object", meta.file().string());
   check_unknown_keys(root,
                      {"format", "version", "name", "num_nodes", "directed", "graph",
-                      "node_features", "labels", "num_classes", "splits"},
+                      "node_features", "labels", "num_classes", "splits", "edge_splits"},
                      "the top level", meta.file(), options.strict);
   GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kFormat,
            "'{}': format must be \"{}\"", meta.file().string(), kFormat);
@@ -186,6 +187,10 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
       }
     }
   }
+  // Feature rows are read at random: no read-ahead when they do not fit in memory.
+  for (const auto& [name, values] : dataset.node_features) {
+    if (options.memory_map) advise_random_access(values.data_ptr(), values.nbytes());
+  }
   if (root.contains("labels")) {
     const fs::path file = dir / meta.get<std::string>(root, "labels", "a file name");
     at::Tensor labels = meta.array(root, "labels", options.memory_map);
@@ -201,6 +206,15 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
           load_node_ids(meta, root.at("splits"), name, num_nodes, options.memory_map);
     }
   }
+  if (root.contains("edge_splits")) {
+    for (const auto& [name, file] : root.at("edge_splits").items()) {
+      at::Tensor pairs = meta.array(root.at("edge_splits"), name, options.memory_map);
+      GL_CHECK(pairs.scalar_type() == at::kLong || pairs.scalar_type() == at::kInt,
+               "'{}': edge split '{}' must hold int32/int64 node pairs", meta.file().string(),
+               name);
+      dataset.edge_splits[name] = pairs.to(at::kLong);
+    }
+  }
   with_file_context(meta.file(), [&] {
     validate_dataset(dataset);
     return 0;
@@ -210,6 +224,16 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
 
 void validate_dataset(const Dataset& dataset) {
   const int64_t n = dataset.num_nodes();
+  for (const auto& [name, pairs] : dataset.edge_splits) {
+    GL_CHECK(pairs.dim() == 2 && pairs.size(1) == 2,
+             "edge split '{}' must be [M, 2] node pairs, got {}", name, pairs.sizes());
+    if (pairs.numel() > 0) {
+      const int64_t low = pairs.min().item<int64_t>();
+      const int64_t high = pairs.max().item<int64_t>();
+      GL_CHECK(low >= 0 && high < n, "edge split '{}': node ids must be in [0, {}), found {}", name,
+               n, low < 0 ? low : high);
+    }
+  }
   for (const auto& [name, feature] : dataset.node_features) {
     const bool scaled = dataset.node_feature_scales.count(name) > 0;
     GL_CHECK((feature.is_floating_point() || (scaled && feature.scalar_type() == at::kChar)) &&
@@ -289,6 +313,15 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
       splits[name] = file;
     }
     meta["splits"] = splits;
+  }
+  if (!dataset.edge_splits.empty()) {
+    json splits = json::object();
+    for (const auto& [name, pairs] : dataset.edge_splits) {
+      const std::string file = "edges_" + name + ".npy";
+      save_npy(staging / file, pairs.contiguous());
+      splits[name] = file;
+    }
+    meta["edge_splits"] = splits;
   }
   const std::string text = meta.dump(1) + "\n";
   AtomicFile metadata(staging / "metadata.json");

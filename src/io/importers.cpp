@@ -13,6 +13,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/io/line_reader.h"
+#include "graphloom/io/link_splits.h"
 
 namespace graphloom::io {
 
@@ -167,6 +168,25 @@ Dataset import_shared_dataset(const fs::path& dir, int split_index) {
     const auto expected = meta.at("num_edges").get<int64_t>();
     GL_CHECK(dataset.graph.num_edges() == expected, "'{}': meta.json says {} edges, found {}",
              (dir / "edges.csv").string(), expected, dataset.graph.num_edges());
+  }
+  // Link-prediction graphs: fixed positive/negative pair splits; message passing may only see
+  // the training positives, so they replace the full edge list as the graph.
+  if (fs::exists(dir / "lp_train_pos.csv")) {
+    const std::pair<const char*, const char*> files[] = {{"train", "lp_train_pos.csv"},
+                                                         {"valid", "lp_valid_pos.csv"},
+                                                         {"valid_neg", "lp_valid_neg.csv"},
+                                                         {"test", "lp_test_pos.csv"},
+                                                         {"test_neg", "lp_test_neg.csv"}};
+    for (const auto& [split, file] : files) {
+      EdgeColumns pairs = read_edge_text(dir / file, EdgeListOptions{.delimiter = ','});
+      GL_CHECK(pairs.max_id < num_nodes, "'{}': node id {} is out of range for {} nodes",
+               (dir / file).string(), pairs.max_id, num_nodes);
+      const auto count = static_cast<int64_t>(pairs.src.size());
+      dataset.edge_splits[split] =
+          at::stack({at::tensor(pairs.src, at::kLong), at::tensor(pairs.dst, at::kLong)}, 1)
+              .view({count, 2});
+    }
+    dataset.graph = graph_of_pairs(dataset.edge_splits.at("train"), num_nodes, !dataset.directed);
   }
   if (feat_dim > 0) {
     dataset.node_features["feat"] =

@@ -5,6 +5,7 @@
 #include "graphloom/nn/checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
 
@@ -38,7 +39,9 @@ class CheckpointBackward : public torch::autograd::Node {
       : function_(std::move(function)),
         input_(std::move(input)),
         parameters_(std::move(parameters)),
-        random_state_(std::move(random_state)) {}
+        random_state_(std::move(random_state)),
+        autocast_(at::autocast::is_cpu_enabled()),
+        autocast_dtype_(at::autocast::get_autocast_cpu_dtype()) {}
 
   std::string name() const override { return "CheckpointBackward"; }
 
@@ -48,7 +51,15 @@ class CheckpointBackward : public torch::autograd::Node {
     set_generator_state(random_state_);
     torch::AutoGradMode grad_mode(true);
     torch::Tensor input = input_.detach().requires_grad_(input_requires_grad_);
+    // Autocast is thread-local and off in autograd's threads: replay the forward's setting so
+    // the recomputation is the computation that ran.
+    const bool resume_autocast = at::autocast::is_cpu_enabled();
+    const at::ScalarType resume_dtype = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(autocast_dtype_);
+    at::autocast::set_cpu_enabled(autocast_);
     const torch::Tensor output = function_(input);
+    at::autocast::set_cpu_enabled(resume_autocast);
+    at::autocast::set_autocast_cpu_dtype(resume_dtype);
     set_generator_state(resume_state);
     // Gradients for the tensors that need them; undefined for the others.
     std::vector<torch::Tensor> wanted;
@@ -85,6 +96,8 @@ class CheckpointBackward : public torch::autograd::Node {
   torch::Tensor input_;
   std::vector<torch::Tensor> parameters_;
   at::Tensor random_state_;
+  bool autocast_;
+  at::ScalarType autocast_dtype_;
   bool input_requires_grad_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graphloom/base/error.h"
+#include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
 #include "graphloom/partition/partition_format.h"
 
@@ -121,6 +122,7 @@ Partition load_partition(const fs::path& path, int64_t part) {
     p.graph.weights = load_checked(dir / "weights.npy", edges, false);
   for (const auto& [name, schema] : info.features) {
     p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
+    advise_random_access(p.features[name].data_ptr(), p.features[name].nbytes());
     if (info.row_scaled_features.count(name)) {
       const fs::path file = dir / fmt::format("feat_{}_row_scale.npy", name);
       p.feature_scales[name] = load_checked(file, owned, false);

@@ -15,6 +15,7 @@
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/train/checkpoint.h"
+#include "graphloom/train/dataset_inputs.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/inference.h"
 #include "graphloom/train/metrics.h"
@@ -122,29 +123,10 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
            "dataset '{}' has no labels: node classification needs them", dataset.name);
   GL_CHECK(dataset.node_features.count("feat"), "dataset '{}' has no node feature named 'feat'",
            dataset.name);
-  // Graph and features as the model wants them.
-  graph::CscGraph graph = dataset.graph;
-  const bool loops =
-      options.self_loops == "add" || (options.self_loops == "auto" &&
-                                      (options.model.kind == "gcn" || options.model.kind == "gat"));
-  if (loops) graph = graph::add_self_loops(graph::remove_self_loops(graph));
-  // Features stay as stored (memory-mapped, maybe encoded) and are decoded per batch; row
-  // normalization is a per-row scale folded into the decoding, not a normalized copy.
-  features::EncodedRows features{dataset.node_features.at("feat"), {}};
-  if (features.values.scalar_type() == at::kDouble)
-    features.values = features.values.to(at::kFloat);
-  if (dataset.node_feature_scales.count("feat"))
-    features.row_scale = dataset.node_feature_scales.at("feat");
-  if (options.normalize_features == "row") {
-    features.row_scale = features::row_normalizing_scale(features);
-  } else {
-    GL_CHECK(options.normalize_features == "none",
-             "--normalize-features must be 'none' or 'row', got '{}'", options.normalize_features);
-  }
+  const graph::CscGraph graph =
+      graph_for_model(dataset.graph, options.model.kind, options.self_loops);
   const sampling::LocalNeighborSource source(graph);
-  features::TensorFeatureSource rows;
-  rows.add("feat", features.values, features.row_scale);
-  rows.add("label", dataset.labels);
+  const features::TensorFeatureSource rows = dataset_rows(dataset, options.normalize_features);
   TrainingInputs inputs;
   inputs.name = dataset.name;
   inputs.graph = &source;

@@ -97,6 +97,41 @@ TEST(CliTrain, TrainsAndPlots) {
   EXPECT_EQ(run_graphloom("train --data g --model transformer", dir.path()).exit_code, 2);
 }
 
+// Link prediction from the command line: splits made by convert, or the fixed splits of an
+// lp_* dataset, where the model must beat the common-neighbour heuristic it reports.
+TEST(CliTrain, LinkPredictionOnMadeAndFixedSplits) {
+  testing::TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 2000 --out g", dir.path()).exit_code, 0);
+  auto result =
+      run_graphloom("convert --from graphloom g g-link --link-split 0.05,0.1", dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  result = run_graphloom(
+      "train --data g-link --task link --fanouts 5,5 --epochs 3 --hidden 16 --no-progress",
+      dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("test AUC"), std::string::npos) << result.output;
+  result = run_graphloom("train --data g --task link --epochs 1 --no-progress", dir.path());
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("has no 'train' edge split"), std::string::npos) << result.output;
+  EXPECT_EQ(run_graphloom("convert --from graphloom g g2 --link-split 0.1", dir.path()).exit_code,
+            2);
+
+  GL_REQUIRE_SHARED_DATASET(usair, "lp_usair");
+  ASSERT_EQ(
+      run_graphloom("convert --from shared " + usair.string() + " usair", dir.path()).exit_code, 0);
+  result = run_graphloom(
+      "train --data usair --task link --model sage --fanouts -1,-1 --epochs 200 --lr 0.01 "
+      "--batch-size 256 --hidden 64 --scorer mlp --eval-every 10 --no-progress",
+      dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto at = result.output.find("test AUC ");
+  const auto baseline = result.output.find("common neighbours AUC ");
+  ASSERT_TRUE(at != std::string::npos && baseline != std::string::npos) << result.output;
+  EXPECT_GT(std::stod(result.output.substr(at + 9, 6)),
+            std::stod(result.output.substr(baseline + 22, 6)))
+      << result.output;
+}
+
 // Features re-encoded as int8 (row scales) and bfloat16 train like the float32 original, with
 // bf16 autocast and checkpointed layers too.
 TEST(CliTrain, EncodedFeaturesBfloat16AndCheckpointingTrainAsWellAsFloat32) {

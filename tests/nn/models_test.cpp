@@ -156,6 +156,23 @@ TEST(Models, Bfloat16AutocastRunsDenseLayersInBfloat16AndStaysClose) {
     EXPECT_LT((full_precision(low) - reference).abs().max().item<double>(), 0.05 * scale) << kind;
     full_precision(low).sum().backward();  // and backward runs through the mixed graph
     for (const auto& p : model->parameters()) EXPECT_TRUE(p.grad().defined()) << kind;
+    // Checkpointed layers recompute under the autocast of their forward (autograd's threads
+    // have none): the same gradients.
+    model->set_checkpoint_layers(true);
+    std::vector<torch::Tensor> expected;
+    for (const auto& p : model->parameters()) {
+      expected.push_back(p.grad().clone());
+      p.mutable_grad().zero_();
+    }
+    at::autocast::set_cpu_enabled(true);
+    const torch::Tensor again = model->forward(blocks, x);
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    full_precision(again).sum().backward();
+    const auto parameters = model->parameters();
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(parameters[i].grad(), expected[i], 1e-3, 1e-4)) << kind << i;
+    }
   }
 }
 

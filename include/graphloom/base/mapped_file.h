@@ -31,4 +31,9 @@ class MappedFile {
   std::size_t size_;
 };
 
+// Tells the kernel that the `bytes` at `data` (inside a file mapping) are read at random, so a
+// page fault reads only its page: with the default read-ahead, every row of a feature table
+// larger than memory would pull in tens of unrelated rows. Best effort (errors are ignored).
+void advise_random_access(const void* data, std::size_t bytes);
+
 }  // namespace graphloom

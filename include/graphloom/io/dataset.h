@@ -27,6 +27,10 @@ struct Dataset {
   int64_t num_classes = 0;
   // Split name ("train", "valid", "test", ...) -> int64 node ids.
   std::map<std::string, at::Tensor> splits;
+  // Link prediction: split name -> int64 [M, 2] node pairs (src, dst). "train", "valid" and
+  // "test" are positives, "valid_neg" and "test_neg" negatives; `graph` then holds only the
+  // message-passing (training) edges.
+  std::map<std::string, at::Tensor> edge_splits;
 
   int64_t num_nodes() const { return graph.num_nodes; }
 };

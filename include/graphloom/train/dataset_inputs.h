@@ -1,0 +1,23 @@
+// What a training task reads from an in-memory dataset, prepared the same way for every task:
+// the graph with the self-loops its model expects, and the node rows as a FeatureSource.
+#pragma once
+
+#include <string>
+
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/graph/csc_graph.h"
+#include "graphloom/io/dataset.h"
+
+namespace graphloom::train {
+
+// `graph` with one self-loop per node when `self_loops` is "add", or "auto" and the model is
+// gcn or gat (as their papers); "keep" leaves it as it is.
+graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string& model_kind,
+                                const std::string& self_loops);
+
+// "feat" (as stored, decoded per gather; `normalize_features` "row" as a per-row scale, "none")
+// and "label" when the dataset has them.
+features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
+                                           const std::string& normalize_features);
+
+}  // namespace graphloom::train

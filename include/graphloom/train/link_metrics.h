@@ -1,0 +1,22 @@
+// Link-prediction metrics from the scores of positive pairs against negative pairs (higher =
+// more likely an edge), as OGB's evaluators and scikit-learn's roc_auc_score compute them.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace graphloom::train {
+
+// Probability that a random positive outscores a random negative (ties count one half).
+double roc_auc(const at::Tensor& positive, const at::Tensor& negative);
+
+// Share of positives scoring above the k-th highest negative (OGB's Hits@K with shared
+// negatives); 1 when there are fewer than k negatives.
+double hits_at_k(const at::Tensor& positive, const at::Tensor& negative, int64_t k);
+
+// Mean over positives of 1 / rank among the negatives (rank 1 = above every negative;
+// ties count against the positive, as OGB's optimistic/pessimistic mean).
+double mean_reciprocal_rank(const at::Tensor& positive, const at::Tensor& negative);
+
+}  // namespace graphloom::train

@@ -1,0 +1,67 @@
+// Rank-based metrics with one sort of the negatives: each positive's position among them is a
+// binary search.
+#include "graphloom/train/link_metrics.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "graphloom/base/error.h"
+
+namespace graphloom::train {
+namespace {
+
+std::vector<double> sorted_scores(const at::Tensor& scores) {
+  const at::Tensor values = scores.to(at::kDouble).contiguous().view({-1});
+  std::vector<double> out(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<double> scores_of(const at::Tensor& scores) {
+  const at::Tensor values = scores.to(at::kDouble).contiguous().view({-1});
+  return {values.data_ptr<double>(), values.data_ptr<double>() + values.numel()};
+}
+
+}  // namespace
+
+double roc_auc(const at::Tensor& positive, const at::Tensor& negative) {
+  GL_CHECK(positive.numel() > 0 && negative.numel() > 0,
+           "AUC needs positive and negative scores ({} and {} given)", positive.numel(),
+           negative.numel());
+  const std::vector<double> negatives = sorted_scores(negative);
+  double wins = 0;
+  for (const double score : scores_of(positive)) {
+    const auto below = std::lower_bound(negatives.begin(), negatives.end(), score);
+    const auto not_above = std::upper_bound(negatives.begin(), negatives.end(), score);
+    wins += static_cast<double>(below - negatives.begin()) +
+            0.5 * static_cast<double>(not_above - below);
+  }
+  return wins / (static_cast<double>(positive.numel()) * static_cast<double>(negatives.size()));
+}
+
+double hits_at_k(const at::Tensor& positive, const at::Tensor& negative, int64_t k) {
+  GL_CHECK(k >= 1 && positive.numel() > 0, "Hits@K needs k >= 1 and positives");
+  const std::vector<double> negatives = sorted_scores(negative);
+  if (static_cast<int64_t>(negatives.size()) < k) return 1.0;
+  const double threshold = negatives[negatives.size() - static_cast<std::size_t>(k)];
+  int64_t hits = 0;
+  for (const double score : scores_of(positive)) hits += score > threshold;
+  return static_cast<double>(hits) / static_cast<double>(positive.numel());
+}
+
+double mean_reciprocal_rank(const at::Tensor& positive, const at::Tensor& negative) {
+  GL_CHECK(positive.numel() > 0, "MRR needs positives");
+  const std::vector<double> negatives = sorted_scores(negative);
+  double sum = 0;
+  for (const double score : scores_of(positive)) {
+    // Negatives scoring at least as high as the positive rank above it.
+    const auto not_below =
+        negatives.end() - std::lower_bound(negatives.begin(), negatives.end(), score);
+    sum += 1.0 / static_cast<double>(1 + not_below);
+  }
+  return sum / static_cast<double>(positive.numel());
+}
+
+}  // namespace graphloom::train

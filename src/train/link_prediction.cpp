@@ -1,0 +1,245 @@
+// The link-prediction loop. A batch's endpoints (sources, destinations, negative destinations)
+// are deduplicated into one seed set, so each node is encoded once per batch however many
+// pairs it is in; scores are then read off the seed embeddings by position.
+#include "graphloom/train/link_prediction.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <optional>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/progress.h"
+#include "graphloom/base/random.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/graph/link_heuristics.h"
+#include "graphloom/nn/models.h"
+#include "graphloom/sampling/item_sampler.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/negative_sampler.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+#include "graphloom/train/checkpoint.h"
+#include "graphloom/train/dataset_inputs.h"
+#include "graphloom/train/inference.h"
+#include "graphloom/train/link_metrics.h"
+#include "graphloom/train/metrics_log.h"
+
+namespace graphloom::train {
+namespace {
+
+constexpr int64_t kDefaultEmbedDim = 64;
+
+// Encoder, optional input embedding and scorer in one module, so that checkpoints and the
+// best-validation snapshot cover all of them.
+class LinkModel : public torch::nn::Module {
+ public:
+  LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
+            const std::string& scorer) {
+    encoder_ = register_module("encoder", nn::make_model(encoder));
+    if (embed_dim > 0) {
+      embedding_ = register_module("embedding", torch::nn::Embedding(num_nodes, embed_dim));
+    }
+    GL_CHECK(scorer == "dot" || scorer == "mlp", "--scorer must be dot or mlp, got '{}'", scorer);
+    if (scorer == "mlp") {
+      const int64_t width = encoder.out;
+      mlp_ = register_module(
+          "scorer", torch::nn::Sequential(torch::nn::Linear(width, width), torch::nn::ReLU(),
+                                          torch::nn::Linear(width, 1)));
+    }
+  }
+
+  nn::GnnModel& encoder() { return *encoder_; }
+  bool has_embedding() const { return !embedding_.is_empty(); }
+  torch::Tensor embed(const torch::Tensor& ids) { return embedding_->forward(ids); }
+
+  // One score (a logit) per pair of rows.
+  torch::Tensor score(const torch::Tensor& u, const torch::Tensor& v) {
+    const torch::Tensor product = u * v;
+    return mlp_.is_empty() ? product.sum(1) : mlp_->forward(product).squeeze(1);
+  }
+
+ private:
+  std::shared_ptr<nn::GnnModel> encoder_;
+  torch::nn::Embedding embedding_{nullptr};
+  torch::nn::Sequential mlp_{nullptr};
+};
+
+const at::Tensor& edge_split(const io::Dataset& dataset, const std::string& name) {
+  const auto it = dataset.edge_splits.find(name);
+  GL_CHECK(it != dataset.edge_splits.end(),
+           "dataset '{}' has no '{}' edge split: link prediction needs train, valid, valid_neg, "
+           "test and test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
+           dataset.name, name);
+  return it->second;
+}
+
+// Scores of `pairs` [M, 2] from every node's embedding.
+at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at::Tensor& pairs) {
+  torch::NoGradGuard no_grad;
+  return model.score(embeddings.index_select(0, pairs.select(1, 0)),
+                     embeddings.index_select(0, pairs.select(1, 1)));
+}
+
+}  // namespace
+
+LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
+                                 const LinkOptions& link) {
+  const at::Tensor& train_pairs = edge_split(dataset, "train");
+  const at::Tensor& valid_pos = edge_split(dataset, "valid");
+  const at::Tensor& valid_neg = edge_split(dataset, "valid_neg");
+  const at::Tensor& test_pos = edge_split(dataset, "test");
+  const at::Tensor& test_neg = edge_split(dataset, "test_neg");
+  GL_CHECK(link.negatives >= 1, "--negatives must be >= 1, got {}", link.negatives);
+  GL_CHECK(link.loss == "bce" || link.loss == "bpr", "--loss must be bce or bpr, got '{}'",
+           link.loss);
+  GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
+  torch::manual_seed(options.seed);
+
+  const graph::CscGraph graph =
+      graph_for_model(dataset.graph, options.model.kind, options.self_loops);
+  const sampling::LocalNeighborSource source(graph);
+  const features::TensorFeatureSource rows = dataset_rows(dataset, options.normalize_features);
+  const int64_t embed_dim =
+      link.embed_dim > 0 ? link.embed_dim : (rows.has("feat") ? 0 : kDefaultEmbedDim);
+  nn::ModelConfig config = options.model;
+  config.in = embed_dim > 0 ? embed_dim : rows.info("feat").row_shape.at(0);
+  config.out = options.model.hidden;  // the node embedding the scorer reads
+  config.layers = static_cast<int64_t>(options.fanouts.size());
+  LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer);
+  model.encoder().set_graph_degrees(graph.in_degrees(), graph.out_degrees());
+  const RowReader input_rows = [&](const at::Tensor& ids) {
+    return model.has_embedding() ? model.embed(ids) : rows.gather("feat", ids);
+  };
+  torch::optim::Adam optimizer(
+      model.parameters(), torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+  TrainState state;
+  if (options.resume) {
+    load_checkpoint(options.checkpoint, model, optimizer, state);
+    spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
+  }
+
+  const sampling::NeighborSampler sampler(&source,
+                                          {.fanouts = options.fanouts, .seed = options.seed});
+  const sampling::ItemSampler items(
+      train_pairs, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed});
+  std::unique_ptr<sampling::NegativeSampler> negatives;
+  if (link.negative_sampler == "degree") {
+    negatives = std::make_unique<sampling::DegreeNegativeSampler>(graph.in_degrees());
+  } else {
+    GL_CHECK(link.negative_sampler == "uniform",
+             "--negative-sampler must be uniform or degree, got '{}'", link.negative_sampler);
+    negatives = std::make_unique<sampling::UniformNegativeSampler>(dataset.num_nodes());
+  }
+  auto embed_all = [&] {
+    return layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
+                               options.progress);
+  };
+
+  LinkResult result;
+  MetricsLog log(options.metrics_log, /*append=*/options.resume);
+  double train_seconds = 0;
+  int64_t edges_seen = 0;
+  for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
+    model.train();
+    const std::vector<at::Tensor> batches = items.batches(static_cast<uint64_t>(epoch));
+    std::optional<ProgressBar> progress;
+    if (options.progress) {
+      progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options.epochs),
+                       static_cast<int64_t>(batches.size()), "batches");
+    }
+    Timer epoch_timer;
+    double loss_sum = 0;
+    int64_t seen = 0;
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      const at::Tensor src = batches[b].select(1, 0).contiguous();
+      const at::Tensor dst = batches[b].select(1, 1).contiguous();
+      const int64_t count = src.numel();
+      const sampling::NegativeEdges corrupted = negatives->sample(
+          src, dst, link.negatives, stream_key({options.seed, static_cast<uint64_t>(epoch), b}));
+      const auto [seeds, position] = at::_unique(at::cat({src, dst, corrupted.dst}),
+                                                 /*sorted=*/true, /*return_inverse=*/true);
+      const sampling::MiniBatch batch = sampler.sample(seeds, static_cast<uint64_t>(epoch), b);
+      const torch::Tensor h =
+          model.encoder().forward(batch.blocks, input_rows(batch.input_nodes()));
+      const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
+      const torch::Tensor positive =
+          model.score(h_src, h.index_select(0, position.slice(0, count, 2 * count)));
+      const torch::Tensor negative = model.score(h_src.repeat_interleave(link.negatives, 0),
+                                                 h.index_select(0, position.slice(0, 2 * count)));
+      torch::Tensor loss;
+      if (link.loss == "bce") {
+        loss = torch::binary_cross_entropy_with_logits(
+            torch::cat({positive, negative}),
+            torch::cat({torch::ones_like(positive), torch::zeros_like(negative)}));
+      } else {  // BPR: each positive above each of its negatives
+        loss = -torch::log_sigmoid(positive.repeat_interleave(link.negatives, 0) - negative).mean();
+      }
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      loss_sum += loss.item<double>() * static_cast<double>(count);
+      seen += count;
+      if (progress) {
+        progress->set_status(fmt::format("loss {:.4f}", loss.item<double>()));
+        progress->advance(1, count);
+      }
+    }
+    if (progress) progress->finish();
+    const double seconds = epoch_timer.seconds();
+    train_seconds += seconds;
+    edges_seen += seen;
+    ++result.epochs_run;
+    nlohmann::json record = {{"epoch", epoch},
+                             {"loss", loss_sum / static_cast<double>(std::max<int64_t>(seen, 1))},
+                             {"edges_per_s", static_cast<double>(seen) / seconds},
+                             {"time", {{"train", seconds}}}};
+    const bool last = epoch + 1 == options.epochs;
+    bool stop = false;
+    if (options.eval_every > 0 && ((epoch + 1) % options.eval_every == 0 || last)) {
+      const at::Tensor embeddings = embed_all();
+      const double val_auc = roc_auc(pair_scores(model, embeddings, valid_pos),
+                                     pair_scores(model, embeddings, valid_neg));
+      record["val_auc"] = val_auc;
+      if (val_auc > state.best_val) {
+        state.best_val = val_auc;
+        state.best_epoch = epoch;
+        state.best_parameters = copy_parameters(model);
+        state.epochs_without_improvement = 0;
+      } else {
+        state.epochs_without_improvement += options.eval_every;
+        stop = options.patience > 0 && state.epochs_without_improvement >= options.patience;
+      }
+    }
+    state.epoch = epoch;
+    log.write(record);
+    spdlog::info("epoch {:>3}  loss {:.4f}{}  {:.0f} edges/s", epoch + 1,
+                 record["loss"].get<double>(),
+                 record.contains("val_auc")
+                     ? fmt::format("  val AUC {:.4f}", record["val_auc"].get<double>())
+                     : "",
+                 record["edges_per_s"].get<double>());
+    if (!options.checkpoint.empty()) save_checkpoint(options.checkpoint, model, optimizer, state);
+    if (stop) {
+      spdlog::info("early stopping: no better validation AUC for {} epochs", options.patience);
+      break;
+    }
+  }
+  result.best_val_auc = state.best_val;
+  result.best_epoch = state.best_epoch;
+  result.edges_per_second = train_seconds > 0 ? static_cast<double>(edges_seen) / train_seconds : 0;
+  if (options.final_test) {
+    if (!state.best_parameters.empty()) restore_parameters(model, state.best_parameters);
+    const at::Tensor embeddings = embed_all();
+    const at::Tensor positive = pair_scores(model, embeddings, test_pos);
+    const at::Tensor negative = pair_scores(model, embeddings, test_neg);
+    result.test_auc = roc_auc(positive, negative);
+    result.test_hits = hits_at_k(positive, negative, link.hits_k);
+    result.test_mrr = mean_reciprocal_rank(positive, negative);
+    result.test_common_neighbors_auc =
+        roc_auc(graph::common_neighbor_counts(dataset.graph, test_pos),
+                graph::common_neighbor_counts(dataset.graph, test_neg));
+  }
+  return result;
+}
+
+}  // namespace graphloom::train
