@@ -91,8 +91,11 @@ TEST(PartitionedTrainingCli, PlantedGraphOnTwoMachinesMatchesOneMachine) {
   TempDir dir;
   ASSERT_EQ(run_graphloom("generate planted --out data --num-nodes 20000", dir.path()).exit_code,
             0);
-  const std::string flags = "--eval sampled --fanouts 5,5 --epochs 3 --lr 0.01 --hidden 64";
-  const std::string output = train_partitioned(dir, "data", flags + " --batch-size 128");
+  // Layer-wise inference over DistGraph for evaluation; remote rows through a SIEVE cache.
+  const std::string flags = "--eval full --fanouts 5,5 --epochs 3 --lr 0.01 --hidden 64";
+  const std::string output = train_partitioned(
+      dir, "data", flags + " --batch-size 128 --cache-policy sieve --cache-size 1M");
+  EXPECT_NE(output.find("cache hits"), std::string::npos) << output;
   const auto single =
       run_graphloom("train --data data --no-progress " + flags + " --batch-size 256", dir.path());
   ASSERT_EQ(single.exit_code, 0) << single.output;
@@ -107,7 +110,7 @@ TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
   TempDir dir;
   ASSERT_EQ(run_graphloom("convert --from shared " + cora.string() + " cora", dir.path()).exit_code,
             0);
-  const std::string flags = "--eval sampled --fanouts 10,10 --epochs 20 --hidden 64 --lr 0.01";
+  const std::string flags = "--eval full --fanouts 10,10 --epochs 20 --hidden 64 --lr 0.01";
   const std::string output = train_partitioned(dir, "cora", flags + " --batch-size 16");
   const auto single =
       run_graphloom("train --data cora --no-progress " + flags + " --batch-size 32", dir.path());
