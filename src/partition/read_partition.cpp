@@ -156,6 +156,20 @@ at::Tensor load_partition_split(const std::filesystem::path& dir, const Partitio
   return ids.to(at::kLong);
 }
 
+std::pair<at::Tensor, at::Tensor> load_partition_degrees(const std::filesystem::path& dir,
+                                                         const PartitionInfo& info) {
+  std::vector<at::Tensor> in, out;
+  for (int64_t part = 0; part < info.num_parts; ++part) {
+    const fs::path part_dir = config_file(dir).parent_path() / fmt::format("part-{}", part);
+    if (!fs::exists(part_dir / "in_degree.npy")) return {};
+    const int64_t owned =
+        info.node_range_ends[part] - (part == 0 ? 0 : info.node_range_ends[part - 1]);
+    in.push_back(load_checked(part_dir / "in_degree.npy", owned, true).to(at::kLong));
+    out.push_back(load_checked(part_dir / "out_degree.npy", owned, true).to(at::kLong));
+  }
+  return {at::cat(in), at::cat(out)};
+}
+
 Partition join_partitions(const std::vector<Partition>& parts) {
   GL_CHECK(!parts.empty(), "join_partitions needs at least one part");
   Partition whole;

@@ -68,6 +68,10 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   const at::Tensor train =
       dataset.splits.count("train") ? dataset.splits.at("train") : at::Tensor();
 
+  // Whole-graph degrees of each part's nodes: what GCN's normalization needs and no part can
+  // count alone (out-edges leave through every part).
+  const at::Tensor in_degrees = graph.in_degrees();
+  const at::Tensor out_degrees = graph.out_degrees();
   for (int64_t k = 0; k < parts; ++k) {
     const int64_t begin = k == 0 ? 0 : info.node_range_ends[k - 1];
     const int64_t end = info.node_range_ends[k];
@@ -84,6 +88,8 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     save_npy(dir / "orig_edge_ids.npy",
              graph.has_edge_ids() ? graph.edge_ids.index_select(0, positions) : positions);
     save_npy(dir / "orig_node_ids.npy", nodes);
+    save_npy(dir / "in_degree.npy", in_degrees.index_select(0, nodes));
+    save_npy(dir / "out_degree.npy", out_degrees.index_select(0, nodes));
     if (graph.has_weights())
       save_npy(dir / "weights.npy", graph.weights.index_select(0, positions));
     for (const auto& [name, feature] : dataset.node_features) {

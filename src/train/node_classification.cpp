@@ -150,7 +150,8 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
            inputs.name);
   GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
   GL_CHECK(options.model.kind != "gcn" || inputs.in_degrees.defined(),
-           "GCN needs whole-graph degrees, which '{}' does not provide: use sage, gat or mlp",
+           "GCN needs whole-graph degrees, which '{}' does not provide (partition it again with "
+           "this graphloom, which records them, or use sage, gat or mlp)",
            inputs.name);
   GL_CHECK(options.precision == "fp32" || options.precision == "bf16",
            "--precision must be fp32 or bf16, got '{}'", options.precision);

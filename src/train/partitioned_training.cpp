@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "graphloom/base/error.h"
 #include "graphloom/dist/dist_graph.h"
@@ -88,6 +89,8 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
   inputs.valid_nodes = split_of_all_parts(info, job.partition_dir, "valid");
   inputs.test_nodes = split_of_all_parts(info, job.partition_dir, "test");
   inputs.num_classes = info.num_classes;
+  std::tie(inputs.in_degrees, inputs.out_degrees) =
+      partition::load_partition_degrees(job.partition_dir, info);
   inputs.embedding = embedding ? &*embedding : nullptr;
   spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.part, job.local_rank,
                inputs.train_nodes.numel(), job.force_even ? ", even" : "");

@@ -37,7 +37,7 @@ bool healthy(const std::string& address) {
 std::string train_partitioned(const TempDir& dir, const std::string& data,
                               const std::string& flags) {
   const auto partitioned = run_graphloom(
-      "partition --data " + data + " --parts 2 --method metis --balance-train --out parts",
+      "partition --data " + data + " --parts 2 --method metis --balance-train --out parts --force",
       dir.path());
   EXPECT_EQ(partitioned.exit_code, 0) << partitioned.output;
   const int port = free_port_range(11);
@@ -103,6 +103,9 @@ TEST(PartitionedTrainingCli, PlantedGraphOnTwoMachinesMatchesOneMachine) {
             << test_accuracy(output) << "\n";
   EXPECT_GT(test_accuracy(output), 0.9) << output;
   EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.03);
+  // GCN normalizes by the whole-graph degrees the partitioner recorded.
+  const std::string gcn = train_partitioned(dir, "data", flags + " --model gcn --batch-size 128");
+  EXPECT_GT(test_accuracy(gcn), 0.9) << gcn;
 }
 
 TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {

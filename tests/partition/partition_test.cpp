@@ -87,6 +87,10 @@ TEST(Partition, EdgesFeaturesAndIdMapsRoundTrip) {
         << "each edge exactly once";
     EXPECT_EQ(train, data.splits.at("train").numel());
     EXPECT_EQ(edge_cut(data.graph, assignment), info.edge_cut);
+    // Whole-graph degrees, in relabelled order.
+    const auto [in_degrees, out_degrees] = load_partition_degrees(out, info);
+    EXPECT_TRUE(at::equal(in_degrees, data.graph.in_degrees().index_select(0, new_to_old)));
+    EXPECT_TRUE(at::equal(out_degrees, data.graph.out_degrees().index_select(0, new_to_old)));
   }
 }
 

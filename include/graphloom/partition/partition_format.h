@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graphloom/graph/csc_graph.h"
@@ -77,6 +78,11 @@ Partition load_partition(const std::filesystem::path& dir, int64_t part);
 // the rest of the part. `info` is read_partition_info(dir).
 at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                 int64_t part, const std::string& split);
+
+// Whole-graph in- and out-degrees of every node (relabelled ids), from the parts' files;
+// undefined tensors for partitions written before graphloom recorded them.
+std::pair<at::Tensor, at::Tensor> load_partition_degrees(const std::filesystem::path& dir,
+                                                         const PartitionInfo& info);
 
 // The parts 0..K-1 (in order) joined back into one Partition over all relabelled nodes: the
 // graph that sampling on a single machine sees after partitioning (references for tests and
