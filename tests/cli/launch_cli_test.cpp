@@ -1,9 +1,11 @@
 // `graphloom launch` on loopback: 2 machines x (1 server + 2 trainers) train to completion and
-// leave nothing behind; a killed server ends the whole job quickly with a clear error.
+// leave nothing behind; a killed server or trainer ends the whole job quickly with a clear error,
+// and --resume continues from the last checkpoint.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -62,6 +64,21 @@ class LaunchCliTest : public ::testing::Test {
             "--no-progress"};
   }
 
+  // The first child of `parent` whose command line contains every one of `words`, or -1.
+  static int child_running(int parent, const std::vector<std::string>& words) {
+    std::ifstream children(fmt::format("/proc/{}/task/{}/children", parent, parent));
+    for (int pid; children >> pid;) {
+      std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
+      std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+      std::replace(text.begin(), text.end(), '\0', ' ');
+      if (std::all_of(words.begin(), words.end(), [&](const std::string& word) {
+            return text.find(word) != std::string::npos;
+          }))
+        return pid;
+    }
+    return -1;
+  }
+
   TempDir dir_;
   std::string cluster_;
 };
@@ -83,16 +100,7 @@ TEST_F(LaunchCliTest, KilledServerEndsTheJobWithAClearErrorAndNoLeftovers) {
       eventually([&] { return launch.output().find("epoch   1") != std::string::npos; }, 120))
       << launch.output();
   // The server process of machine 1: a child of the launcher running `serve --part 1`.
-  int server = -1;
-  std::ifstream children(fmt::format("/proc/{}/task/{}/children", launch.pid(), launch.pid()));
-  for (int pid; children >> pid;) {
-    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
-    std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
-    std::replace(text.begin(), text.end(), '\0', ' ');
-    if (text.find(" serve ") != std::string::npos && text.find("--part 1 ") != std::string::npos) {
-      server = pid;
-    }
-  }
+  const int server = child_running(launch.pid(), {" serve ", "--part 1 "});
   ASSERT_GT(server, 0) << launch.output();
   const auto killed = std::chrono::steady_clock::now();
   ::kill(server, SIGKILL);
@@ -104,6 +112,38 @@ TEST_F(LaunchCliTest, KilledServerEndsTheJobWithAClearErrorAndNoLeftovers) {
   EXPECT_NE(code, 0) << launch.output();
   EXPECT_NE(code, -1) << "launch still running 60 s after the server died";
   EXPECT_NE(launch.output().find("servers of machine 1"), std::string::npos) << launch.output();
+  EXPECT_FALSE(segments_left());
+}
+
+// A trainer killed mid-epoch: the launcher names it, stops everything within the deadline and
+// leaves no segment; relaunching with --resume continues after the last checkpoint.
+TEST_F(LaunchCliTest, KilledTrainerEndsTheJobAndResumeContinuesFromTheCheckpoint) {
+  std::vector<std::string> args = launch_args("1000");
+  args.insert(args.end(), {"--checkpoint", (dir_ / "run.pt").string()});
+  BackgroundProcess launch(args, {}, dir_ / "launch.log");
+  ASSERT_TRUE(
+      eventually([&] { return launch.output().find("epoch   2") != std::string::npos; }, 180))
+      << launch.output();
+  const int trainer = child_running(launch.pid(), {" train ", "--part-config"});
+  ASSERT_GT(trainer, 0) << launch.output();
+  const auto killed = std::chrono::steady_clock::now();
+  ::kill(trainer, SIGKILL);
+  const int code = launch.wait_for(60);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  std::cout << "killed trainer -> launch exited after " << seconds << " s with code " << code
+            << "\n";
+  EXPECT_EQ(code, 128 + SIGKILL) << launch.output();
+  EXPECT_NE(launch.output().find("was killed by signal 9"), std::string::npos) << launch.output();
+  EXPECT_FALSE(segments_left());
+
+  std::vector<std::string> resumed = launch_args("4");
+  resumed.insert(resumed.end(), {"--checkpoint", (dir_ / "run.pt").string(), "--resume"});
+  BackgroundProcess again(resumed, {}, dir_ / "resumed.log");
+  EXPECT_EQ(again.wait_for(300), 0) << again.output();
+  EXPECT_TRUE(std::regex_search(again.output(), std::regex("resumed from '.*run.pt' after epoch")))
+      << again.output();
+  EXPECT_NE(again.output().find("test accuracy"), std::string::npos) << again.output();
   EXPECT_FALSE(segments_left());
 }
 
