@@ -133,8 +133,11 @@ void print_result(const TrainCommand& command, const train::TrainResult& result,
 }  // namespace
 
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
-  cmd->add_option("--model", o.model.kind, "Model: sage, gcn, gat or mlp (features only)")
-      ->check(CLI::IsMember({"sage", "gcn", "gat", "mlp"}))
+  cmd->add_option("--model", o.model.kind,
+                  "Model: sage, gcn, gat, mlp (features only), or lightgcn (--task link: "
+                  "learnable embeddings propagated over the whole graph; --fanouts gives only "
+                  "the number of layers)")
+      ->check(CLI::IsMember({"sage", "gcn", "gat", "mlp", "lightgcn"}))
       ->capture_default_str();
   cmd->add_option("--fanouts", o.fanouts,
                   "Neighbors sampled per layer, input layer first (-1 = all); their count is "

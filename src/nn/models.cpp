@@ -148,7 +148,9 @@ std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
     model = std::make_shared<MLP>(config);
   } else {
     throw UsageError(
-        fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp)", config.kind));
+        fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp; lightgcn is a "
+                    "link-prediction encoder: --task link)",
+                    config.kind));
   }
   model->set_checkpoint_layers(config.checkpoint_layers);
   return model;

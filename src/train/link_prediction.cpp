@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <optional>
+#include <tuple>
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
@@ -14,6 +15,7 @@
 #include "graphloom/base/timer.h"
 #include "graphloom/graph/link_heuristics.h"
 #include "graphloom/nn/models.h"
+#include "graphloom/nn/sparse_ops.h"
 #include "graphloom/sampling/item_sampler.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/negative_sampler.h"
@@ -34,8 +36,9 @@ constexpr int64_t kDefaultEmbedDim = 64;
 class LinkModel : public torch::nn::Module {
  public:
   LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
-            const std::string& scorer) {
-    encoder_ = register_module("encoder", nn::make_model(encoder));
+            const std::string& scorer)
+      : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
+    if (lightgcn_layers_ == 0) encoder_ = register_module("encoder", nn::make_model(encoder));
     if (embed_dim > 0) {
       embedding_ = register_module("embedding", torch::nn::Embedding(num_nodes, embed_dim));
     }
@@ -49,6 +52,19 @@ class LinkModel : public torch::nn::Module {
   }
 
   nn::GnnModel& encoder() { return *encoder_; }
+  bool is_lightgcn() const { return lightgcn_layers_ > 0; }
+  // LightGCN (He et al., SIGIR 2020) over the whole graph: no weights or activations, each
+  // layer the symmetric-normalized sum over neighbors, a node's embedding the mean of its
+  // layers (the learnable embedding included).
+  torch::Tensor propagate(const nn::BlockView& whole, const at::Tensor& edge_norm) {
+    torch::Tensor h = embedding_->weight;
+    torch::Tensor sum = h;
+    for (int64_t layer = 0; layer < lightgcn_layers_; ++layer) {
+      h = nn::aggregate(whole, h, nn::Reduce::kSum, edge_norm);
+      sum = sum + h;
+    }
+    return sum / static_cast<double>(lightgcn_layers_ + 1);
+  }
   bool has_embedding() const { return !embedding_.is_empty(); }
   torch::Tensor embed(const torch::Tensor& ids) { return embedding_->forward(ids); }
 
@@ -59,6 +75,7 @@ class LinkModel : public torch::nn::Module {
   }
 
  private:
+  int64_t lightgcn_layers_;
   std::shared_ptr<nn::GnnModel> encoder_;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::Sequential mlp_{nullptr};
@@ -99,14 +116,29 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       graph_for_model(dataset.graph, options.model.kind, options.self_loops);
   const sampling::LocalNeighborSource source(graph);
   const features::TensorFeatureSource rows = dataset_rows(dataset, options.normalize_features);
-  const int64_t embed_dim =
-      link.embed_dim > 0 ? link.embed_dim : (rows.has("feat") ? 0 : kDefaultEmbedDim);
+  const bool lightgcn = options.model.kind == "lightgcn";
+  const int64_t embed_dim = link.embed_dim > 0                ? link.embed_dim
+                            : (rows.has("feat") && !lightgcn) ? 0
+                                                              : kDefaultEmbedDim;
   nn::ModelConfig config = options.model;
   config.in = embed_dim > 0 ? embed_dim : rows.info("feat").row_shape.at(0);
-  config.out = options.model.hidden;  // the node embedding the scorer reads
+  // The node embedding the scorer reads (LightGCN keeps the input width).
+  config.out = lightgcn ? embed_dim : options.model.hidden;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer);
-  model.encoder().set_graph_degrees(graph.in_degrees(), graph.out_degrees());
+  // LightGCN propagates over the whole training graph, one "block" of every node.
+  const nn::BlockView whole{graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
+                            at::arange(graph.num_nodes, at::kLong)};
+  at::Tensor edge_norm;
+  if (lightgcn) {
+    const at::Tensor out_degree = graph.out_degrees().clamp_min(1).to(at::kFloat);
+    const at::Tensor in_degree = graph.in_degrees().clamp_min(1).to(at::kFloat);
+    edge_norm = (out_degree.index_select(0, whole.indices) *
+                 in_degree.index_select(0, graph.destinations()))
+                    .rsqrt();
+  } else {
+    model.encoder().set_graph_degrees(graph.in_degrees(), graph.out_degrees());
+  }
   const RowReader input_rows = [&](const at::Tensor& ids) {
     return model.has_embedding() ? model.embed(ids) : rows.gather("feat", ids);
   };
@@ -131,6 +163,10 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
     negatives = std::make_unique<sampling::UniformNegativeSampler>(dataset.num_nodes());
   }
   auto embed_all = [&] {
+    if (lightgcn) {
+      torch::NoGradGuard no_grad;
+      return model.propagate(whole, edge_norm);
+    }
     return layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
                                options.progress);
   };
@@ -156,11 +192,17 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       const int64_t count = src.numel();
       const sampling::NegativeEdges corrupted = negatives->sample(
           src, dst, link.negatives, stream_key({options.seed, static_cast<uint64_t>(epoch), b}));
-      const auto [seeds, position] = at::_unique(at::cat({src, dst, corrupted.dst}),
-                                                 /*sorted=*/true, /*return_inverse=*/true);
-      const sampling::MiniBatch batch = sampler.sample(seeds, static_cast<uint64_t>(epoch), b);
-      const torch::Tensor h =
-          model.encoder().forward(batch.blocks, input_rows(batch.input_nodes()));
+      const at::Tensor nodes = at::cat({src, dst, corrupted.dst});
+      torch::Tensor h;  // rows of the batch's nodes, found at `position`
+      at::Tensor position = nodes;
+      if (lightgcn) {
+        h = model.propagate(whole, edge_norm);
+      } else {
+        at::Tensor seeds;
+        std::tie(seeds, position) = at::_unique(nodes, /*sorted=*/true, /*return_inverse=*/true);
+        const sampling::MiniBatch batch = sampler.sample(seeds, static_cast<uint64_t>(epoch), b);
+        h = model.encoder().forward(batch.blocks, input_rows(batch.input_nodes()));
+      }
       const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
       const torch::Tensor positive =
           model.score(h_src, h.index_select(0, position.slice(0, count, 2 * count)));

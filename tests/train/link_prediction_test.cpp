@@ -46,6 +46,17 @@ TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   EXPECT_GT(embedded.test_auc, embedded.test_common_neighbors_auc);
 }
 
+TEST(LinkPrediction, LightGcnPropagatesEmbeddingsOverTheWholeGraph) {
+  const io::Dataset data = split_planted();
+  TrainOptions options = quick_options();
+  options.model.kind = "lightgcn";
+  options.fanouts = {-1, -1};  // two propagation layers
+  options.epochs = 20;
+  const LinkResult result = train_link_prediction(data, options, {.loss = "bpr"});
+  EXPECT_GT(result.test_auc, result.test_common_neighbors_auc);
+  EXPECT_GT(result.test_auc, 0.6);  // well above chance; features-free, 20 epochs
+}
+
 TEST(LinkPrediction, MissingEdgeSplitsNameWhatIsNeeded) {
   const io::Dataset data = io::generate_planted({.num_nodes = 100});
   const std::string message =
