@@ -109,6 +109,13 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     fmt::print("test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}  (common neighbours AUC {:.4f})\n",
                result.test_auc, link.hits_k, result.test_hits, result.test_mrr,
                result.test_common_neighbors_auc);
+    if (result.test_recall_at_20 >= 0) {
+      fmt::print(
+          "full ranking over all {} nodes: Recall@20 {:.4f}  MAP@10 {:.4f}  (popularity: "
+          "{:.4f} / {:.4f})\n",
+          dataset.num_nodes(), result.test_recall_at_20, result.test_map_at_10,
+          result.popularity_recall_at_20, result.popularity_map_at_10);
+    }
     fmt::print("total time {:.1f} s\n", timer.seconds());
     return;
   }

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "graphloom/base/error.h"
@@ -62,6 +63,44 @@ double mean_reciprocal_rank(const at::Tensor& positive, const at::Tensor& negati
     sum += 1.0 / static_cast<double>(1 + not_below);
   }
   return sum / static_cast<double>(positive.numel());
+}
+
+RankingMetrics ranking_at_k(const at::Tensor& scores,
+                            const std::vector<std::vector<int64_t>>& relevant,
+                            const std::vector<std::vector<int64_t>>& excluded, int64_t k) {
+  GL_CHECK(scores.dim() == 2 && static_cast<std::size_t>(scores.size(0)) == relevant.size() &&
+               relevant.size() == excluded.size() && k >= 1,
+           "ranking needs scores [Q, N] with Q relevant and excluded lists and k >= 1");
+  at::Tensor masked = scores.to(at::kDouble).clone();
+  const double lowest = -std::numeric_limits<double>::infinity();
+  for (std::size_t q = 0; q < excluded.size(); ++q) {
+    for (const int64_t candidate : excluded[q]) masked[q][candidate] = lowest;
+  }
+  const int64_t depth = std::min<int64_t>(k, scores.size(1));
+  const at::Tensor top = std::get<1>(masked.topk(depth, /*dim=*/1)).contiguous();
+  RankingMetrics metrics;
+  for (std::size_t q = 0; q < relevant.size(); ++q) {
+    if (relevant[q].empty()) continue;
+    std::vector<int64_t> wanted = relevant[q];
+    std::sort(wanted.begin(), wanted.end());
+    const int64_t* ranked = top.data_ptr<int64_t>() + q * depth;
+    int64_t hits = 0;
+    double precision_sum = 0;
+    for (int64_t i = 0; i < depth; ++i) {
+      if (!std::binary_search(wanted.begin(), wanted.end(), ranked[i])) continue;
+      ++hits;
+      precision_sum += static_cast<double>(hits) / static_cast<double>(i + 1);
+    }
+    const auto count = static_cast<double>(wanted.size());
+    metrics.recall += static_cast<double>(hits) / count;
+    metrics.map += precision_sum / std::min<double>(count, static_cast<double>(k));
+    ++metrics.queries;
+  }
+  if (metrics.queries > 0) {
+    metrics.recall /= static_cast<double>(metrics.queries);
+    metrics.map /= static_cast<double>(metrics.queries);
+  }
+  return metrics;
 }
 
 }  // namespace graphloom::train

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <array>
 #include <optional>
 #include <tuple>
 
@@ -95,6 +96,61 @@ at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at:
   torch::NoGradGuard no_grad;
   return model.score(embeddings.index_select(0, pairs.select(1, 0)),
                      embeddings.index_select(0, pairs.select(1, 1)));
+}
+
+// Scores of every node for each query node [Q, N], through the model's scorer (dot or MLP).
+at::Tensor all_pair_scores(LinkModel& model, const at::Tensor& embeddings,
+                           const at::Tensor& queries) {
+  torch::NoGradGuard no_grad;
+  const int64_t n = embeddings.size(0);
+  at::Tensor scores = at::empty({queries.numel(), n}, at::kFloat);
+  const int64_t* query = queries.data_ptr<int64_t>();
+  for (int64_t q = 0; q < queries.numel(); ++q) {
+    scores[q].copy_(model.score(embeddings[query[q]].expand({n, embeddings.size(1)}), embeddings));
+  }
+  return scores;
+}
+
+// Recall@20 and MAP@10 of ranking every node for each endpoint of the test positives, by the
+// model and by popularity (training degree): {model recall, model MAP, popular recall, MAP}.
+std::array<double, 4> full_ranking(LinkModel& model, const at::Tensor& embeddings,
+                                   const io::Dataset& dataset, bool symmetric) {
+  const int64_t n = embeddings.size(0);
+  std::vector<std::vector<int64_t>> relevant(n), excluded(n);
+  auto add_pairs = [&](const at::Tensor& pairs, std::vector<std::vector<int64_t>>& lists) {
+    const at::Tensor both = pairs.contiguous();
+    const int64_t* p = both.data_ptr<int64_t>();
+    for (int64_t i = 0; i < both.size(0); ++i) {
+      lists[p[2 * i]].push_back(p[2 * i + 1]);
+      if (symmetric) lists[p[2 * i + 1]].push_back(p[2 * i]);
+    }
+  };
+  add_pairs(dataset.edge_splits.at("test"), relevant);
+  add_pairs(dataset.edge_splits.at("train"), excluded);
+  add_pairs(dataset.edge_splits.at("valid"), excluded);
+  std::vector<int64_t> queries;
+  for (int64_t v = 0; v < n; ++v) {
+    if (relevant[v].empty()) continue;
+    queries.push_back(v);
+    excluded[v].push_back(v);
+  }
+  if (queries.empty() || static_cast<double>(queries.size()) * static_cast<double>(n) > 5e7) {
+    return {-1, -1, -1, -1};
+  }
+  std::vector<std::vector<int64_t>> query_relevant, query_excluded;
+  for (const int64_t v : queries) {
+    query_relevant.push_back(relevant[v]);
+    query_excluded.push_back(excluded[v]);
+  }
+  const at::Tensor scores = all_pair_scores(model, embeddings, at::tensor(queries, at::kLong));
+  const at::Tensor popular = dataset.graph.in_degrees()
+                                 .to(at::kFloat)
+                                 .unsqueeze(0)
+                                 .expand({static_cast<int64_t>(queries.size()), n});
+  return {ranking_at_k(scores, query_relevant, query_excluded, 20).recall,
+          ranking_at_k(scores, query_relevant, query_excluded, 10).map,
+          ranking_at_k(popular, query_relevant, query_excluded, 20).recall,
+          ranking_at_k(popular, query_relevant, query_excluded, 10).map};
 }
 
 }  // namespace
@@ -280,6 +336,11 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
     result.test_common_neighbors_auc =
         roc_auc(graph::common_neighbor_counts(dataset.graph, test_pos),
                 graph::common_neighbor_counts(dataset.graph, test_neg));
+    const auto ranking = full_ranking(model, embeddings, dataset, !dataset.directed);
+    result.test_recall_at_20 = ranking[0];
+    result.test_map_at_10 = ranking[1];
+    result.popularity_recall_at_20 = ranking[2];
+    result.popularity_map_at_10 = ranking[3];
   }
   return result;
 }

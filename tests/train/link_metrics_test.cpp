@@ -32,5 +32,20 @@ TEST(LinkMetrics, MrrRanksEachPositiveAmongTheNegatives) {
   EXPECT_DOUBLE_EQ(mean_reciprocal_rank(positive, negative), (1.0 + 0.5 + 1.0 / 3) / 3);
 }
 
+TEST(LinkMetrics, FullRankingRecallAndMapAtK) {
+  // Query 0 ranks 3 > 1 > 2 > 0 once candidate 4 (its training positive) is excluded; its
+  // held-out positives are 1 and 2: top-2 = {3, 1} -> recall 1/2, AP@2 = (1/2) / 2.
+  // Query 1 ranks 0 first, its positive: recall 1, AP 1. Query 2 has none and is skipped.
+  const at::Tensor scores = at::tensor({0.1, 0.5, 0.3, 0.9, 1.0,  //
+                                        0.9, 0.1, 0.2, 0.3, 0.4,  //
+                                        0.5, 0.5, 0.5, 0.5, 0.5},
+                                       at::kDouble)
+                                .view({3, 5});
+  const RankingMetrics metrics = ranking_at_k(scores, {{1, 2}, {0}, {}}, {{4}, {}, {}}, 2);
+  EXPECT_EQ(metrics.queries, 2);
+  EXPECT_DOUBLE_EQ(metrics.recall, (0.5 + 1.0) / 2);
+  EXPECT_DOUBLE_EQ(metrics.map, (0.25 + 1.0) / 2);
+}
+
 }  // namespace
 }  // namespace graphloom::train

@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace graphloom::train {
 
@@ -18,5 +19,20 @@ double hits_at_k(const at::Tensor& positive, const at::Tensor& negative, int64_t
 // Mean over positives of 1 / rank among the negatives (rank 1 = above every negative;
 // ties count against the positive, as OGB's optimistic/pessimistic mean).
 double mean_reciprocal_rank(const at::Tensor& positive, const at::Tensor& negative);
+
+// Full-ranking metrics (recommendation style): every candidate is ranked for each query.
+struct RankingMetrics {
+  double recall = 0;  // mean over queries of |top-K ∩ relevant| / |relevant|
+  double map = 0;     // mean over queries of AP@K = sum over hits at rank i of precision@i,
+                      // divided by min(|relevant|, K)
+  int64_t queries = 0;
+};
+
+// `scores` [Q, N]: query q's score for every candidate. `relevant[q]` are its held-out
+// positives; `excluded[q]` (e.g. its training positives, itself) are removed from the ranking.
+// Queries without relevant candidates are skipped.
+RankingMetrics ranking_at_k(const at::Tensor& scores,
+                            const std::vector<std::vector<int64_t>>& relevant,
+                            const std::vector<std::vector<int64_t>>& excluded, int64_t k);
 
 }  // namespace graphloom::train

@@ -30,6 +30,12 @@ struct LinkResult {
   double test_hits = 0;  // Hits@LinkOptions::hits_k
   double test_mrr = 0;
   double test_common_neighbors_auc = 0;  // the heuristic baseline on the same pairs
+  // Full ranking: each endpoint of a test positive ranks every node (its training and
+  // validation neighbors and itself excluded); -1 when the graph is too big to rank in full.
+  double test_recall_at_20 = -1;
+  double test_map_at_10 = -1;
+  double popularity_recall_at_20 = -1;  // ranking by training degree, the same queries
+  double popularity_map_at_10 = -1;
   int64_t epochs_run = 0;
   double edges_per_second = 0;  // positive training edges per second of training
 };
