@@ -4,12 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <array>
-#include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -24,6 +20,7 @@
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
 #include "rpc_bytes.h"
+#include "sparse_optimizer.h"
 
 #ifndef GRAPHLOOM_VERSION
 #define GRAPHLOOM_VERSION "unknown"
@@ -199,38 +196,19 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
       at::Tensor steps = adam ? tensor(name + "-adam-step") : at::Tensor();
       GL_CHECK(first.sizes() == weight.sizes() && (!adam || second.sizes() == weight.sizes()),
                "optimizer state of '{}' does not match its shape", name);
-      float* w = weight.data_ptr<float>();
-      float* s1 = first.data_ptr<float>();
-      float* s2 = adam ? second.data_ptr<float>() : nullptr;
-      float* t = adam ? steps.data_ptr<float>() : nullptr;
-      const int64_t* row = local.data_ptr<int64_t>();
-      const float* g = grads.data_ptr<float>();
-      const float lr = request->lr(), eps = request->eps();
-      const float beta1 = request->beta1(), beta2 = request->beta2();
-      std::shared_lock tensors(mutex_);  // against pushes; rows are locked one by one below
-      for (int64_t i = 0; i < local.numel(); ++i) {
-        std::lock_guard row_lock(row_locks_[static_cast<std::size_t>(row[i]) % row_locks_.size()]);
-        float* wr = w + row[i] * dim;
-        float* m = s1 + row[i] * dim;
-        const float* gr = g + i * dim;
-        if (!adam) {  // Adagrad, per element as torch.optim.Adagrad
-          for (int64_t d = 0; d < dim; ++d) {
-            m[d] += gr[d] * gr[d];
-            wr[d] -= lr * gr[d] / (std::sqrt(m[d]) + eps);
-          }
-          continue;
-        }
-        // Adam with a step count per row (rows are updated only when sampled).
-        float* v = s2 + row[i] * dim;
-        const float step = t[row[i]] += 1.0f;
-        const float correction1 = 1.0f - std::pow(beta1, step);
-        const float correction2 = 1.0f - std::pow(beta2, step);
-        for (int64_t d = 0; d < dim; ++d) {
-          m[d] = beta1 * m[d] + (1 - beta1) * gr[d];
-          v[d] = beta2 * v[d] + (1 - beta2) * gr[d] * gr[d];
-          wr[d] -= lr * (m[d] / correction1) / (std::sqrt(v[d] / correction2) + eps);
-        }
-      }
+      std::shared_lock tensors(mutex_);  // against pushes; rows are locked one by one
+      apply_sparse_step({.optimizer = optimizer,
+                         .lr = request->lr(),
+                         .eps = request->eps(),
+                         .beta1 = request->beta1(),
+                         .beta2 = request->beta2()},
+                        {.weight = weight.data_ptr<float>(),
+                         .first = first.data_ptr<float>(),
+                         .second = adam ? second.data_ptr<float>() : nullptr,
+                         .steps = adam ? steps.data_ptr<float>() : nullptr,
+                         .dim = dim},
+                        local.data_ptr<int64_t>(), grads.data_ptr<float>(), local.numel(),
+                        row_locks_);
     });
   }
 
@@ -347,7 +325,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   std::shared_mutex mutex_;  // tensors_, and pushes against pulls
   // Sparse updates lock the rows they change (striped): concurrent updates of one row never
   // interleave (DGL had NaNs from racing updates, dmlc/dgl#3561).
-  std::array<std::mutex, 1024> row_locks_;
+  RowLocks row_locks_;
   std::function<void()> request_shutdown_;
 };
 
@@ -417,37 +395,6 @@ void GraphServer::wait() { impl_->server->Wait(); }
 
 void GraphServer::shutdown() {
   std::call_once(impl_->shutdown_once, [this] { impl_->server->Shutdown(); });
-}
-
-std::string read_pem_file(const std::filesystem::path& path, const char* what) {
-  std::ifstream in(path);
-  GL_CHECK(in.good(), "cannot read the {} file '{}'", what, path.string());
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  GL_CHECK(text.find("-----BEGIN ") != std::string::npos, "{} file '{}' is not PEM", what,
-           path.string());
-  return text;
-}
-
-std::string cluster_token(const std::filesystem::path& token_file) {
-  if (!token_file.empty()) return read_token_file(token_file);
-  const char* token = std::getenv("GRAPHLOOM_TOKEN");
-  return token != nullptr ? token : "";
-}
-
-std::string read_token_file(const std::filesystem::path& path) {
-  struct stat info {};
-  GL_CHECK(::stat(path.c_str(), &info) == 0, "cannot read token file '{}'", path.string());
-  GL_CHECK((info.st_mode & 077) == 0,
-           "token file '{}' is readable by other users (mode {:o}); run chmod 600 on it",
-           path.string(), info.st_mode & 0777);
-  std::ifstream in(path);
-  std::string token;
-  std::getline(in, token);
-  const auto first = token.find_first_not_of(" \t\r\n");
-  const auto last = token.find_last_not_of(" \t\r\n");
-  token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
-  GL_CHECK(!token.empty(), "token file '{}' is empty", path.string());
-  return token;
 }
 
 }  // namespace graphloom::dist

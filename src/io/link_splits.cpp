@@ -97,9 +97,9 @@ Dataset make_link_splits(const Dataset& dataset, const LinkSplitOptions& options
   out.edge_splits["test_neg"] = pairs_of(negative_keys.slice(0, valid));
 
   // Message passing sees every edge except the held-out ones, in both directions.
+  const at::Tensor held_pairs = at::cat({out.edge_splits["valid"], out.edge_splits["test"]});
   const std::vector<int64_t> held =
-      sorted_keys(at::cat({out.edge_splits["valid"], out.edge_splits["test"]}).select(1, 0),
-                  at::cat({out.edge_splits["valid"], out.edge_splits["test"]}).select(1, 1), n);
+      sorted_keys(held_pairs.select(1, 0), held_pairs.select(1, 1), n);
   std::vector<uint8_t> kept(static_cast<std::size_t>(src.numel()));
   const int64_t* s = src.data_ptr<int64_t>();
   const at::Tensor dst_contiguous = dst.contiguous();

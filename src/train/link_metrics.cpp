@@ -71,12 +71,18 @@ RankingMetrics ranking_at_k(const at::Tensor& scores,
   GL_CHECK(scores.dim() == 2 && static_cast<std::size_t>(scores.size(0)) == relevant.size() &&
                relevant.size() == excluded.size() && k >= 1,
            "ranking needs scores [Q, N] with Q relevant and excluded lists and k >= 1");
-  at::Tensor masked = scores.to(at::kDouble).clone();
-  const double lowest = -std::numeric_limits<double>::infinity();
+  const int64_t n = scores.size(1);
+  at::Tensor masked = at::empty(scores.sizes(), at::kDouble).copy_(scores);
+  double* row_scores = masked.data_ptr<double>();
   for (std::size_t q = 0; q < excluded.size(); ++q) {
-    for (const int64_t candidate : excluded[q]) masked[q][candidate] = lowest;
+    for (const int64_t candidate : excluded[q]) {
+      GL_CHECK(candidate >= 0 && candidate < n, "excluded candidate {} is outside [0, {})",
+               candidate, n);
+      row_scores[static_cast<int64_t>(q) * n + candidate] =
+          -std::numeric_limits<double>::infinity();
+    }
   }
-  const int64_t depth = std::min<int64_t>(k, scores.size(1));
+  const int64_t depth = std::min<int64_t>(k, n);
   const at::Tensor top = std::get<1>(masked.topk(depth, /*dim=*/1)).contiguous();
   RankingMetrics metrics;
   for (std::size_t q = 0; q < relevant.size(); ++q) {

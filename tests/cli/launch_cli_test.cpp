@@ -79,6 +79,18 @@ class LaunchCliTest : public ::testing::Test {
     return -1;
   }
 
+  // SIGKILLs `pid` and waits up to 60 s for the launcher; prints how long it took.
+  static int kill_and_wait(BackgroundProcess& launch, int pid, const char* what) {
+    const auto killed = std::chrono::steady_clock::now();
+    ::kill(pid, SIGKILL);
+    const int code = launch.wait_for(60);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+    std::cout << "killed " << what << " -> launch exited after " << seconds << " s with code "
+              << code << "\n";
+    return code;
+  }
+
   TempDir dir_;
   std::string cluster_;
 };
@@ -102,13 +114,7 @@ TEST_F(LaunchCliTest, KilledServerEndsTheJobWithAClearErrorAndNoLeftovers) {
   // The server process of machine 1: a child of the launcher running `serve --part 1`.
   const int server = child_running(launch.pid(), {" serve ", "--part 1 "});
   ASSERT_GT(server, 0) << launch.output();
-  const auto killed = std::chrono::steady_clock::now();
-  ::kill(server, SIGKILL);
-  const int code = launch.wait_for(60);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  std::cout << "killed server -> launch exited after " << seconds << " s with code " << code
-            << "\n";
+  const int code = kill_and_wait(launch, server, "server");
   EXPECT_NE(code, 0) << launch.output();
   EXPECT_NE(code, -1) << "launch still running 60 s after the server died";
   EXPECT_NE(launch.output().find("servers of machine 1"), std::string::npos) << launch.output();
@@ -126,13 +132,7 @@ TEST_F(LaunchCliTest, KilledTrainerEndsTheJobAndResumeContinuesFromTheCheckpoint
       << launch.output();
   const int trainer = child_running(launch.pid(), {" train ", "--part-config"});
   ASSERT_GT(trainer, 0) << launch.output();
-  const auto killed = std::chrono::steady_clock::now();
-  ::kill(trainer, SIGKILL);
-  const int code = launch.wait_for(60);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  std::cout << "killed trainer -> launch exited after " << seconds << " s with code " << code
-            << "\n";
+  const int code = kill_and_wait(launch, trainer, "trainer");
   EXPECT_EQ(code, 128 + SIGKILL) << launch.output();
   EXPECT_NE(launch.output().find("was killed by signal 9"), std::string::npos) << launch.output();
   EXPECT_FALSE(segments_left());
