@@ -1,5 +1,5 @@
-// `graphloom generate planted|rmat`: synthetic datasets. `generate planted` with no flags writes
-// the embedded default dataset that the main job uses.
+// `graphloom generate planted|typed-planted|rmat`: synthetic datasets. `generate planted` with no
+// flags writes the embedded default dataset that the main job uses.
 #include <memory>
 
 #include "commands.h"
@@ -66,6 +66,48 @@ void add_generate_command(CLI::App& app) {
     planted->callback([options, common] {
       Timer timer;
       write_generated(io::generate_planted(*options), common->out, common->force, timer);
+    });
+  }
+  {
+    auto options = std::make_shared<io::TypedPlantedOptions>();
+    auto common = std::make_shared<Common>(Common{.out = "typed-planted"});
+    CLI::App* typed = cmd->add_subcommand(
+        "typed-planted",
+        "Typed graph (items, users; likes / liked_by / related edges) with planted per-relation "
+        "preferences: item classes are told by the users who like them, not by related items");
+    typed->add_option("--out", common->out, "Output directory")->capture_default_str();
+    typed->add_flag("--force", common->force, "Replace the output directory if it exists");
+    typed->add_option("--num-items", options->num_items, "Number of item nodes (labelled)")
+        ->capture_default_str();
+    typed->add_option("--num-users", options->num_users, "Number of user nodes")
+        ->capture_default_str();
+    typed->add_option("--num-classes", options->num_classes, "Number of item classes")
+        ->capture_default_str();
+    typed->add_option("--likes-per-user", options->likes_per_user, "user -likes-> item edges each")
+        ->capture_default_str();
+    typed
+        ->add_option("--preference", options->preference,
+                     "Probability that a like goes to an item of the user's preferred class")
+        ->capture_default_str();
+    typed
+        ->add_option("--related-per-item", options->related_per_item,
+                     "item -related-> item edges per item, to uniform random items (noise)")
+        ->capture_default_str();
+    typed->add_option("--feat-dim", options->feat_dim, "Feature dimension")->capture_default_str();
+    typed
+        ->add_option("--feature-noise", options->feature_noise,
+                     "Standard deviation of the noise added to an item's class centroid")
+        ->capture_default_str();
+    typed->add_option("--train-fraction", options->train_fraction, "Share of items for training")
+        ->capture_default_str();
+    typed->add_option("--valid-fraction", options->valid_fraction, "Share of items for validation")
+        ->capture_default_str();
+    typed->add_option("--test-fraction", options->test_fraction, "Share of items for testing")
+        ->capture_default_str();
+    typed->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    typed->callback([options, common] {
+      Timer timer;
+      write_generated(io::generate_typed_planted(*options), common->out, common->force, timer);
     });
   }
   {

@@ -14,6 +14,7 @@
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/metrics_log.h"
 #include "graphloom/train/node_classification.h"
@@ -40,6 +41,7 @@ struct TrainCommand {
   std::string cache_size = "0";
   std::string task = "node";
   train::LinkOptions link;
+  std::vector<std::string> edge_type_fanouts;  // "EDGE_TYPE=F1,F2,..." overrides
 };
 
 // The partitioned job of this trainer: machine from --machine, GRAPHLOOM_MACHINE or the node
@@ -88,6 +90,9 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   if (command.cache_policy != "none") {
     throw UsageError("--cache-policy caches remote rows: it needs --part-config");
   }
+  if (!command.edge_type_fanouts.empty() && !command.part_config.empty()) {
+    throw UsageError("--edge-type-fanout: typed sampling runs on one machine for now");
+  }
   io::Dataset dataset;
   if (command.data.empty()) {
     spdlog::info("no --data: generating the embedded default dataset (planted partition)");
@@ -98,6 +103,15 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
                timer.seconds());
+  if (!dataset.schema.empty()) {
+    spdlog::info("typed graph: {} node types, {} edge types", dataset.schema.num_node_types(),
+                 dataset.schema.num_edge_types());
+    command.options.edge_type_fanouts = sampling::per_edge_type_fanouts(
+        dataset.schema, command.options.fanouts, command.edge_type_fanouts);
+  } else if (!command.edge_type_fanouts.empty()) {
+    throw UsageError(fmt::format("--edge-type-fanout {}: dataset '{}' has no edge types",
+                                 command.edge_type_fanouts.front(), dataset.name));
+  }
   if (command.task == "link") {
     if (group != nullptr) throw UsageError("--task link runs in one process for now (no --nproc)");
     train::LinkOptions link = command.link;
@@ -141,10 +155,11 @@ void print_result(const TrainCommand& command, const train::TrainResult& result,
 
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   cmd->add_option("--model", o.model.kind,
-                  "Model: sage, gcn, gat, mlp (features only), or lightgcn (--task link: "
-                  "learnable embeddings propagated over the whole graph; --fanouts gives only "
-                  "the number of layers)")
-      ->check(CLI::IsMember({"sage", "gcn", "gat", "mlp", "lightgcn"}))
+                  "Model: sage, gcn, gat, mlp (features only), rgcn or rsage (typed graphs: one "
+                  "weight per edge type, messages summed (R-GCN) or averaged (relational "
+                  "GraphSAGE)), or lightgcn (--task link: learnable embeddings propagated over "
+                  "the whole graph; --fanouts gives only the number of layers)")
+      ->check(CLI::IsMember({"sage", "gcn", "gat", "mlp", "rgcn", "rsage", "lightgcn"}))
       ->capture_default_str();
   cmd->add_option("--fanouts", o.fanouts,
                   "Neighbors sampled per layer, input layer first (-1 = all); their count is "
@@ -310,6 +325,10 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group(link_group);
+  cmd->add_option("--edge-type-fanout", command->edge_type_fanouts,
+                  "Typed graphs: EDGE_TYPE=F1,F2,... picks per layer for one edge type (a "
+                  "relation name or src:relation:dst), overriding --fanouts, which otherwise "
+                  "applies to every edge type; repeat for several types");
   cmd->add_option("--cache-policy", command->cache_policy,
                   "Cache of remote feature rows: none, degree (static: the nodes this machine's "
                   "edges refer to most) or sieve (dynamic, GraphBolt's default)")

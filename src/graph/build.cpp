@@ -14,6 +14,7 @@
 
 #include "graphloom/base/dispatch.h"
 #include "graphloom/base/error.h"
+#include "graphloom/graph/schema.h"
 
 namespace graphloom::graph {
 namespace {
@@ -109,6 +110,11 @@ CscGraph csc_from_coo(const CooInput& input) {
     GL_CHECK(input.edge_ids.scalar_type() == at::kLong && input.edge_ids.numel() == num_edges,
              "edge ids: expected int64 [{}]", num_edges);
   }
+  if (input.edge_types.defined()) {
+    GL_CHECK(input.edge_types.dim() == 1 && input.edge_types.numel() == num_edges,
+             "edge types: expected {} values (one per edge), got {}", num_edges,
+             input.edge_types.numel());
+  }
 
   CscGraph out;
   out.num_nodes = input.num_nodes;
@@ -116,7 +122,9 @@ CscGraph csc_from_coo(const CooInput& input) {
   out.indices = at::empty({num_edges}, index_dtype_for(input.num_nodes));
   // The input position of every CSC entry, when edge ids or weights must follow the edges.
   at::Tensor order;
-  if (input.keep_edge_ids || input.weights.defined()) order = at::empty({num_edges}, at::kLong);
+  if (input.keep_edge_ids || input.weights.defined() || input.edge_types.defined()) {
+    order = at::empty({num_edges}, at::kLong);
+  }
 
   // Per-thread histograms cost num_nodes * 8 bytes each: never more than the indices array.
   const int64_t budget = std::max<int64_t>(1, num_edges / std::max<int64_t>(1, input.num_nodes));
@@ -134,6 +142,11 @@ CscGraph csc_from_coo(const CooInput& input) {
   if (input.weights.defined()) out.weights = input.weights.index_select(0, order);
   if (input.keep_edge_ids) {
     out.edge_ids = input.edge_ids.defined() ? input.edge_ids.index_select(0, order) : order;
+  }
+  if (input.edge_types.defined()) {
+    out.type_per_edge = input.edge_types.index_select(0, order);
+    out = sort_columns_by_edge_type(out);
+    if (!input.keep_edge_ids) out.edge_ids = at::Tensor();
   }
   return out;
 }

@@ -91,10 +91,20 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
                            const LoadOptions& options) {
   const json& spec = meta.root().at("graph");
   GL_CHECK(spec.is_object(), "'{}': 'graph' must be an object", meta.file().string());
-  check_unknown_keys(spec, {"edges", "indptr", "indices", "edge_ids", "weights"}, "'graph'",
-                     meta.file(), options.strict);
+  check_unknown_keys(spec, {"edges", "indptr", "indices", "edge_ids", "weights", "type_per_edge"},
+                     "'graph'", meta.file(), options.strict);
   at::Tensor weights;
   if (spec.contains("weights")) weights = meta.array(spec, "weights", options.memory_map);
+  at::Tensor edge_types;
+  if (spec.contains("type_per_edge")) {
+    edge_types = meta.array(spec, "type_per_edge", options.memory_map);
+    const auto dtype = edge_types.scalar_type();
+    GL_CHECK(edge_types.dim() == 1 && (dtype == at::kChar || dtype == at::kShort ||
+                                       dtype == at::kInt || dtype == at::kLong),
+             "'{}': type_per_edge must be a 1-D int8/int16/int32/int64 array, got {} {}",
+             (dir / spec.at("type_per_edge").get<std::string>()).string(), dtype_name(dtype),
+             edge_types.sizes());
+  }
 
   if (spec.contains("edges")) {
     const fs::path file = dir / spec.at("edges").get<std::string>();
@@ -110,6 +120,7 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
     input.num_nodes = num_nodes;
     input.weights = weights;
     input.keep_edge_ids = options.keep_edge_ids;
+    input.edge_types = edge_types;  // each column then grouped by type (DESIGN.md section 3)
     return with_file_context(file, [&] { return graph::csc_from_coo(input); });
   }
   GL_CHECK(spec.contains("indptr") && spec.contains("indices"),
@@ -121,6 +132,7 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
   graph.indices = meta.array(spec, "indices", options.memory_map);
   if (spec.contains("edge_ids")) graph.edge_ids = meta.array(spec, "edge_ids", options.memory_map);
   graph.weights = weights;
+  graph.type_per_edge = edge_types;
   with_file_context(dir / spec.at("indices").get<std::string>(), [&] {
     graph.validate();
     return 0;
@@ -147,15 +159,42 @@ at::Tensor load_node_ids(const Metadata& meta, const json& object, const std::st
 
 }  // namespace
 
+// "node_types": [{"name": ..., "count": ...}, ...] in id order, "edge_types": [[src, relation,
+// dst], ...] indexed by type_per_edge.
+void load_schema(const Metadata& meta, Dataset& dataset) {
+  const json& root = meta.root();
+  const std::string file = meta.file().string();
+  GL_CHECK(root.contains("node_types") && root.contains("edge_types") &&
+               dataset.graph.type_per_edge.defined(),
+           "'{}': a typed graph needs node_types, edge_types and graph.type_per_edge together",
+           file);
+  std::vector<int64_t> offsets{0};
+  for (const json& entry : root.at("node_types")) {
+    GL_CHECK(entry.is_object() && entry.contains("name") && entry.contains("count"),
+             "'{}': each node_types entry must be {{\"name\": ..., \"count\": ...}}", file);
+    dataset.schema.node_types.push_back(meta.get<std::string>(entry, "name", "a string"));
+    offsets.push_back(offsets.back() + meta.get<int64_t>(entry, "count", "an integer"));
+  }
+  for (const json& entry : root.at("edge_types")) {
+    GL_CHECK(entry.is_array() && entry.size() == 3 && entry[0].is_string() &&
+                 entry[1].is_string() && entry[2].is_string(),
+             "'{}': each edge_types entry must be [src_type, relation, dst_type], got {}", file,
+             entry.dump());
+    dataset.schema.edge_types.push_back({entry[0], entry[1], entry[2]});
+  }
+  dataset.graph.node_type_offset = at::tensor(offsets, at::kLong);
+}
+
 Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   GL_CHECK(fs::is_directory(dir), "dataset directory '{}' does not exist", dir.string());
   const Metadata meta(read_metadata(dir / "metadata.json"), dir);
   const json& root = meta.root();
   GL_CHECK(root.is_object(), "'{}': expected a JSON object", meta.file().string());
-  check_unknown_keys(root,
-                     {"format", "version", "name", "num_nodes", "directed", "graph",
-                      "node_features", "labels", "num_classes", "splits", "edge_splits"},
-                     "the top level", meta.file(), options.strict);
+  check_unknown_keys(
+      root,
+      {"format", "version", "name", "num_nodes", "directed", "graph", "node_features", "labels",
+       "num_classes", "splits", "edge_splits", "node_types", "edge_types"},
+      "the top level", meta.file(), options.strict);
   GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kFormat,
            "'{}': format must be \"{}\"", meta.file().string(), kFormat);
   const int version = meta.get<int>(root, "version", "1");
@@ -171,6 +210,9 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
 
   Timer timer;
   dataset.graph = load_graph(meta, dir, num_nodes, options);
+  if (root.contains("node_types") || root.contains("edge_types")) {
+    load_schema(meta, dataset);
+  }
   spdlog::debug("loaded graph of '{}' in {:.3f} s", dir.string(), timer.seconds());
 
   if (root.contains("node_features")) {
@@ -224,6 +266,7 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
 
 void validate_dataset(const Dataset& dataset) {
   const int64_t n = dataset.num_nodes();
+  dataset.schema.validate(dataset.graph);
   for (const auto& [name, pairs] : dataset.edge_splits) {
     GL_CHECK(pairs.dim() == 2 && pairs.size(1) == 2,
              "edge split '{}' must be [M, 2] node pairs, got {}", name, pairs.sizes());
@@ -280,12 +323,31 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
     save_npy(staging / "weights.npy", graph.weights);
     graph_meta["weights"] = "weights.npy";
   }
+  if (graph.type_per_edge.defined()) {
+    save_npy(staging / "type_per_edge.npy", graph.type_per_edge.contiguous());
+    graph_meta["type_per_edge"] = "type_per_edge.npy";
+  }
   json meta = {{"format", kFormat},
                {"version", 1},
                {"name", dataset.name},
                {"num_nodes", dataset.num_nodes()},
                {"directed", dataset.directed},
                {"graph", graph_meta}};
+  if (!dataset.schema.empty()) {
+    const at::Tensor offsets = dataset.graph.node_type_offset.contiguous();
+    json node_types = json::array();
+    for (int64_t t = 0; t < dataset.schema.num_node_types(); ++t) {
+      node_types.push_back(
+          {{"name", dataset.schema.node_types[static_cast<std::size_t>(t)]},
+           {"count", offsets[t + 1].item<int64_t>() - offsets[t].item<int64_t>()}});
+    }
+    json edge_types = json::array();
+    for (const graph::EdgeType& type : dataset.schema.edge_types) {
+      edge_types.push_back({type.src, type.relation, type.dst});
+    }
+    meta["node_types"] = node_types;
+    meta["edge_types"] = edge_types;
+  }
   if (!dataset.node_features.empty()) {
     json features = json::object();
     for (const auto& [name, feature] : dataset.node_features) {

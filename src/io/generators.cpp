@@ -128,6 +128,95 @@ Dataset generate_planted(const PlantedOptions& o) {
   return dataset;
 }
 
+Dataset generate_typed_planted(const TypedPlantedOptions& o) {
+  GL_CHECK(o.num_items > 0 && o.num_users > 0, "--num-items and --num-users must be positive");
+  GL_CHECK(o.num_classes >= 2 && o.num_classes <= o.num_items,
+           "--num-classes must be in [2, num_items], got {}", o.num_classes);
+  GL_CHECK(o.likes_per_user >= 0 && o.related_per_item >= 0,
+           "--likes-per-user and --related-per-item must be >= 0");
+  GL_CHECK(o.preference >= 0 && o.preference <= 1, "--preference must be in [0, 1], got {}",
+           o.preference);
+  const int64_t items = o.num_items;
+  const int64_t users = o.num_users;
+  const int64_t c = o.num_classes;
+  enum Relation : int8_t { kLikes, kLikedBy, kRelated };
+
+  // Items get a class; items of class k are the ids with id % c == k, so no sort is needed.
+  at::Tensor labels = at::full({items + users}, -1, at::kLong);
+  int64_t* label = labels.data_ptr<int64_t>();
+  for (int64_t v = 0; v < items; ++v) label[v] = v % c;
+
+  const int64_t likes = users * o.likes_per_user;
+  const int64_t related = items * o.related_per_item;
+  const int64_t m = 2 * likes + 2 * related;
+  at::Tensor src = at::empty({m}, at::kLong);
+  at::Tensor dst = at::empty({m}, at::kLong);
+  at::Tensor types = at::empty({m}, at::kChar);
+  int64_t* s = src.data_ptr<int64_t>();
+  int64_t* d = dst.data_ptr<int64_t>();
+  int8_t* t = types.data_ptr<int8_t>();
+  auto add_pair = [&](int64_t e, int64_t a, int64_t b, int8_t forward, int8_t backward,
+                      int64_t half) {
+    s[e] = a, d[e] = b, t[e] = forward;
+    s[e + half] = b, d[e + half] = a, t[e + half] = backward;
+  };
+#pragma omp parallel for schedule(static)
+  for (int64_t u = 0; u < users; ++u) {
+    RandomStream rng(stream_key({o.seed, kEdges, static_cast<uint64_t>(u)}));
+    const auto preferred = static_cast<int64_t>(rng.uniform(c));
+    const int64_t in_class = (items - preferred + c - 1) / c;  // ids preferred, preferred + c, ...
+    for (int64_t j = 0; j < o.likes_per_user; ++j) {
+      const int64_t item = rng.uniform_real() < o.preference
+                               ? preferred + c * static_cast<int64_t>(rng.uniform(in_class))
+                               : static_cast<int64_t>(rng.uniform(items));
+      add_pair(u * o.likes_per_user + j, items + u, item, kLikes, kLikedBy, likes);
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < items; ++v) {
+    RandomStream rng(stream_key({o.seed, kClass, static_cast<uint64_t>(v)}));
+    for (int64_t j = 0; j < o.related_per_item; ++j) {
+      const auto other = static_cast<int64_t>(rng.uniform(items));
+      add_pair(2 * likes + v * o.related_per_item + j, v, other, kRelated, kRelated, related);
+    }
+  }
+  graph::CooInput input{.src = src, .dst = dst, .num_nodes = items + users, .keep_edge_ids = false};
+  input.edge_types = types;
+
+  // Items: class centroid plus noise; users: noise of the same scale (no class evidence).
+  at::Tensor centroids = at::empty({c, o.feat_dim}, at::kFloat);
+  float* centroid = centroids.data_ptr<float>();
+  RandomStream centroid_rng(stream_key({o.seed, kCentroids}));
+  for (int64_t i = 0; i < c * o.feat_dim; ++i)
+    centroid[i] = static_cast<float>(centroid_rng.normal());
+  at::Tensor features = at::empty({items + users, o.feat_dim}, at::kFloat);
+  float* feature = features.data_ptr<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t v = 0; v < items + users; ++v) {
+    RandomStream rng(stream_key({o.seed, kFeatures, static_cast<uint64_t>(v)}));
+    for (int64_t j = 0; j < o.feat_dim; ++j) {
+      const float center = v < items ? centroid[label[v] * o.feat_dim + j] : 0.0F;
+      feature[v * o.feat_dim + j] = center + static_cast<float>(o.feature_noise * rng.normal());
+    }
+  }
+
+  Dataset dataset;
+  dataset.name = "typed-planted";
+  dataset.directed = true;
+  dataset.graph = graph::csc_from_coo(input);
+  dataset.graph.node_type_offset = at::tensor({int64_t{0}, items, items + users}, at::kLong);
+  dataset.schema.node_types = {"item", "user"};
+  dataset.schema.edge_types = {
+      {"user", "likes", "item"}, {"item", "liked_by", "user"}, {"item", "related", "item"}};
+  dataset.node_features["feat"] = features;
+  dataset.labels = labels;
+  dataset.num_classes = c;
+  // Item ids are 0..items-1, so splits over the first `items` ids cover the items only.
+  dataset.splits =
+      random_splits(items, o.train_fraction, o.valid_fraction, o.test_fraction, o.seed);
+  return dataset;
+}
+
 Dataset generate_rmat(const RmatOptions& o) {
   GL_CHECK(o.scale >= 1 && o.scale <= 40, "--scale must be in [1, 40], got {}", o.scale);
   GL_CHECK(o.edge_factor >= 1, "--edge-factor must be >= 1, got {}", o.edge_factor);

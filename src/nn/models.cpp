@@ -1,4 +1,4 @@
-// The four models as stacks of layers with dropout and activations between them.
+// The models as stacks of layers with dropout and activations between them.
 #include "graphloom/nn/models.h"
 
 #include <torch/torch.h>
@@ -7,6 +7,7 @@
 #include "graphloom/nn/checkpoint.h"
 #include "graphloom/nn/dropout.h"
 #include "graphloom/nn/layers.h"
+#include "graphloom/nn/relational_layers.h"
 
 namespace graphloom::nn {
 
@@ -110,6 +111,20 @@ class GAT : public StackedModel<GATConv> {
   }
 };
 
+// Typed graphs: R-GCN sums the relations' messages, relational GraphSAGE averages them.
+class RelationalModel : public StackedModel<RelationalConv> {
+ public:
+  explicit RelationalModel(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
+    GL_CHECK(c.num_relations > 0,
+             "--model {} needs a typed graph (node_types and edge_types in the dataset)", c.kind);
+    for (int64_t l = 0; l < c.layers; ++l) {
+      add(RelationalConv(input_width(c, l), width(c, l), c.num_relations,
+                         c.kind == "rgcn" ? "sum" : "mean"),
+          width(c, l));
+    }
+  }
+};
+
 // Feature-only baseline: the block's destination rows through linear layers; edges unused.
 class MLPLayerImpl : public torch::nn::Module {
  public:
@@ -146,11 +161,13 @@ std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
     model = std::make_shared<GAT>(config);
   } else if (config.kind == "mlp") {
     model = std::make_shared<MLP>(config);
+  } else if (config.kind == "rgcn" || config.kind == "rsage") {
+    model = std::make_shared<RelationalModel>(config);
   } else {
-    throw UsageError(
-        fmt::format("--model: unknown model '{}' (expected sage, gcn, gat or mlp; lightgcn is a "
-                    "link-prediction encoder: --task link)",
-                    config.kind));
+    throw UsageError(fmt::format(
+        "--model: unknown model '{}' (expected sage, gcn, gat, mlp, rgcn or rsage; lightgcn is a "
+        "link-prediction encoder: --task link)",
+        config.kind));
   }
   model->set_checkpoint_layers(config.checkpoint_layers);
   return model;

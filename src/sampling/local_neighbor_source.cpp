@@ -27,12 +27,11 @@ constexpr int64_t kFloydMaxPicks = 64;
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 class Kernel {
  public:
-  Kernel(const graph::CscGraph& graph, int64_t fanout)
+  explicit Kernel(const graph::CscGraph& graph)
       : indptr_(graph.indptr.data_ptr<int64_t>()),
         indices_(graph.indices.data_ptr<Index>()),
         edge_ids_(graph.has_edge_ids() ? graph.edge_ids.data_ptr<int64_t>() : nullptr),
-        weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr),
-        fanout_(fanout) {}
+        weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr) {}
 
   struct Column {
     int64_t begin;
@@ -45,8 +44,8 @@ class Kernel {
     if (c.degree > 16) __builtin_prefetch(indices_ + c.begin + c.degree - 1);
   }
 
-  // Number of picks in a column.
-  int64_t count(const Column& c) const {
+  // Number of picks in a column (or a segment of one).
+  int64_t count(const Column& c, int64_t fanout) const {
     const int64_t begin = c.begin;
     const int64_t degree = c.degree;
     int64_t available = degree;
@@ -54,18 +53,18 @@ class Kernel {
       available = 0;
       for (int64_t e = begin; e < begin + degree; ++e) available += weights_[e] > 0;
     }
-    if (fanout_ < 0) return available;
-    if constexpr (kReplace) return available > 0 ? fanout_ : 0;
-    return std::min(available, fanout_);
+    if (fanout < 0) return available;
+    if constexpr (kReplace) return available > 0 ? fanout : 0;
+    return std::min(available, fanout);
   }
 
   // Writes the neighbors and edge ids of `picks` positions of a column.
-  void fill(const Column& c, int64_t picks, RandomStream& rng, int64_t* neighbors,
+  void fill(const Column& c, int64_t fanout, int64_t picks, RandomStream& rng, int64_t* neighbors,
             int64_t* ids) const {
     const int64_t begin = c.begin;
     const int64_t degree = c.degree;
     int64_t* out = ids;  // positions first; translated to (neighbor, edge id) at the end
-    if (fanout_ < 0 || (!kReplace && !kWeighted && picks == degree)) {
+    if (fanout < 0 || (!kReplace && !kWeighted && picks == degree)) {
       int64_t n = 0;
       for (int64_t e = begin; e < begin + degree; ++e) {
         if constexpr (kWeighted) {
@@ -152,13 +151,12 @@ class Kernel {
   const Index* indices_;
   const int64_t* edge_ids_;
   const Weight* weights_;
-  int64_t fanout_;
 };
 
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
                         uint64_t random_key, int64_t first_node) {
-  const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph, fanout);
+  const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph);
   const int64_t num_seeds = seeds.numel();
   const int64_t* seed = seeds.data_ptr<int64_t>();
   using Column = typename Kernel<Index, Weight, kReplace, kWeighted>::Column;
@@ -179,7 +177,7 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   for (int64_t i = 0; i < num_seeds; ++i) {
     if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
     column[i] = kernel.column(seed[i]);
-    indptr[i + 1] = kernel.count(column[i]);
+    indptr[i + 1] = kernel.count(column[i], fanout);
   }
   for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] += indptr[i];
 
@@ -191,9 +189,96 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   for (int64_t i = 0; i < num_seeds; ++i) {
     if (i + kColumnsAhead < num_seeds) kernel.prefetch_column(column[i + kColumnsAhead]);
     RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
-    kernel.fill(column[i], indptr[i + 1] - indptr[i], rng, neighbors + indptr[i], ids + indptr[i]);
+    kernel.fill(column[i], fanout, indptr[i + 1] - indptr[i], rng, neighbors + indptr[i],
+                ids + indptr[i]);
   }
   return out;
+}
+
+// Typed graphs: each column is a run of segments, one per edge type present (sorted by type),
+// and segment r gets its own fanout. A seed's stream serves its segments in type order, so the
+// picks are as reproducible as in the homogeneous kernel.
+template <typename Index, typename Weight, bool kReplace, bool kWeighted, typename Type>
+SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
+                              const SampleOptions& options) {
+  using KernelType = Kernel<Index, Weight, kReplace, kWeighted>;
+  using Column = typename KernelType::Column;
+  const KernelType kernel(graph);
+  const Type* type = graph.type_per_edge.data_ptr<Type>();
+  const std::vector<int64_t>& type_fanouts = options.edge_type_fanouts;
+  const auto fanout_of = [&](int64_t r) {
+    if (type_fanouts.empty()) return fanout;
+    return r < static_cast<int64_t>(type_fanouts.size()) ? type_fanouts[r] : int64_t{0};
+  };
+  // Calls visit(segment, edge type) for each edge-type segment of column c.
+  const auto for_each_segment = [&](const Column& c, auto&& visit) {
+    const Type* end = type + c.begin + c.degree;
+    for (const Type* first = type + c.begin; first != end;) {
+      const Type* last = std::upper_bound(first, end, *first);
+      visit(Column{first - type, last - first}, static_cast<int64_t>(*first));
+      first = last;
+    }
+  };
+  const int64_t num_seeds = seeds.numel();
+  const int64_t* seed = seeds.data_ptr<int64_t>();
+  SampledEdges out;
+  out.indptr = at::empty({num_seeds + 1}, at::kLong);
+  int64_t* indptr = out.indptr.data_ptr<int64_t>();
+  indptr[0] = 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    int64_t picks = 0;
+    for_each_segment(kernel.column(seed[i]), [&](const Column& segment, int64_t r) {
+      picks += kernel.count(segment, fanout_of(r));
+    });
+    indptr[i + 1] = picks;
+  }
+  for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] += indptr[i];
+  const int64_t total = indptr[num_seeds];
+  out.neighbors = at::empty({total}, at::kLong);
+  out.edge_ids = at::empty({total}, at::kLong);
+  out.edge_types = at::empty({total}, at::kLong);
+  int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
+  int64_t* ids = out.edge_ids.data_ptr<int64_t>();
+  int64_t* types = out.edge_types.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    RandomStream rng(
+        stream_key({options.random_key, static_cast<uint64_t>(seed[i] + options.first_node)}));
+    int64_t at = indptr[i];
+    for_each_segment(kernel.column(seed[i]), [&](const Column& segment, int64_t r) {
+      const int64_t segment_fanout = fanout_of(r);
+      const int64_t picks = kernel.count(segment, segment_fanout);
+      kernel.fill(segment, segment_fanout, picks, rng, neighbors + at, ids + at);
+      std::fill(types + at, types + at + picks, r);
+      at += picks;
+    });
+  }
+  return out;
+}
+
+// Runs the homogeneous kernel, or the typed one (dispatched on type_per_edge's dtype).
+template <typename Index, typename Weight, bool kReplace, bool kWeighted>
+SampledEdges run_any_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
+                            const SampleOptions& options) {
+  if (!graph.type_per_edge.defined()) {
+    return run_kernel<Index, Weight, kReplace, kWeighted>(graph, seeds, fanout, options.random_key,
+                                                          options.first_node);
+  }
+  switch (graph.type_per_edge.scalar_type()) {
+    case at::kChar:
+      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int8_t>(graph, seeds, fanout,
+                                                                          options);
+    case at::kShort:
+      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int16_t>(graph, seeds, fanout,
+                                                                           options);
+    case at::kInt:
+      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int32_t>(graph, seeds, fanout,
+                                                                           options);
+    default:
+      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int64_t>(graph, seeds, fanout,
+                                                                           options);
+  }
 }
 
 }  // namespace
@@ -201,6 +286,19 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
 SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor& seeds,
                                   int64_t fanout, const SampleOptions& options) {
   GL_CHECK(fanout >= -1, "fanout must be -1 (all neighbors) or >= 0, got {}", fanout);
+  for (const int64_t type_fanout : options.edge_type_fanouts) {
+    GL_CHECK(type_fanout >= -1, "edge-type fanout must be -1 (all neighbors) or >= 0, got {}",
+             type_fanout);
+  }
+  GL_CHECK(options.edge_type_fanouts.empty() || graph.type_per_edge.defined(),
+           "per-edge-type fanouts need a graph with edge types (type_per_edge)");
+  if (graph.type_per_edge.defined()) {
+    const auto type_dtype = graph.type_per_edge.scalar_type();
+    GL_CHECK(type_dtype == at::kChar || type_dtype == at::kShort || type_dtype == at::kInt ||
+                 type_dtype == at::kLong,
+             "type_per_edge must be int8, int16, int32 or int64, got {}",
+             c10::toString(type_dtype));
+  }
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
            "seeds must be a 1-D int64 tensor, got {} with {} dims",
            c10::toString(seeds.scalar_type()), seeds.dim());
@@ -223,15 +321,15 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
     const auto weight_dtype = options.weighted ? graph.weights.scalar_type() : at::kFloat;
     return dispatch_float_type(weight_dtype, "edge weights", [&](auto weight_tag) {
       using Weight = decltype(weight_tag);
-      const uint64_t key = options.random_key;
+      const at::Tensor& s = contiguous_seeds;
       if (options.weighted) {
         return options.replace
-                   ? run_kernel<Index, Weight, true, true>(graph, contiguous_seeds, fanout, key, first)
-                   : run_kernel<Index, Weight, false, true>(graph, contiguous_seeds, fanout, key, first);
+                   ? run_any_kernel<Index, Weight, true, true>(graph, s, fanout, options)
+                   : run_any_kernel<Index, Weight, false, true>(graph, s, fanout, options);
       }
       return options.replace
-                 ? run_kernel<Index, Weight, true, false>(graph, contiguous_seeds, fanout, key, first)
-                 : run_kernel<Index, Weight, false, false>(graph, contiguous_seeds, fanout, key, first);
+                 ? run_any_kernel<Index, Weight, true, false>(graph, s, fanout, options)
+                 : run_any_kernel<Index, Weight, false, false>(graph, s, fanout, options);
     });
   });
 }

@@ -25,6 +25,10 @@ NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOp
     GL_CHECK(fanout == -1 || fanout > 0, "each fanout must be -1 (all neighbors) or > 0, got {}",
              fanout);
   }
+  GL_CHECK(options_.edge_type_fanouts.empty() ||
+               options_.edge_type_fanouts.size() == options_.fanouts.size(),
+           "per-edge-type fanouts name {} layers but fanouts name {}",
+           options_.edge_type_fanouts.size(), options_.fanouts.size());
   GL_CHECK(source_->num_nodes() < std::numeric_limits<int32_t>::max(),
            "the sampler's local id table holds fewer than 2^31 nodes; got {}",
            source_->num_nodes());
@@ -47,6 +51,50 @@ std::unique_ptr<NeighborSampler::Workspace> NeighborSampler::acquire_workspace()
 void NeighborSampler::release_workspace(std::unique_ptr<Workspace> workspace) const {
   std::lock_guard lock(pool_mutex_);
   pool_.push_back(std::move(workspace));
+}
+
+std::vector<std::vector<int64_t>> per_edge_type_fanouts(const graph::GraphSchema& schema,
+                                                        const std::vector<int64_t>& fanouts,
+                                                        const std::vector<std::string>& overrides) {
+  GL_CHECK(!schema.edge_types.empty() || overrides.empty(),
+           "per-edge-type fanouts ({}) need a typed graph, but the graph has no edge types",
+           overrides.front());
+  std::vector<std::vector<int64_t>> result(
+      fanouts.size(), std::vector<int64_t>(static_cast<std::size_t>(schema.num_edge_types())));
+  for (std::size_t layer = 0; layer < fanouts.size(); ++layer) {
+    std::fill(result[layer].begin(), result[layer].end(), fanouts[layer]);
+  }
+  for (const std::string& spec : overrides) {
+    const auto equals = spec.find('=');
+    GL_CHECK(equals != std::string::npos && equals > 0,
+             "edge-type fanout '{}' must read EDGE_TYPE=F1,F2,... (one fanout per layer)", spec);
+    const int64_t type = schema.edge_type_id(spec.substr(0, equals));
+    std::vector<int64_t> values;
+    std::size_t begin = equals + 1;
+    while (begin <= spec.size()) {
+      const std::size_t end = std::min(spec.find(',', begin), spec.size());
+      const std::string item = spec.substr(begin, end - begin);
+      std::size_t used = 0;
+      int64_t value = 0;
+      try {
+        value = std::stoll(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      GL_CHECK(used == item.size() && !item.empty() && value >= -1,
+               "edge-type fanout '{}': '{}' is not a fanout (-1 or a non-negative integer)", spec,
+               item);
+      values.push_back(value);
+      begin = end + 1;
+    }
+    GL_CHECK(values.size() == fanouts.size(),
+             "edge-type fanout '{}' names {} layers but --fanouts names {}", spec, values.size(),
+             fanouts.size());
+    for (std::size_t layer = 0; layer < fanouts.size(); ++layer) {
+      result[layer][static_cast<std::size_t>(type)] = values[layer];
+    }
+  }
+  return result;
 }
 
 Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors,
@@ -111,6 +159,9 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
         .weighted = options_.weighted,
         .direction = options_.direction,
         .random_key = stream_key({options_.seed, epoch, batch, static_cast<uint64_t>(layer)})};
+    if (!options_.edge_type_fanouts.empty()) {
+      options.edge_type_fanouts = options_.edge_type_fanouts[static_cast<std::size_t>(layer)];
+    }
     SampledEdges picks = source_->sample_neighbors(
         frontier, options_.fanouts[static_cast<std::size_t>(layer)], options);
     Relabeled relabeled = relabel(frontier, picks.neighbors, workspace->local_id);
@@ -120,6 +171,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
     block.indptr = picks.indptr;
     block.indices = relabeled.indices;
     block.edge_ids = picks.edge_ids;
+    block.edge_types = picks.edge_types;
     frontier = block.src_ids;
   }
   return result;

@@ -181,6 +181,7 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
   // The node embedding the scorer reads (LightGCN keeps the input width).
   config.out = lightgcn ? embed_dim : options.model.hidden;
   config.layers = static_cast<int64_t>(options.fanouts.size());
+  config.num_relations = dataset.schema.num_edge_types();
   LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer);
   // LightGCN propagates over the whole training graph, one "block" of every node.
   const nn::BlockView whole{graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
@@ -206,8 +207,9 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
     spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
   }
 
-  const sampling::NeighborSampler sampler(&source,
-                                          {.fanouts = options.fanouts, .seed = options.seed});
+  const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
+                                                    .edge_type_fanouts = options.edge_type_fanouts,
+                                                    .seed = options.seed});
   const sampling::ItemSampler items(
       train_pairs, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed});
   std::unique_ptr<sampling::NegativeSampler> negatives;

@@ -135,6 +135,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
   inputs.valid_nodes = split(dataset, "valid");
   inputs.test_nodes = split(dataset, "test");
   inputs.num_classes = dataset.num_classes;
+  inputs.num_relations = dataset.schema.num_edge_types();
   inputs.in_degrees = graph.in_degrees();
   inputs.out_degrees = graph.out_degrees();
   return train_node_classification(inputs, options, group);
@@ -162,8 +163,9 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
 
   const sampling::NeighborSource& source = *inputs.graph;
   const features::FeatureSource& rows = *inputs.rows;
-  const sampling::NeighborSampler sampler(&source,
-                                          {.fanouts = options.fanouts, .seed = options.seed});
+  const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
+                                                    .edge_type_fanouts = options.edge_type_fanouts,
+                                                    .seed = options.seed});
   // Nodes already split per trainer (node_split) are this rank's whole item set.
   const bool split_here = distributed(group) && !inputs.train_nodes_split;
   const sampling::ItemSampler items(inputs.train_nodes,
@@ -182,6 +184,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   nn::ModelConfig config = options.model;
   config.in = embedding != nullptr ? embedding->dim() : rows.info("feat").row_shape.at(0);
   config.out = inputs.num_classes;
+  config.num_relations = inputs.num_relations;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   const std::shared_ptr<nn::GnnModel> model = nn::make_model(config);
   if (inputs.in_degrees.defined()) model->set_graph_degrees(inputs.in_degrees, inputs.out_degrees);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "graphloom/graph/csc_graph.h"
+#include "graphloom/graph/schema.h"
 
 namespace graphloom::io {
 
@@ -16,6 +17,9 @@ struct Dataset {
   std::string name;
   bool directed = true;
   graph::CscGraph graph;
+  // Typed graphs: the names of graph.node_type_offset's node types and of type_per_edge's edge
+  // types; empty for homogeneous graphs.
+  graph::GraphSchema schema;
   // Node feature name -> tensor [num_nodes, dim] (usually memory-mapped): float32/64, or
   // encoded as float16, bfloat16 or int8 (features/row_codec.h).
   std::map<std::string, at::Tensor> node_features;

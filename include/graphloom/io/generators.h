@@ -41,4 +41,26 @@ struct RmatOptions {
 };
 Dataset generate_rmat(const RmatOptions& options);
 
+// A typed graph with planted preferences per relation: "item" nodes have classes, "user"
+// nodes prefer one class. user -likes-> item edges go to an item of the user's class with
+// probability `preference` (the signal), item -related-> item edges join uniform random items
+// (noise), each with its reverse (item -liked_by-> user; related is symmetric). Item features
+// are the class centroid plus noise, user features noise only; labels and splits cover items.
+// A relational model can weigh the two relations differently; a homogeneous one cannot.
+struct TypedPlantedOptions {
+  int64_t num_items = 20000;
+  int64_t num_users = 5000;
+  int64_t num_classes = 5;
+  int64_t likes_per_user = 20;
+  double preference = 0.8;
+  int64_t related_per_item = 5;
+  int64_t feat_dim = 16;
+  double feature_noise = 3.0;
+  double train_fraction = 0.1;
+  double valid_fraction = 0.1;
+  double test_fraction = 0.2;
+  uint64_t seed = 0;
+};
+Dataset generate_typed_planted(const TypedPlantedOptions& options);
+
 }  // namespace graphloom::io

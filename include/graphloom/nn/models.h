@@ -1,4 +1,5 @@
-// GNN models (GraphSAGE, GCN, GAT) and the feature-only MLP baseline, all applied layer by
+// GNN models (GraphSAGE, GCN, GAT, R-GCN, relational GraphSAGE) and the feature-only MLP
+// baseline, all applied layer by
 // layer so that training (sampled blocks) and layer-wise full-neighbor inference share code.
 #pragma once
 
@@ -14,7 +15,7 @@
 namespace graphloom::nn {
 
 struct ModelConfig {
-  std::string kind = "sage";  // sage | gcn | gat | mlp
+  std::string kind = "sage";  // sage | gcn | gat | mlp | rgcn | rsage
   int64_t in = 0;
   int64_t hidden = 256;
   int64_t out = 0;
@@ -26,6 +27,7 @@ struct ModelConfig {
   std::string aggregator = "mean";  // SAGE: mean | gcn | pool
   int64_t heads = 8;                // GAT hidden layers (the output layer has one head)
   double attention_dropout = 0.5;   // GAT
+  int64_t num_relations = 0;        // rgcn, rsage: the graph's edge types
   // Recompute each layer's activations in backward instead of keeping them (training only).
   bool checkpoint_layers = false;
 };

@@ -22,12 +22,13 @@ struct BlockView {
   at::Tensor indptr;   // int64 [num_dst + 1]
   at::Tensor indices;  // int64 [num_edges], positions of sources
   int64_t num_src = 0;
-  at::Tensor src_ids;  // int64 [num_src] global ids (optional; layers that need node data)
+  at::Tensor src_ids;     // int64 [num_src] global ids (optional; layers that need node data)
+  at::Tensor edge_types;  // int64 [num_edges] (typed graphs; relational layers need it)
 
   int64_t num_dst() const { return indptr.numel() - 1; }
   int64_t num_edges() const { return indices.numel(); }
   static BlockView of(const sampling::Block& block) {
-    return {block.indptr, block.indices, block.num_src(), block.src_ids};
+    return {block.indptr, block.indices, block.num_src(), block.src_ids, block.edge_types};
   }
 };
 

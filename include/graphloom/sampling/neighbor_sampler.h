@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "graphloom/graph/schema.h"
 #include "graphloom/sampling/block.h"
 #include "graphloom/sampling/neighbor_source.h"
 
@@ -17,6 +19,9 @@ namespace graphloom::sampling {
 struct NeighborSamplerOptions {
   // fanouts[l] picks per node for blocks[l] (blocks[0] is the input layer, as in DGL); -1 = all.
   std::vector<int64_t> fanouts;
+  // Typed graphs: edge_type_fanouts[l][r] picks per node of edge type r for blocks[l] (-1 =
+  // all). Empty: fanouts[l] for every edge type.
+  std::vector<std::vector<int64_t>> edge_type_fanouts;
   bool replace = false;
   bool weighted = false;
   EdgeDirection direction = EdgeDirection::kIn;
@@ -49,6 +54,14 @@ class NeighborSampler {
   mutable std::mutex pool_mutex_;  // guards the pool only, never held while sampling
   mutable std::vector<std::unique_ptr<Workspace>> pool_;
 };
+
+// NeighborSamplerOptions::edge_type_fanouts for a typed graph: every edge type gets
+// fanouts[l] in layer l except those named in `overrides`, each "EDGE_TYPE=F1,F2,..." with one
+// fanout per layer (EDGE_TYPE a relation or src:relation:dst). Throws graphloom::Error naming
+// an unknown edge type or a wrong number of layers.
+std::vector<std::vector<int64_t>> per_edge_type_fanouts(const graph::GraphSchema& schema,
+                                                        const std::vector<int64_t>& fanouts,
+                                                        const std::vector<std::string>& overrides);
 
 // Relabels `neighbors` (global ids) into positions of the returned source list, which holds
 // `dst` first and then every new neighbor in order of first appearance. `local_id` must be

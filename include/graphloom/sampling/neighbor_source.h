@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace graphloom::sampling {
 
@@ -22,13 +23,17 @@ struct SampleOptions {
   // columns): seeds are then global ids in [first_node, first_node + num_nodes) and streams are
   // keyed by the global id, so a part samples exactly what the whole graph would.
   int64_t first_node = 0;
+  // Typed graphs (type_per_edge): picks per edge type, indexed by edge type id; types past the
+  // end get none. Empty: `fanout` picks for every edge type (DGL's int fanout on a heterograph).
+  std::vector<int64_t> edge_type_fanouts;
 };
 
 // Picked neighbors of each seed, in seed order.
 struct SampledEdges {
-  at::Tensor indptr;     // int64 [num_seeds + 1]
-  at::Tensor neighbors;  // int64 [num_picks]: global node ids
-  at::Tensor edge_ids;   // int64 [num_picks]: global edge ids
+  at::Tensor indptr;      // int64 [num_seeds + 1]
+  at::Tensor neighbors;   // int64 [num_picks]: global node ids
+  at::Tensor edge_ids;    // int64 [num_picks]: global edge ids
+  at::Tensor edge_types;  // int64 [num_picks]: edge type of each pick (typed graphs only)
 };
 
 class NeighborSource {

@@ -24,6 +24,8 @@ namespace graphloom::train {
 struct TrainOptions {
   nn::ModelConfig model;  // in/out are taken from the dataset
   std::vector<int64_t> fanouts{10, 10, 10};
+  // Typed graphs: [layer][edge type] picks overriding `fanouts` (sampling::NeighborSampler).
+  std::vector<std::vector<int64_t>> edge_type_fanouts;
   int64_t batch_size = 1024;
   int64_t epochs = 10;
   double lr = 1e-3;
@@ -80,7 +82,8 @@ struct TrainingInputs {
   bool train_nodes_split = false;
   at::Tensor valid_nodes, test_nodes;  // all of them (evaluation is split over the ranks)
   int64_t num_classes = 0;
-  at::Tensor in_degrees, out_degrees;        // whole-graph degrees (GCN); undefined when unknown
+  int64_t num_relations = 0;           // typed graphs: edge types (relational models need them)
+  at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN); undefined when unknown
   dist::DistEmbedding* embedding = nullptr;  // learnable input rows instead of "feat"
   // Counters of the data path since the last call (e.g. remote_bytes, cache_hits,
   // cache_misses), read when an epoch starts and after its training batches; every rank must
