@@ -33,6 +33,7 @@ struct ConvertOptions {
   std::string feature_dtype = "keep";
   std::vector<double> link_split;
   uint64_t seed = 0;
+  std::string rating_split = "temporal";
 };
 
 char parse_delimiter(const std::string& text) {
@@ -49,6 +50,9 @@ void run_convert(const ConvertOptions& options) {
   io::Dataset dataset;
   if (options.from == "graphloom") {
     dataset = io::load_dataset(options.source, {.keep_edge_ids = true});
+  } else if (options.from == "shared" && io::is_movielens_folder(options.source)) {
+    dataset =
+        io::import_movielens(options.source, {.split = options.rating_split, .seed = options.seed});
   } else if (options.from == "shared") {
     dataset = io::import_shared_dataset(options.source, options.split);
   } else if (options.from == "ogb") {
@@ -158,7 +162,14 @@ void add_convert_command(CLI::App& app) {
                   "with as many sampled non-edges, for --task link; the graph keeps only the "
                   "training edges")
       ->delimiter(',');
-  cmd->add_option("--seed", options->seed, "Random seed of --link-split")->capture_default_str();
+  cmd->add_option("--rating-split", options->rating_split,
+                  "shared movielens_small: which rating split becomes the edge splits, "
+                  "temporal (the last 10% of ratings by time are the test) or random")
+      ->check(CLI::IsMember({"temporal", "random"}))
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed,
+                  "Random seed of --link-split and of the MovieLens validation/test negatives")
+      ->capture_default_str();
   cmd->callback([options] { run_convert(*options); });
 }
 

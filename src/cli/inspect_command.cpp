@@ -63,6 +63,26 @@ void run_inspect(const InspectOptions& options) {
   nlohmann::json splits = nlohmann::json::object();
   for (const auto& [name, ids] : dataset.splits) splits[name] = ids.numel();
   report["splits"] = splits;
+  nlohmann::json edge_splits = nlohmann::json::object();
+  for (const auto& [name, pairs] : dataset.edge_splits) edge_splits[name] = pairs.size(0);
+  report["edge_splits"] = edge_splits;
+  if (!dataset.schema.empty()) {
+    const at::Tensor offset = dataset.graph.node_type_offset;
+    const at::Tensor per_type = at::bincount(dataset.graph.type_per_edge.to(at::kLong), {},
+                                             dataset.schema.num_edge_types());
+    nlohmann::json node_types = nlohmann::json::object();
+    for (int64_t t = 0; t < dataset.schema.num_node_types(); ++t) {
+      node_types[dataset.schema.node_types[static_cast<std::size_t>(t)]] =
+          offset[t + 1].item<int64_t>() - offset[t].item<int64_t>();
+    }
+    nlohmann::json edge_types = nlohmann::json::object();
+    for (int64_t r = 0; r < dataset.schema.num_edge_types(); ++r) {
+      edge_types[dataset.schema.edge_types[static_cast<std::size_t>(r)].canonical_name()] =
+          per_type[r].item<int64_t>();
+    }
+    report["node_types"] = node_types;
+    report["edge_types"] = edge_types;
+  }
 
   if (options.json) {
     std::cout << report.dump(1) << "\n";
@@ -78,6 +98,14 @@ void run_inspect(const InspectOptions& options) {
              dataset.graph.num_edges(), dataset.directed ? "yes" : "no",
              dtype_name(dataset.graph.indices.scalar_type()),
              dataset.graph.has_weights() ? "yes" : "no");
+  if (report.contains("node_types")) {
+    for (const auto& [name, count] : report["node_types"].items()) {
+      fmt::print("node type   {}: {}\n", name, count.get<int64_t>());
+    }
+    for (const auto& [name, count] : report["edge_types"].items()) {
+      fmt::print("edge type   {}: {}\n", name, count.get<int64_t>());
+    }
+  }
   fmt::print("in-degree   {}\n", degree_line(in_stats));
   fmt::print("out-degree  {}\n", degree_line(out_stats));
   if (dataset.node_features.empty()) fmt::print("features    none\n");
@@ -99,6 +127,8 @@ void run_inspect(const InspectOptions& options) {
   if (dataset.splits.empty()) fmt::print("splits      none\n");
   for (const auto& [name, ids] : dataset.splits)
     fmt::print("split       {}: {}\n", name, ids.numel());
+  for (const auto& [name, pairs] : dataset.edge_splits)
+    fmt::print("edge split  {}: {} pairs\n", name, pairs.size(0));
   fmt::print("loaded in   {:.3f} s\n", load_seconds);
 }
 

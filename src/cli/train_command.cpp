@@ -14,6 +14,7 @@
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/metrics_log.h"
@@ -75,6 +76,20 @@ train::PartitionedJob partitioned_job(const TrainCommand& command, dist::Process
 void print_result(const TrainCommand& command, const train::TrainResult& result,
                   const dist::ProcessGroup* group, double seconds);
 
+// Typed graphs: --fanouts for every edge type, with the --edge-type-fanout overrides.
+void resolve_edge_type_fanouts(TrainCommand& command, const graph::GraphSchema& schema,
+                               const std::string& graph_name) {
+  if (schema.empty()) {
+    if (command.edge_type_fanouts.empty()) return;
+    throw UsageError(fmt::format("--edge-type-fanout {}: '{}' has no edge types",
+                                 command.edge_type_fanouts.front(), graph_name));
+  }
+  spdlog::info("typed graph: {} node types, {} edge types", schema.num_node_types(),
+               schema.num_edge_types());
+  command.options.edge_type_fanouts =
+      sampling::per_edge_type_fanouts(schema, command.options.fanouts, command.edge_type_fanouts);
+}
+
 void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   const bool main_rank = group == nullptr || group->rank() == 0;
   configure_allocator();  // mini-batch buffers come and go every step
@@ -82,6 +97,8 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   command.options.progress = !command.no_progress;
   if (!command.part_config.empty()) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
+    resolve_edge_type_fanouts(command, partition::read_partition_info(command.part_config).schema,
+                              command.part_config);
     const train::TrainResult result =
         train::train_on_partitions(partitioned_job(command, group), command.options, group);
     if (main_rank) print_result(command, result, group, timer.seconds());
@@ -89,9 +106,6 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   }
   if (command.cache_policy != "none") {
     throw UsageError("--cache-policy caches remote rows: it needs --part-config");
-  }
-  if (!command.edge_type_fanouts.empty() && !command.part_config.empty()) {
-    throw UsageError("--edge-type-fanout: typed sampling runs on one machine for now");
   }
   io::Dataset dataset;
   if (command.data.empty()) {
@@ -103,15 +117,7 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
                timer.seconds());
-  if (!dataset.schema.empty()) {
-    spdlog::info("typed graph: {} node types, {} edge types", dataset.schema.num_node_types(),
-                 dataset.schema.num_edge_types());
-    command.options.edge_type_fanouts = sampling::per_edge_type_fanouts(
-        dataset.schema, command.options.fanouts, command.edge_type_fanouts);
-  } else if (!command.edge_type_fanouts.empty()) {
-    throw UsageError(fmt::format("--edge-type-fanout {}: dataset '{}' has no edge types",
-                                 command.edge_type_fanouts.front(), dataset.name));
-  }
+  resolve_edge_type_fanouts(command, dataset.schema, dataset.name);
   if (command.task == "link") {
     if (group != nullptr) throw UsageError("--task link runs in one process for now (no --nproc)");
     train::LinkOptions link = command.link;
@@ -120,15 +126,23 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", command.options.model.kind,
                result.epochs_run, result.best_epoch + 1, result.edges_per_second);
     fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
-    fmt::print("test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}  (common neighbours AUC {:.4f})\n",
-               result.test_auc, link.hits_k, result.test_hits, result.test_mrr,
-               result.test_common_neighbors_auc);
-    if (result.test_recall_at_20 >= 0) {
+    fmt::print(
+        "test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}{}\n", result.test_auc, link.hits_k,
+        result.test_hits, result.test_mrr,
+        result.test_common_neighbors_auc >= 0
+            ? fmt::format("  (common neighbours AUC {:.4f})", result.test_common_neighbors_auc)
+            : "");
+    const auto print_ranking = [&](const train::RankingFigures& figures, const char* which) {
+      if (figures.recall_at_20 < 0) return;
       fmt::print(
-          "full ranking over all {} nodes: Recall@20 {:.4f}  MAP@10 {:.4f}  (popularity: "
-          "{:.4f} / {:.4f})\n",
-          dataset.num_nodes(), result.test_recall_at_20, result.test_map_at_10,
-          result.popularity_recall_at_20, result.popularity_map_at_10);
+          "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
+          "(popularity: {:.4f} / {:.4f})\n",
+          result.ranking_candidates, figures.queries, which, figures.recall_at_20,
+          figures.map_at_10, figures.popularity_recall_at_20, figures.popularity_map_at_10);
+    };
+    print_ranking(result.ranking.all, "test");
+    if (result.ranking.warm.queries != result.ranking.all.queries) {
+      print_ranking(result.ranking.warm, "warm (with training pairs)");
     }
     fmt::print("total time {:.1f} s\n", timer.seconds());
     return;
@@ -320,6 +334,10 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "Negative destinations: uniform, or degree (degree^0.75, harder)")
       ->check(CLI::IsMember({"uniform", "degree"}))
       ->capture_default_str()
+      ->group(link_group);
+  cmd->add_flag("--bias", command->link.destination_bias,
+                "Learn a bias per destination node added to every score (a popularity prior: "
+                "queries with no training pairs then rank popular candidates first)")
       ->group(link_group);
   cmd->add_option("--hits-k", command->link.hits_k, "K of the Hits@K reported on the test split")
       ->check(CLI::PositiveNumber)

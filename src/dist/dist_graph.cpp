@@ -138,16 +138,27 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
   out.edge_ids = at::empty({indptr[n]}, at::kLong);
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
   int64_t* edge_ids = out.edge_ids.data_ptr<int64_t>();
+  // Typed graphs: every part that answered reports its picks' edge types.
+  bool typed = false;
+  for (std::size_t part = 0; part < parts.size(); ++part) {
+    if (split.ids[part].numel() > 0) typed = typed || parts[part].edge_types.defined();
+  }
+  if (typed) out.edge_types = at::empty({indptr[n]}, at::kLong);
+  int64_t* edge_types = typed ? out.edge_types.data_ptr<int64_t>() : nullptr;
   for (std::size_t part = 0; part < parts.size(); ++part) {
     if (split.ids[part].numel() == 0) continue;
     const int64_t* position = split.positions[part].data_ptr<int64_t>();
     const int64_t* part_indptr = parts[part].indptr.data_ptr<int64_t>();
     const int64_t* part_neighbors = parts[part].neighbors.data_ptr<int64_t>();
     const int64_t* part_edge_ids = parts[part].edge_ids.data_ptr<int64_t>();
+    GL_CHECK(!typed || parts[part].edge_types.defined(),
+             "part {} returned no edge types, but other parts of the graph are typed", part);
+    const int64_t* part_types = typed ? parts[part].edge_types.data_ptr<int64_t>() : nullptr;
     for (int64_t j = 0; j < split.ids[part].numel(); ++j) {
       const int64_t count = part_indptr[j + 1] - part_indptr[j];
       std::copy_n(part_neighbors + part_indptr[j], count, neighbors + indptr[position[j]]);
       std::copy_n(part_edge_ids + part_indptr[j], count, edge_ids + indptr[position[j]]);
+      if (typed) std::copy_n(part_types + part_indptr[j], count, edge_types + indptr[position[j]]);
     }
   }
   return out;

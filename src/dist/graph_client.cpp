@@ -141,30 +141,41 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
     request.set_weighted(options.weighted);
     request.set_out_edges(options.direction == sampling::EdgeDirection::kOut);
     request.set_random_key(options.random_key);
+    for (const int64_t type_fanout : options.edge_type_fanouts) {
+      request.add_edge_type_fanouts(type_fanout);
+    }
     const auto response = impl_->call<rpc::SampleRequest, rpc::SampleResponse>(
         address_, "SampleNeighbors", &rpc::GraphService::Stub::SampleNeighbors, request);
     sampling::SampledEdges edges;
     edges.indptr = ids_from_bytes(response.indptr(), "indptr");
     edges.neighbors = ids_from_bytes(response.neighbors(), "neighbors");
     edges.edge_ids = ids_from_bytes(response.edge_ids(), "edge_ids");
-    GL_CHECK(edges.indptr.numel() == chunk.numel() + 1 &&
-                 edges.neighbors.numel() == edges.edge_ids.numel() &&
-                 edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
-             "graph server {}: malformed sampling response", address_);
+    if (!response.edge_types().empty()) {
+      edges.edge_types = ids_from_bytes(response.edge_types(), "edge_types");
+    }
+    GL_CHECK(
+        edges.indptr.numel() == chunk.numel() + 1 &&
+            edges.neighbors.numel() == edges.edge_ids.numel() &&
+            (!edges.edge_types.defined() || edges.edge_types.numel() == edges.neighbors.numel()) &&
+            edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
+        "graph server {}: malformed sampling response", address_);
     return edges;
   };
   std::vector<sampling::SampledEdges> chunks =
       for_each_chunk(all.numel(), chunk_seeds, sample_chunk);
   if (chunks.size() == 1) return std::move(chunks[0]);
-  std::vector<at::Tensor> indptrs{at::zeros({1}, at::kLong)}, neighbors, edge_ids;
+  std::vector<at::Tensor> indptrs{at::zeros({1}, at::kLong)}, neighbors, edge_ids, edge_types;
   int64_t offset = 0;
   for (const sampling::SampledEdges& chunk : chunks) {
     indptrs.push_back(chunk.indptr.slice(0, 1) + offset);
     neighbors.push_back(chunk.neighbors);
     edge_ids.push_back(chunk.edge_ids);
+    if (chunk.edge_types.defined()) edge_types.push_back(chunk.edge_types);
     offset += chunk.neighbors.numel();
   }
-  return {at::cat(indptrs), at::cat(neighbors), at::cat(edge_ids)};
+  sampling::SampledEdges out{at::cat(indptrs), at::cat(neighbors), at::cat(edge_ids)};
+  if (!edge_types.empty()) out.edge_types = at::cat(edge_types);
+  return out;
 }
 
 void GraphClient::pull_into(const std::string& name, const at::Tensor& ids,

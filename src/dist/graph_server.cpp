@@ -29,6 +29,9 @@
 namespace graphloom::dist {
 namespace {
 
+// Edge-type fanouts a request may carry: far above any real schema, far below a memory risk.
+constexpr int kMaxEdgeTypes = 1 << 15;
+
 // Equal-time comparison, so the token cannot be guessed byte by byte from response times.
 bool same_token(std::string_view given, std::string_view expected) {
   unsigned char difference = given.size() == expected.size() ? 0 : 1;
@@ -85,11 +88,17 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
       sample.weighted = request->weighted();
       sample.random_key = request->random_key();
       sample.first_node = part_.node_begin;
+      GL_CHECK(request->edge_type_fanouts_size() <= kMaxEdgeTypes,
+               "{} edge-type fanouts exceed the limit of {}", request->edge_type_fanouts_size(),
+               kMaxEdgeTypes);
+      sample.edge_type_fanouts.assign(request->edge_type_fanouts().begin(),
+                                      request->edge_type_fanouts().end());
       sampling::SampledEdges edges =
           sampling::sample_csc_neighbors(part_.graph, seeds, request->fanout(), sample);
       response->set_indptr(to_bytes(edges.indptr));
       response->set_neighbors(to_bytes(edges.neighbors));
       response->set_edge_ids(to_bytes(edges.edge_ids.add_(edge_begin_)));
+      if (edges.edge_types.defined()) response->set_edge_types(to_bytes(edges.edge_types));
     });
   }
 

@@ -19,6 +19,9 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
   std::vector<std::pair<std::string, at::Tensor*>> arrays{{"indptr", &part.graph.indptr},
                                                           {"indices", &part.graph.indices}};
   if (part.graph.weights.defined()) arrays.emplace_back("weights", &part.graph.weights);
+  if (part.graph.type_per_edge.defined()) {
+    arrays.emplace_back("type-per-edge", &part.graph.type_per_edge);
+  }
   if (part.labels.defined()) arrays.emplace_back("labels", &part.labels);
   for (auto& [name, tensor] : part.features) arrays.emplace_back("feature-" + name, &tensor);
   for (auto& [name, tensor] : part.feature_scales)
@@ -194,6 +197,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.graph.indices = tensor;
     } else if (key == "weights") {
       part.graph.weights = tensor;
+    } else if (key == "type-per-edge") {
+      part.graph.type_per_edge = tensor;
     } else if (key == "labels") {
       part.labels = tensor;
     } else if (key.rfind("feature-", 0) == 0) {

@@ -1,7 +1,6 @@
 // Importers: text and raw-binary layouts into a Dataset. Text is parsed with std::from_chars;
 // every malformed line is reported with its file and line number.
 #include "graphloom/io/importers.h"
-#include "graphloom/base/dtype.h"
 
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
@@ -10,23 +9,18 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/io/line_reader.h"
 #include "graphloom/io/link_splits.h"
+#include "import_readers.h"
 
 namespace graphloom::io {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct EdgeColumns {
-  std::vector<int64_t> src;
-  std::vector<int64_t> dst;
-  std::vector<float> weights;
-  int64_t max_id = -1;
-};
 
 char detect_delimiter(std::string_view line) {
   if (line.find(',') != std::string_view::npos) return ',';
@@ -38,6 +32,10 @@ bool is_comment_or_blank(std::string_view line) {
   const auto first = line.find_first_not_of(" \t");
   return first == std::string_view::npos || line[first] == '#' || line[first] == '%';
 }
+
+}  // namespace
+
+namespace detail {
 
 EdgeColumns read_edge_text(const fs::path& path, const EdgeListOptions& options) {
   LineReader reader(path);
@@ -79,6 +77,13 @@ EdgeColumns read_edge_text(const fs::path& path, const EdgeListOptions& options)
   return edges;
 }
 
+}  // namespace detail
+
+namespace {
+
+using detail::EdgeColumns;
+using detail::read_edge_text;
+
 // Builds the CSC of `edges`; `source` names the file in errors.
 graph::CscGraph edges_to_csc(EdgeColumns& edges, int64_t num_nodes, const fs::path& source) {
   GL_CHECK(edges.max_id < num_nodes, "'{}': node id {} is out of range for {} nodes",
@@ -96,8 +101,9 @@ graph::CscGraph edges_to_csc(EdgeColumns& edges, int64_t num_nodes, const fs::pa
   return graph;
 }
 
-// A raw little-endian binary array whose size must be `count` elements of `dtype`.
-at::Tensor read_raw_array(const fs::path& path, at::ScalarType dtype, int64_t count) {
+}  // namespace
+
+at::Tensor detail::read_raw_array(const fs::path& path, at::ScalarType dtype, int64_t count) {
   GL_CHECK(fs::exists(path), "missing file '{}'", path.string());
   const auto size = static_cast<int64_t>(fs::file_size(path));
   const int64_t element = static_cast<int64_t>(c10::elementSize(dtype));
@@ -114,6 +120,10 @@ at::Tensor read_raw_array(const fs::path& path, at::ScalarType dtype, int64_t co
   GL_CHECK(in.good() || size == 0, "'{}': read failed", path.string());
   return out;
 }
+
+namespace {
+
+using detail::read_raw_array;
 
 at::Tensor read_id_list(const fs::path& path, int64_t num_nodes) {
   LineReader reader(path);

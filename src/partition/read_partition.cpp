@@ -1,6 +1,7 @@
 // Reading and validating a partition directory; every error names the file.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,26 @@ PartitionInfo read_partition_info(const fs::path& path) {
       if (schema.value("row_scale", false)) info.row_scaled_features.insert(name);
     }
     info.splits = meta.value("splits", std::vector<std::string>{});
+    if (meta.contains("node_types")) {
+      info.schema.node_types = meta.at("node_types").get<std::vector<std::string>>();
+      for (const auto& type : meta.at("edge_types")) {
+        info.schema.edge_types.push_back({type.at(0).get<std::string>(),
+                                          type.at(1).get<std::string>(),
+                                          type.at(2).get<std::string>()});
+      }
+      info.node_type_ranges = meta.at("node_type_ranges").get<std::vector<std::vector<int64_t>>>();
+      GL_CHECK(static_cast<int64_t>(info.node_type_ranges.size()) == info.num_parts,
+               "'{}': node_type_ranges must list every part", file.string());
+      for (int64_t k = 0; k < info.num_parts; ++k) {
+        const auto& range = info.node_type_ranges[static_cast<std::size_t>(k)];
+        GL_CHECK(static_cast<int64_t>(range.size()) == info.schema.num_node_types() + 1 &&
+                     range.front() == (k == 0 ? 0 : info.node_range_ends[k - 1]) &&
+                     range.back() == info.node_range_ends[k] &&
+                     std::is_sorted(range.begin(), range.end()),
+                 "'{}': node_type_ranges of part {} must rise through the part's ids",
+                 file.string(), k);
+      }
+    }
     const auto parts = static_cast<std::size_t>(info.num_parts);
     GL_CHECK(info.num_parts >= 1 && info.node_range_ends.size() == parts &&
                  info.edges_per_part.size() == parts,
@@ -120,6 +141,17 @@ Partition load_partition(const fs::path& path, int64_t part) {
   p.orig_node_ids = load_checked(dir / "orig_node_ids.npy", owned, true);
   if (fs::exists(dir / "weights.npy"))
     p.graph.weights = load_checked(dir / "weights.npy", edges, false);
+  if (!info.schema.empty()) {
+    p.graph.type_per_edge = load_checked(dir / "type_per_edge.npy", edges, false);
+    const at::Tensor types = p.graph.type_per_edge;
+    GL_CHECK(!types.is_floating_point() &&
+                 (edges == 0 || (types.min().item<int64_t>() >= 0 &&
+                                 types.max().item<int64_t>() < info.schema.num_edge_types())),
+             "'{}': edge types must be integers in [0, {})", (dir / "type_per_edge.npy").string(),
+             info.schema.num_edge_types());
+    p.graph.node_type_offset =
+        at::tensor(info.node_type_ranges[static_cast<std::size_t>(part)], at::kLong) - p.node_begin;
+  }
   for (const auto& [name, schema] : info.features) {
     p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
     advise_random_access(p.features[name].data_ptr(), p.features[name].nbytes());
@@ -174,7 +206,7 @@ Partition join_partitions(const std::vector<Partition>& parts) {
   GL_CHECK(!parts.empty(), "join_partitions needs at least one part");
   Partition whole;
   whole.node_begin = 0;
-  std::vector<at::Tensor> indptrs, indices, weights, labels;
+  std::vector<at::Tensor> indptrs, indices, weights, types, labels;
   std::map<std::string, std::vector<at::Tensor>> features, scales;
   int64_t edges = 0;
   for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -185,6 +217,7 @@ Partition join_partitions(const std::vector<Partition>& parts) {
     indptrs.push_back((k == 0 ? part.graph.indptr : part.graph.indptr.slice(0, 1)) + edges);
     indices.push_back(part.graph.indices.to(at::kLong));
     if (part.graph.weights.defined()) weights.push_back(part.graph.weights);
+    if (part.graph.type_per_edge.defined()) types.push_back(part.graph.type_per_edge);
     if (part.labels.defined()) labels.push_back(part.labels);
     for (const auto& [name, tensor] : part.features) features[name].push_back(tensor);
     for (const auto& [name, tensor] : part.feature_scales) scales[name].push_back(tensor);
@@ -194,6 +227,9 @@ Partition join_partitions(const std::vector<Partition>& parts) {
   whole.graph.indptr = at::cat(indptrs);
   whole.graph.indices = at::cat(indices);
   if (weights.size() == parts.size()) whole.graph.weights = at::cat(weights);
+  // Node types are not one range each over the joined ids (every part has its own ranges):
+  // the joined graph keeps the edge types only.
+  if (types.size() == parts.size()) whole.graph.type_per_edge = at::cat(types);
   if (labels.size() == parts.size()) whole.labels = at::cat(labels);
   for (const auto& [name, tensors] : features) {
     if (tensors.size() == parts.size()) whole.features[name] = at::cat(tensors);

@@ -59,6 +59,10 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   info.num_classes = dataset.num_classes;
   info.edge_cut = edge_cut(graph, assignment);
   info.node_range_ends.assign(ends.data_ptr<int64_t>(), ends.data_ptr<int64_t>() + parts);
+  info.schema = dataset.schema;
+  const bool typed = !dataset.schema.empty();
+  const at::Tensor node_types =
+      typed ? graph::node_types_of(graph, at::arange(n, at::kLong)) : at::Tensor();
   for (const auto& [name, feature] : dataset.node_features) {
     info.features[name] = {dtype_name(feature.scalar_type()),
                            feature.numel() / std::max<int64_t>(n, 1)};
@@ -92,6 +96,17 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     save_npy(dir / "out_degree.npy", out_degrees.index_select(0, nodes));
     if (graph.has_weights())
       save_npy(dir / "weights.npy", graph.weights.index_select(0, positions));
+    if (typed) {
+      // Positions follow each column's order, so the part's columns stay sorted by type.
+      save_npy(dir / "type_per_edge.npy", graph.type_per_edge.index_select(0, positions));
+      const at::Tensor per_type =
+          at::bincount(node_types.index_select(0, nodes), {}, dataset.schema.num_node_types());
+      std::vector<int64_t> range{begin};
+      for (int64_t t = 0; t < dataset.schema.num_node_types(); ++t) {
+        range.push_back(range.back() + per_type[t].item<int64_t>());
+      }
+      info.node_type_ranges.push_back(range);
+    }
     for (const auto& [name, feature] : dataset.node_features) {
       save_npy(dir / fmt::format("feat_{}.npy", name), feature.index_select(0, nodes));
       if (info.row_scaled_features.count(name)) {
@@ -123,28 +138,36 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     features[name] = {{"dtype", schema.first}, {"dim", schema.second}};
     if (info.row_scaled_features.count(name)) features[name]["row_scale"] = true;
   }
-  const nlohmann::json meta = {{"format", "graphloom-partition"},
-                               {"version", 1},
-                               {"graph_name", info.graph_name},
-                               {"num_parts", parts},
-                               {"num_nodes", n},
-                               {"num_edges", info.num_edges},
-                               {"method", info.method},
-                               {"seed", info.seed},
-                               {"command", info.command},
-                               {"halo_hops", info.halo_hops},
-                               {"edge_cut", info.edge_cut},
-                               {"num_classes", info.num_classes},
-                               {"node_range_ends", info.node_range_ends},
-                               {"edges_per_part", info.edges_per_part},
-                               {"train_per_part", info.train_per_part},
-                               {"node_features", features},
-                               {"splits", [&] {
-                                  std::vector<std::string> names;
-                                  for (const auto& [name, ids] : dataset.splits)
-                                    names.push_back(name);
-                                  return names;
-                                }()}};
+  nlohmann::json meta = {{"format", "graphloom-partition"},
+                         {"version", 1},
+                         {"graph_name", info.graph_name},
+                         {"num_parts", parts},
+                         {"num_nodes", n},
+                         {"num_edges", info.num_edges},
+                         {"method", info.method},
+                         {"seed", info.seed},
+                         {"command", info.command},
+                         {"halo_hops", info.halo_hops},
+                         {"edge_cut", info.edge_cut},
+                         {"num_classes", info.num_classes},
+                         {"node_range_ends", info.node_range_ends},
+                         {"edges_per_part", info.edges_per_part},
+                         {"train_per_part", info.train_per_part},
+                         {"node_features", features},
+                         {"splits", [&] {
+                            std::vector<std::string> names;
+                            for (const auto& [name, ids] : dataset.splits) names.push_back(name);
+                            return names;
+                          }()}};
+  if (typed) {
+    nlohmann::json edge_types = nlohmann::json::array();
+    for (const graph::EdgeType& type : info.schema.edge_types) {
+      edge_types.push_back({type.src, type.relation, type.dst});
+    }
+    meta["node_types"] = info.schema.node_types;
+    meta["edge_types"] = edge_types;
+    meta["node_type_ranges"] = info.node_type_ranges;
+  }
   const std::string text = meta.dump(1) + "\n";
   AtomicFile file(directory.staging() / "partition.json");
   file.write(text.data(), text.size());

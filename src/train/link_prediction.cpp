@@ -25,6 +25,7 @@
 #include "graphloom/train/dataset_inputs.h"
 #include "graphloom/train/inference.h"
 #include "graphloom/train/link_metrics.h"
+#include "graphloom/train/link_ranking.h"
 #include "graphloom/train/metrics_log.h"
 
 namespace graphloom::train {
@@ -37,8 +38,9 @@ constexpr int64_t kDefaultEmbedDim = 64;
 class LinkModel : public torch::nn::Module {
  public:
   LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
-            const std::string& scorer)
+            const std::string& scorer, bool destination_bias)
       : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
+    if (destination_bias) bias_ = register_parameter("bias", torch::zeros({num_nodes}));
     if (lightgcn_layers_ == 0) encoder_ = register_module("encoder", nn::make_model(encoder));
     if (embed_dim > 0) {
       embedding_ = register_module("embedding", torch::nn::Embedding(num_nodes, embed_dim));
@@ -69,10 +71,11 @@ class LinkModel : public torch::nn::Module {
   bool has_embedding() const { return !embedding_.is_empty(); }
   torch::Tensor embed(const torch::Tensor& ids) { return embedding_->forward(ids); }
 
-  // One score (a logit) per pair of rows.
-  torch::Tensor score(const torch::Tensor& u, const torch::Tensor& v) {
+  // One score (a logit) per pair of rows; `v_ids` are the destinations' node ids (their bias).
+  torch::Tensor score(const torch::Tensor& u, const torch::Tensor& v, const at::Tensor& v_ids) {
     const torch::Tensor product = u * v;
-    return mlp_.is_empty() ? product.sum(1) : mlp_->forward(product).squeeze(1);
+    torch::Tensor logit = mlp_.is_empty() ? product.sum(1) : mlp_->forward(product).squeeze(1);
+    return bias_.defined() ? logit + bias_.index_select(0, v_ids) : logit;
   }
 
  private:
@@ -80,6 +83,7 @@ class LinkModel : public torch::nn::Module {
   std::shared_ptr<nn::GnnModel> encoder_;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::Sequential mlp_{nullptr};
+  torch::Tensor bias_;  // per destination node: a learned popularity prior
 };
 
 const at::Tensor& edge_split(const io::Dataset& dataset, const std::string& name) {
@@ -94,63 +98,9 @@ const at::Tensor& edge_split(const io::Dataset& dataset, const std::string& name
 // Scores of `pairs` [M, 2] from every node's embedding.
 at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at::Tensor& pairs) {
   torch::NoGradGuard no_grad;
+  const at::Tensor dst = pairs.select(1, 1).contiguous();
   return model.score(embeddings.index_select(0, pairs.select(1, 0)),
-                     embeddings.index_select(0, pairs.select(1, 1)));
-}
-
-// Scores of every node for each query node [Q, N], through the model's scorer (dot or MLP).
-at::Tensor all_pair_scores(LinkModel& model, const at::Tensor& embeddings,
-                           const at::Tensor& queries) {
-  torch::NoGradGuard no_grad;
-  const int64_t n = embeddings.size(0);
-  at::Tensor scores = at::empty({queries.numel(), n}, at::kFloat);
-  const int64_t* query = queries.data_ptr<int64_t>();
-  for (int64_t q = 0; q < queries.numel(); ++q) {
-    scores[q].copy_(model.score(embeddings[query[q]].expand({n, embeddings.size(1)}), embeddings));
-  }
-  return scores;
-}
-
-// Recall@20 and MAP@10 of ranking every node for each endpoint of the test positives, by the
-// model and by popularity (training degree): {model recall, model MAP, popular recall, MAP}.
-std::array<double, 4> full_ranking(LinkModel& model, const at::Tensor& embeddings,
-                                   const io::Dataset& dataset, bool symmetric) {
-  const int64_t n = embeddings.size(0);
-  std::vector<std::vector<int64_t>> relevant(n), excluded(n);
-  auto add_pairs = [&](const at::Tensor& pairs, std::vector<std::vector<int64_t>>& lists) {
-    const at::Tensor both = pairs.contiguous();
-    const int64_t* p = both.data_ptr<int64_t>();
-    for (int64_t i = 0; i < both.size(0); ++i) {
-      lists[p[2 * i]].push_back(p[2 * i + 1]);
-      if (symmetric) lists[p[2 * i + 1]].push_back(p[2 * i]);
-    }
-  };
-  add_pairs(dataset.edge_splits.at("test"), relevant);
-  add_pairs(dataset.edge_splits.at("train"), excluded);
-  add_pairs(dataset.edge_splits.at("valid"), excluded);
-  std::vector<int64_t> queries;
-  for (int64_t v = 0; v < n; ++v) {
-    if (relevant[v].empty()) continue;
-    queries.push_back(v);
-    excluded[v].push_back(v);
-  }
-  if (queries.empty() || static_cast<double>(queries.size()) * static_cast<double>(n) > 5e7) {
-    return {-1, -1, -1, -1};
-  }
-  std::vector<std::vector<int64_t>> query_relevant, query_excluded;
-  for (const int64_t v : queries) {
-    query_relevant.push_back(relevant[v]);
-    query_excluded.push_back(excluded[v]);
-  }
-  const at::Tensor scores = all_pair_scores(model, embeddings, at::tensor(queries, at::kLong));
-  const at::Tensor popular = dataset.graph.in_degrees()
-                                 .to(at::kFloat)
-                                 .unsqueeze(0)
-                                 .expand({static_cast<int64_t>(queries.size()), n});
-  return {ranking_at_k(scores, query_relevant, query_excluded, 20).recall,
-          ranking_at_k(scores, query_relevant, query_excluded, 10).map,
-          ranking_at_k(popular, query_relevant, query_excluded, 20).recall,
-          ranking_at_k(popular, query_relevant, query_excluded, 10).map};
+                     embeddings.index_select(0, dst), dst);
 }
 
 }  // namespace
@@ -182,7 +132,7 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
   config.out = lightgcn ? embed_dim : options.model.hidden;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   config.num_relations = dataset.schema.num_edge_types();
-  LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer);
+  LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer, link.destination_bias);
   // LightGCN propagates over the whole training graph, one "block" of every node.
   const nn::BlockView whole{graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
                             at::arange(graph.num_nodes, at::kLong)};
@@ -213,12 +163,19 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
   const sampling::ItemSampler items(
       train_pairs, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed});
   std::unique_ptr<sampling::NegativeSampler> negatives;
+  // Negatives are candidates of the target: nodes of the destination type on typed graphs.
+  const LinkTarget target = link_target(dataset);
+  spdlog::info("link prediction target: {}", target.description);
   if (link.negative_sampler == "degree") {
-    negatives = std::make_unique<sampling::DegreeNegativeSampler>(graph.in_degrees());
+    at::Tensor degrees = at::zeros({dataset.num_nodes()}, at::kLong);
+    const auto range = at::indexing::Slice(target.candidates_begin, target.candidates_end);
+    degrees.index_put_({range}, graph.in_degrees().index({range}));
+    negatives = std::make_unique<sampling::DegreeNegativeSampler>(degrees);
   } else {
     GL_CHECK(link.negative_sampler == "uniform",
              "--negative-sampler must be uniform or degree, got '{}'", link.negative_sampler);
-    negatives = std::make_unique<sampling::UniformNegativeSampler>(dataset.num_nodes());
+    negatives = std::make_unique<sampling::UniformNegativeSampler>(target.candidates_begin,
+                                                                   target.candidates_end);
   }
   auto embed_all = [&] {
     if (lightgcn) {
@@ -263,9 +220,10 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       }
       const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
       const torch::Tensor positive =
-          model.score(h_src, h.index_select(0, position.slice(0, count, 2 * count)));
-      const torch::Tensor negative = model.score(h_src.repeat_interleave(link.negatives, 0),
-                                                 h.index_select(0, position.slice(0, 2 * count)));
+          model.score(h_src, h.index_select(0, position.slice(0, count, 2 * count)), dst);
+      const torch::Tensor negative =
+          model.score(h_src.repeat_interleave(link.negatives, 0),
+                      h.index_select(0, position.slice(0, 2 * count)), corrupted.dst);
       torch::Tensor loss;
       if (link.loss == "bce") {
         loss = torch::binary_cross_entropy_with_logits(
@@ -335,14 +293,18 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
     result.test_auc = roc_auc(positive, negative);
     result.test_hits = hits_at_k(positive, negative, link.hits_k);
     result.test_mrr = mean_reciprocal_rank(positive, negative);
-    result.test_common_neighbors_auc =
-        roc_auc(graph::common_neighbor_counts(dataset.graph, test_pos),
-                graph::common_neighbor_counts(dataset.graph, test_neg));
-    const auto ranking = full_ranking(model, embeddings, dataset, !dataset.directed);
-    result.test_recall_at_20 = ranking[0];
-    result.test_map_at_10 = ranking[1];
-    result.popularity_recall_at_20 = ranking[2];
-    result.popularity_map_at_10 = ranking[3];
+    if (dataset.schema.empty()) {  // typed pairs join different node types: no common ones
+      result.test_common_neighbors_auc =
+          roc_auc(graph::common_neighbor_counts(dataset.graph, test_pos),
+                  graph::common_neighbor_counts(dataset.graph, test_neg));
+    }
+    const PairScorer scorer = [&](const at::Tensor& u, const at::Tensor& v,
+                                  const at::Tensor& v_ids) {
+      torch::NoGradGuard no_grad;
+      return model.score(u, v, v_ids);
+    };
+    result.ranking = full_ranking(scorer, embeddings, dataset, target);
+    result.ranking_candidates = target.candidates_end - target.candidates_begin;
   }
   return result;
 }

@@ -89,6 +89,7 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
   inputs.valid_nodes = split_of_all_parts(info, job.partition_dir, "valid");
   inputs.test_nodes = split_of_all_parts(info, job.partition_dir, "test");
   inputs.num_classes = info.num_classes;
+  inputs.num_relations = info.schema.num_edge_types();
   std::tie(inputs.in_degrees, inputs.out_degrees) =
       partition::load_partition_degrees(job.partition_dir, info);
   inputs.embedding = embedding ? &*embedding : nullptr;

@@ -108,6 +108,28 @@ TEST(PartitionedTrainingCli, PlantedGraphOnTwoMachinesMatchesOneMachine) {
   EXPECT_GT(test_accuracy(gcn), 0.9) << gcn;
 }
 
+// A typed graph on two machines: per-type ranges in the parts, typed sampling over RPC (edge
+// types travel with the picks), R-GCN as on one machine.
+TEST(PartitionedTrainingCli, TypedGraphOnTwoMachinesMatchesOneMachine) {
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("generate typed-planted --out typed --num-items 6000 --num-users 1500",
+                          dir.path())
+                .exit_code,
+            0);
+  const std::string flags =
+      "--model rgcn --eval full --fanouts 10,10 --epochs 8 --lr 0.01 --hidden 32 "
+      "--edge-type-fanout related=2,2";
+  const std::string output = train_partitioned(dir, "typed", flags + " --batch-size 64");
+  EXPECT_NE(output.find("typed graph: 2 node types, 3 edge types"), std::string::npos) << output;
+  const auto single =
+      run_graphloom("train --data typed --no-progress " + flags + " --batch-size 128", dir.path());
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  std::cout << "typed planted (rgcn): one machine " << test_accuracy(single.output)
+            << ", two machines " << test_accuracy(output) << "\n";
+  EXPECT_GT(test_accuracy(output), 0.75) << output;
+  EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.05);
+}
+
 TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
   GL_REQUIRE_SHARED_DATASET(cora, "cora");
   TempDir dir;

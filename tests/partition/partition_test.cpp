@@ -109,6 +109,44 @@ TEST(Partition, RowScaledFeaturesAreSplitWithTheirScales) {
   }
 }
 
+// A typed graph keeps, per part, one contiguous id range per node type and each edge's type.
+TEST(Partition, TypedGraphsKeepPerTypeRangesAndEdgeTypes) {
+  TempDir dir;
+  const io::Dataset data = io::generate_typed_planted(
+      {.num_items = 600, .num_users = 150, .num_classes = 3, .likes_per_user = 6});
+  const PartitionInfo written = write_partitions(data, assign_random(data.num_nodes(), 3, 2), 3,
+                                                 dir / "p", {.method = "random"});
+  const PartitionInfo info = read_partition_info(dir / "p");
+  EXPECT_EQ(info.schema.edge_types[2].canonical_name(), "item:related:item");
+  ASSERT_EQ(info.node_type_ranges.size(), 3u);
+  EXPECT_EQ(info.node_type_ranges, written.node_type_ranges);
+  for (int64_t k = 0; k < 3; ++k) {
+    const Partition part = load_partition(dir / "p", k);
+    const auto& range = info.node_type_ranges[static_cast<std::size_t>(k)];
+    for (int64_t t = 0; t < 2; ++t) {
+      // Every node of the part's type-t range was a type-t node before relabelling.
+      const at::Tensor orig =
+          part.orig_node_ids.slice(0, range[t] - part.node_begin, range[t + 1] - part.node_begin);
+      EXPECT_TRUE((graph::node_types_of(data.graph, orig) == t).all().item<bool>()) << k << t;
+    }
+    EXPECT_TRUE(part.graph.type_per_edge.equal(
+        data.graph.type_per_edge.index_select(0, part.orig_edge_ids.to(at::kLong))));
+    // Columns stay sorted by edge type, as per-type sampling needs.
+    const at::Tensor types = part.graph.type_per_edge.to(at::kLong);
+    const int64_t* indptr = part.graph.indptr.data_ptr<int64_t>();
+    for (int64_t v = 0; v < part.graph.num_nodes; ++v) {
+      for (int64_t e = indptr[v] + 1; e < indptr[v + 1]; ++e)
+        ASSERT_LE(types[e - 1].item<int64_t>(), types[e].item<int64_t>()) << "column " << v;
+    }
+  }
+  // A broken range list is refused with the file named.
+  nlohmann::json meta;
+  std::ifstream(dir / "p" / "partition.json") >> meta;
+  meta["node_type_ranges"][1][1] = -5;
+  std::ofstream(dir / "p" / "partition.json") << meta.dump(1);
+  EXPECT_THROW(read_partition_info(dir / "p"), Error);
+}
+
 TEST(Partition, MetisCutsFarFewerEdgesThanRandom) {
   // Planted partition: at most half of random's cut (the bound).
   const io::Dataset planted_graph = planted(20000);

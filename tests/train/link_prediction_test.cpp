@@ -40,9 +40,9 @@ TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   EXPECT_GT(with_features.test_auc, with_features.test_common_neighbors_auc);
   EXPECT_GT(with_features.test_mrr, 0.0);
   // Full ranking over all 2000 nodes, next to ranking by popularity.
-  EXPECT_GT(with_features.test_recall_at_20, 0.0);
-  EXPECT_GE(with_features.popularity_recall_at_20, 0.0);
-  EXPECT_GT(with_features.test_map_at_10, with_features.popularity_map_at_10);
+  EXPECT_GT(with_features.ranking.all.recall_at_20, 0.0);
+  EXPECT_GE(with_features.ranking.all.popularity_recall_at_20, 0.0);
+  EXPECT_GT(with_features.ranking.all.map_at_10, with_features.ranking.all.popularity_map_at_10);
   EXPECT_GE(with_features.best_epoch, 0);
 
   const LinkResult embedded = train_link_prediction(

@@ -26,6 +26,19 @@ struct EdgeListOptions {
   int64_t num_nodes = -1;  // -1: max id + 1
 };
 
+// ../shared/datasets/movielens_small as a typed graph for link prediction: node types user,
+// movie (20 genre features) and genre; edge types user:rates:movie, movie:rated_by:user,
+// movie:has_genre:genre, genre:genre_of:movie. The graph holds only the training ratings (both
+// directions) and every movie-genre edge; edge splits train / valid / test are the rating
+// pairs (user, movie) of the chosen split, valid_neg / test_neg one movie per positive that
+// the user never rated (drawn with `seed`). Tag applications are not imported.
+struct MovieLensOptions {
+  std::string split = "temporal";  // temporal | random (the folder's rates_*.idx files)
+  uint64_t seed = 0;
+};
+bool is_movielens_folder(const std::filesystem::path& dir);
+Dataset import_movielens(const std::filesystem::path& dir, const MovieLensOptions& options = {});
+
 // A text edge list: one `src dst [weight]` per line; lines starting with '#' or '%' are
 // comments. Malformed lines are errors that name the line number.
 Dataset import_edge_list(const std::filesystem::path& path, const EdgeListOptions& options);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graphloom/graph/csc_graph.h"
+#include "graphloom/graph/schema.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/partition/partition_book.h"
 
@@ -35,6 +36,11 @@ struct PartitionInfo {
   std::map<std::string, std::pair<std::string, int64_t>> features;  // name -> (dtype, dim)
   std::set<std::string> row_scaled_features;  // features stored with a float32 row scale
   std::vector<std::string> splits;            // split names
+  // Typed graphs: the type names, and per part the relabelled id where each node type's
+  // sub-range of the part starts (num_node_types + 1 entries, the last the part's end): a
+  // part's nodes stay sorted by type, so every (part, type) owns one contiguous range.
+  graph::GraphSchema schema;
+  std::vector<std::vector<int64_t>> node_type_ranges;
 
   PartitionBook book() const { return PartitionBook(node_range_ends); }
 };
@@ -47,7 +53,8 @@ struct WriteOptions {
   bool overwrite = false;
 };
 
-// Relabels nodes so part k owns one contiguous id range (original order kept inside a part),
+// Relabels nodes so part k owns one contiguous id range (original order kept inside a part,
+// so on a typed graph each node type keeps one sub-range per part),
 // assigns every edge to the part of its destination and writes the directory part by part.
 // Nothing appears at `out` unless every part was written.
 PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& assignment,
@@ -62,7 +69,9 @@ struct Partition {
   int64_t part = 0;
   int64_t node_begin = 0;  // the part owns relabelled ids node_begin .. node_end - 1
   int64_t node_end = 0;
-  graph::CscGraph graph;     // columns = owned nodes (local), indices = global relabelled ids
+  // Columns = owned nodes (local), indices = global relabelled ids; typed graphs also carry
+  // type_per_edge and node_type_offset (local column offsets of the part's node types).
+  graph::CscGraph graph;
   at::Tensor orig_node_ids;  // int64 [owned]: original id of each owned node
   at::Tensor orig_edge_ids;  // int64 [edges]: original id of each edge
   std::map<std::string, at::Tensor> features;

@@ -20,15 +20,18 @@ class NegativeSampler {
                                uint64_t random_key) const = 0;
 };
 
-// Destinations uniform over all nodes (DGL's Uniform negative sampler).
+// Destinations uniform over all nodes (DGL's Uniform negative sampler), or over the ids
+// [begin, end) of one node type of a typed graph.
 class UniformNegativeSampler : public NegativeSampler {
  public:
-  explicit UniformNegativeSampler(int64_t num_nodes);
+  explicit UniformNegativeSampler(int64_t num_nodes) : UniformNegativeSampler(0, num_nodes) {}
+  UniformNegativeSampler(int64_t begin, int64_t end);
   NegativeEdges sample(const at::Tensor& src, const at::Tensor& dst, int64_t k,
                        uint64_t random_key) const override;
 
  private:
-  int64_t num_nodes_;
+  int64_t begin_;
+  int64_t end_;
 };
 
 // Destinations drawn with probability proportional to degree^power (word2vec's unigram^0.75,

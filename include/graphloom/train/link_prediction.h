@@ -8,6 +8,7 @@
 #include <string>
 
 #include "graphloom/io/dataset.h"
+#include "graphloom/train/link_ranking.h"
 #include "graphloom/train/node_classification.h"
 
 namespace graphloom::train {
@@ -21,6 +22,9 @@ struct LinkOptions {
   // 64-wide embeddings when the dataset has no features).
   int64_t embed_dim = 0;
   int64_t hits_k = 50;  // Hits@K on the test split
+  // A learned bias per destination node added to every score: a popularity prior, so that
+  // queries with no training pairs (cold users of a temporal split) still rank well.
+  bool destination_bias = false;
 };
 
 struct LinkResult {
@@ -29,13 +33,13 @@ struct LinkResult {
   double test_auc = 0;
   double test_hits = 0;  // Hits@LinkOptions::hits_k
   double test_mrr = 0;
-  double test_common_neighbors_auc = 0;  // the heuristic baseline on the same pairs
-  // Full ranking: each endpoint of a test positive ranks every node (its training and
-  // validation neighbors and itself excluded); -1 when the graph is too big to rank in full.
-  double test_recall_at_20 = -1;
-  double test_map_at_10 = -1;
-  double popularity_recall_at_20 = -1;  // ranking by training degree, the same queries
-  double popularity_map_at_10 = -1;
+  // The heuristic baseline on the same pairs (-1 on typed graphs: pairs of different types
+  // share no neighbors).
+  double test_common_neighbors_auc = -1;
+  // Full ranking (train/link_ranking.h): each query ranks every candidate (its training and
+  // validation partners excluded), next to a popularity ranking of the same queries.
+  FullRanking ranking;
+  int64_t ranking_candidates = 0;
   int64_t epochs_run = 0;
   double edges_per_second = 0;  // positive training edges per second of training
 };

@@ -1,0 +1,50 @@
+// What a link-prediction task ranks, and its full-ranking evaluation. On a homogeneous graph
+// every node is a candidate; on a typed graph the edge splits hold pairs of one edge type and
+// only nodes of its destination type are candidates (negatives, Recall@K against all items).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "graphloom/io/dataset.h"
+
+namespace graphloom::train {
+
+struct LinkTarget {
+  int64_t candidates_begin = 0;  // destination candidates are ids [begin, end)
+  int64_t candidates_end = 0;
+  bool symmetric = false;   // undirected homogeneous graph: either endpoint may be the query
+  std::string description;  // for messages, e.g. "user:rates:movie" or "all 2,000 nodes"
+};
+
+// The target of the dataset's edge splits. Typed graph: every pair of every split must join
+// the same (source type, destination type), else graphloom::Error names the split.
+LinkTarget link_target(const io::Dataset& dataset);
+
+// One score per pair of embedding rows; v_ids are the destination rows' node ids.
+using PairScorer =
+    std::function<at::Tensor(const at::Tensor& u, const at::Tensor& v, const at::Tensor& v_ids)>;
+
+struct RankingFigures {
+  double recall_at_20 = -1;  // -1: too many queries x candidates to rank in full (> 5e7)
+  double map_at_10 = -1;
+  double popularity_recall_at_20 = -1;  // ranking candidates by their training pair count
+  double popularity_map_at_10 = -1;
+  int64_t queries = 0;
+};
+
+struct FullRanking {
+  RankingFigures all;   // every query
+  RankingFigures warm;  // queries with at least one training pair (temporal splits have cold
+                        // ones, whose embedding nothing trained)
+};
+
+// Each query (source of a test positive, or either endpoint when symmetric) ranks every
+// candidate except its training and validation partners (and itself); relevant are its test
+// partners. Popularity ranks candidates by how often they appear in training pairs.
+FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
+                         const io::Dataset& dataset, const LinkTarget& target);
+
+}  // namespace graphloom::train
