@@ -52,20 +52,15 @@ at::Tensor train_items(const io::Dataset& dataset) {
 
 void print_rss() { fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9); }
 
-void run_bench_sample(const SamplingBenchOptions& o) {
-  const io::Dataset dataset = load_or_generate(o.data);
-  const sampling::LocalNeighborSource source(dataset.graph);
-  const sampling::NeighborSampler sampler(
-      &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
-  const sampling::ItemSampler items(train_items(dataset),
-                                    {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
-  const int threads = num_threads();
-  const auto seeds = items.batches(0);
-  const int64_t total = std::min<int64_t>(o.batches, static_cast<int64_t>(seeds.size()));
-  GL_CHECK(total > 0, "no batches to sample (train split empty?)");
+struct SamplingFigures {
+  double seconds = 0;
+  int64_t batches = 0, seeds = 0, edges = 0, inputs = 0;
+};
 
-  // One single-threaded sampling worker per thread: batches are independent, so this scales
-  // without synchronisation inside a batch.
+// One single-threaded sampling worker per thread: batches are independent, so this scales
+// without synchronisation inside a batch.
+SamplingFigures measure_sampling(const sampling::NeighborSampler& sampler,
+                                 const std::vector<at::Tensor>& seeds, int64_t total, int threads) {
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> edges{0};
   std::atomic<int64_t> inputs{0};
@@ -85,16 +80,46 @@ void run_bench_sample(const SamplingBenchOptions& o) {
     });
   }
   for (auto& worker : workers) worker.join();
-  const double seconds = timer.seconds();
-  fmt::print("sample: fanouts {}, batch {}, {} batches, {} threads, replace={}\n",
-             fmt::join(o.fanouts, ","), o.batch_size, total, threads, o.replace);
-  fmt::print("  seeds/s        {:>12.0f}  ({:.0f} per thread)\n", seeds_done / seconds,
-             seeds_done / seconds / threads);
-  fmt::print("  sampled edges/s {:>11.3g}  ({:.3g} per thread)\n", edges / seconds,
-             edges / seconds / threads);
+  return {timer.seconds(), total, seeds_done, edges, inputs};
+}
+
+void run_bench_sample(const SamplingBenchOptions& o) {
+  const io::Dataset dataset = load_or_generate(o.data);
+  const sampling::LocalNeighborSource source(dataset.graph);
+  const sampling::NeighborSampler sampler(
+      &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
+  const sampling::ItemSampler items(train_items(dataset),
+                                    {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
+  const int threads = num_threads();
+  const auto seeds = items.batches(0);
+  const int64_t total = std::min<int64_t>(o.batches, static_cast<int64_t>(seeds.size()));
+  GL_CHECK(total > 0, "no batches to sample (train split empty?)");
+  const SamplingFigures f = measure_sampling(sampler, seeds, total, threads);
+  fmt::print("sample: fanouts {}{}, batch {}, {} batches, {} threads, replace={}\n",
+             fmt::join(o.fanouts, ","), dataset.schema.empty() ? "" : " per edge type",
+             o.batch_size, total, threads, o.replace);
+  fmt::print("  seeds/s        {:>12.0f}  ({:.0f} per thread)\n", f.seeds / f.seconds,
+             f.seeds / f.seconds / threads);
+  fmt::print("  sampled edges/s {:>11.3g}  ({:.3g} per thread)\n", f.edges / f.seconds,
+             f.edges / f.seconds / threads);
   fmt::print("  per batch: {:.0f} sampled edges, {:.0f} input nodes, {:.2f} ms\n",
-             static_cast<double>(edges) / total, static_cast<double>(inputs) / total,
-             seconds * 1e3 / total * threads);
+             static_cast<double>(f.edges) / total, static_cast<double>(f.inputs) / total,
+             f.seconds * 1e3 / total * threads);
+  if (!dataset.schema.empty()) {
+    // Reference: the same graph without edge types (fanout over all in-edges together), so
+    // the typed kernel's cost per sampled edge shows as a ratio.
+    graph::CscGraph untyped = dataset.graph;
+    untyped.type_per_edge = at::Tensor();
+    const sampling::LocalNeighborSource plain(untyped);
+    const sampling::NeighborSampler plain_sampler(
+        &plain, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
+    const SamplingFigures r = measure_sampling(plain_sampler, seeds, total, threads);
+    const double typed_rate = f.edges / f.seconds;
+    const double plain_rate = r.edges / r.seconds;
+    fmt::print("  same graph untyped: {:.0f} seeds/s, {:.3g} sampled edges/s ({:.0f} per batch)\n",
+               r.seeds / r.seconds, plain_rate, static_cast<double>(r.edges) / total);
+    fmt::print("  typed / untyped sampled edges/s: {:.2f}\n", typed_rate / plain_rate);
+  }
   print_rss();
 }
 

@@ -245,13 +245,13 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
   for (int64_t i = 0; i < num_seeds; ++i) {
     RandomStream rng(
         stream_key({options.random_key, static_cast<uint64_t>(seed[i] + options.first_node)}));
-    int64_t at = indptr[i];
+    int64_t offset = indptr[i];
     for_each_segment(kernel.column(seed[i]), [&](const Column& segment, int64_t r) {
       const int64_t segment_fanout = fanout_of(r);
       const int64_t picks = kernel.count(segment, segment_fanout);
-      kernel.fill(segment, segment_fanout, picks, rng, neighbors + at, ids + at);
-      std::fill(types + at, types + at + picks, r);
-      at += picks;
+      kernel.fill(segment, segment_fanout, picks, rng, neighbors + offset, ids + offset);
+      std::fill(types + offset, types + offset + picks, r);
+      offset += picks;
     });
   }
   return out;

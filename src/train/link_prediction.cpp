@@ -44,6 +44,9 @@ class LinkModel : public torch::nn::Module {
     if (lightgcn_layers_ == 0) encoder_ = register_module("encoder", nn::make_model(encoder));
     if (embed_dim > 0) {
       embedding_ = register_module("embedding", torch::nn::Embedding(num_nodes, embed_dim));
+      // LightGCN's reference code starts from N(0, 0.1): dot products of unit-variance rows
+      // would start BPR saturated.
+      if (lightgcn_layers_ > 0) torch::nn::init::normal_(embedding_->weight, 0.0, 0.1);
     }
     GL_CHECK(scorer == "dot" || scorer == "mlp", "--scorer must be dot or mlp, got '{}'", scorer);
     if (scorer == "mlp") {
@@ -69,6 +72,10 @@ class LinkModel : public torch::nn::Module {
     return sum / static_cast<double>(lightgcn_layers_ + 1);
   }
   bool has_embedding() const { return !embedding_.is_empty(); }
+  void zero_rows(const at::Tensor& mask) {
+    torch::NoGradGuard no_grad;
+    embedding_->weight.index_put_({mask}, 0.0);
+  }
   torch::Tensor embed(const torch::Tensor& ids) { return embedding_->forward(ids); }
 
   // One score (a logit) per pair of rows; `v_ids` are the destinations' node ids (their bias).
@@ -133,6 +140,10 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
   config.layers = static_cast<int64_t>(options.fanouts.size());
   config.num_relations = dataset.schema.num_edge_types();
   LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer, link.destination_bias);
+  // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
+  // ever: a zero embedding makes them the "average" query, ranked by what the model shares
+  // across queries (the learned bias), instead of by the noise of their initialization.
+  if (model.has_embedding()) model.zero_rows(graph.in_degrees() + graph.out_degrees() == 0);
   // LightGCN propagates over the whole training graph, one "block" of every node.
   const nn::BlockView whole{graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
                             at::arange(graph.num_nodes, at::kLong)};

@@ -1,0 +1,72 @@
+// MovieLens (../shared/datasets/movielens_small) as a typed graph: import, and link prediction
+// ranking all movies against the popularity baseline. SKIPPED without ../shared.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "graphloom/io/dataset.h"
+#include "support/test_support.h"
+
+namespace graphloom {
+namespace {
+
+using testing::run_graphloom;
+
+TEST(CliMovieLens, ImportsATypedGraphWithRatingSplits) {
+  GL_REQUIRE_SHARED_DATASET(movielens, "movielens_small");
+  testing::TempDir dir;
+  const auto result =
+      run_graphloom("convert --from shared " + movielens.string() + " ml", dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const io::Dataset data = io::load_dataset(dir / "ml");
+  EXPECT_EQ(data.schema.node_types, (std::vector<std::string>{"user", "movie", "genre"}));
+  EXPECT_EQ(data.num_nodes(), 610 + 9742 + 20);
+  // The temporal split of the folder: 80/10/10 of the 100,836 ratings.
+  EXPECT_EQ(data.edge_splits.at("train").size(0) + data.edge_splits.at("valid").size(0) +
+                data.edge_splits.at("test").size(0),
+            100836);
+  // Message passing holds the training ratings both ways and 22,084 movie-genre edges both ways.
+  EXPECT_EQ(data.graph.num_edges(), 2 * data.edge_splits.at("train").size(0) + 2 * 22084);
+  // No test rating is a message-passing edge; negatives are movies the user never rated.
+  const at::Tensor test = data.edge_splits.at("test");
+  const at::Tensor indptr = data.graph.indptr;
+  const at::Tensor indices = data.graph.indices.to(at::kLong);
+  for (int64_t i = 0; i < test.size(0); i += 50) {
+    const int64_t user = test[i][0].item<int64_t>();
+    const int64_t movie = test[i][1].item<int64_t>();
+    const at::Tensor sources =
+        indices.slice(0, indptr[movie].item<int64_t>(), indptr[movie + 1].item<int64_t>());
+    ASSERT_FALSE((sources == user).any().item<bool>()) << "test rating in the graph";
+  }
+  const at::Tensor negatives = data.edge_splits.at("test_neg").select(1, 1);
+  EXPECT_TRUE(((negatives >= 610) & (negatives < 610 + 9742)).all().item<bool>());
+}
+
+// On the random split LightGCN ranks held-out movies clearly better than popularity.
+TEST(CliMovieLens, LightGcnBeatsPopularityOnTheRandomSplit) {
+  GL_REQUIRE_SHARED_DATASET(movielens, "movielens_small");
+  testing::TempDir dir;
+  ASSERT_EQ(
+      run_graphloom("convert --from shared " + movielens.string() + " ml --rating-split random",
+                    dir.path())
+          .exit_code,
+      0);
+  const auto result = run_graphloom(
+      "train --data ml --task link --model lightgcn --fanouts -1,-1,-1 --epochs 30 "
+      "--batch-size 4096 --lr 0.01 --scorer dot --loss bpr --eval-every 10 --no-progress",
+      dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(
+      result.output, match,
+      std::regex("9742 candidates, [0-9]+ test queries: Recall@20 ([0-9.]+)  MAP@10 ([0-9.]+)  "
+                 "\\(popularity: ([0-9.]+) / ([0-9.]+)\\)")))
+      << result.output;
+  const double recall = std::stod(match[1]);
+  const double popularity_recall = std::stod(match[3]);
+  EXPECT_GT(recall, popularity_recall * 1.15) << result.output;
+}
+
+}  // namespace
+}  // namespace graphloom
