@@ -225,10 +225,28 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
   out.indptr = at::empty({num_seeds + 1}, at::kLong);
   int64_t* indptr = out.indptr.data_ptr<int64_t>();
   indptr[0] = 0;
+  // As in run_kernel, memory latency rules: column bounds first (prefetched far ahead), then
+  // the counting pass prefetches the type segments and the filling pass the sources ahead.
+  thread_local std::vector<Column> columns;
+  columns.resize(static_cast<std::size_t>(num_seeds));
+  Column* column = columns.data();
+  constexpr int64_t kBoundsAhead = 16;
+  constexpr int64_t kColumnsAhead = 6;
+  const auto prefetch_types = [&](const Column& c) {
+    __builtin_prefetch(type + c.begin);
+    if (c.degree * static_cast<int64_t>(sizeof(Type)) > 64)
+      __builtin_prefetch(type + c.begin + c.degree - 1);
+  };
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
+    column[i] = kernel.column(seed[i]);
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kColumnsAhead < num_seeds) prefetch_types(column[i + kColumnsAhead]);
     int64_t picks = 0;
-    for_each_segment(kernel.column(seed[i]), [&](const Column& segment, int64_t r) {
+    for_each_segment(column[i], [&](const Column& segment, int64_t r) {
       picks += kernel.count(segment, fanout_of(r));
     });
     indptr[i + 1] = picks;
@@ -243,10 +261,14 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
   int64_t* types = out.edge_types.data_ptr<int64_t>();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kColumnsAhead < num_seeds) {
+      kernel.prefetch_column(column[i + kColumnsAhead]);
+      prefetch_types(column[i + kColumnsAhead]);
+    }
     RandomStream rng(
         stream_key({options.random_key, static_cast<uint64_t>(seed[i] + options.first_node)}));
     int64_t offset = indptr[i];
-    for_each_segment(kernel.column(seed[i]), [&](const Column& segment, int64_t r) {
+    for_each_segment(column[i], [&](const Column& segment, int64_t r) {
       const int64_t segment_fanout = fanout_of(r);
       const int64_t picks = kernel.count(segment, segment_fanout);
       kernel.fill(segment, segment_fanout, picks, rng, neighbors + offset, ids + offset);
