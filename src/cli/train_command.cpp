@@ -76,6 +76,37 @@ train::PartitionedJob partitioned_job(const TrainCommand& command, dist::Process
 void print_result(const TrainCommand& command, const train::TrainResult& result,
                   const dist::ProcessGroup* group, double seconds);
 
+train::LinkOptions link_options(const TrainCommand& command) {
+  train::LinkOptions link = command.link;
+  link.embed_dim = command.embed_dim;
+  return link;
+}
+
+void print_link_result(const TrainCommand& command, const train::LinkResult& result,
+                       double seconds) {
+  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", command.options.model.kind,
+             result.epochs_run, result.best_epoch + 1, result.edges_per_second);
+  fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
+  fmt::print("test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}{}\n", result.test_auc,
+             command.link.hits_k, result.test_hits, result.test_mrr,
+             result.test_common_neighbors_auc >= 0
+                 ? fmt::format("  (common neighbours AUC {:.4f})", result.test_common_neighbors_auc)
+                 : "");
+  const auto print_ranking = [&](const train::RankingFigures& figures, const char* which) {
+    if (figures.recall_at_20 < 0) return;
+    fmt::print(
+        "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
+        "(popularity: {:.4f} / {:.4f})\n",
+        result.ranking_candidates, figures.queries, which, figures.recall_at_20, figures.map_at_10,
+        figures.popularity_recall_at_20, figures.popularity_map_at_10);
+  };
+  print_ranking(result.ranking.all, "test");
+  if (result.ranking.warm.queries != result.ranking.all.queries) {
+    print_ranking(result.ranking.warm, "warm (with training pairs)");
+  }
+  fmt::print("total time {:.1f} s\n", seconds);
+}
+
 // Typed graphs: --fanouts for every edge type, with the --edge-type-fanout overrides.
 void resolve_edge_type_fanouts(TrainCommand& command, const graph::GraphSchema& schema,
                                const std::string& graph_name) {
@@ -99,6 +130,12 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
     resolve_edge_type_fanouts(command, partition::read_partition_info(command.part_config).schema,
                               command.part_config);
+    if (command.task == "link") {
+      const train::LinkResult result = train::train_link_on_partitions(
+          partitioned_job(command, group), command.options, link_options(command), group);
+      if (main_rank) print_link_result(command, result, timer.seconds());
+      return;
+    }
     const train::TrainResult result =
         train::train_on_partitions(partitioned_job(command, group), command.options, group);
     if (main_rank) print_result(command, result, group, timer.seconds());
@@ -119,32 +156,9 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
                timer.seconds());
   resolve_edge_type_fanouts(command, dataset.schema, dataset.name);
   if (command.task == "link") {
-    if (group != nullptr) throw UsageError("--task link runs in one process for now (no --nproc)");
-    train::LinkOptions link = command.link;
-    link.embed_dim = command.embed_dim;
-    const train::LinkResult result = train::train_link_prediction(dataset, command.options, link);
-    fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", command.options.model.kind,
-               result.epochs_run, result.best_epoch + 1, result.edges_per_second);
-    fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
-    fmt::print(
-        "test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}{}\n", result.test_auc, link.hits_k,
-        result.test_hits, result.test_mrr,
-        result.test_common_neighbors_auc >= 0
-            ? fmt::format("  (common neighbours AUC {:.4f})", result.test_common_neighbors_auc)
-            : "");
-    const auto print_ranking = [&](const train::RankingFigures& figures, const char* which) {
-      if (figures.recall_at_20 < 0) return;
-      fmt::print(
-          "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
-          "(popularity: {:.4f} / {:.4f})\n",
-          result.ranking_candidates, figures.queries, which, figures.recall_at_20,
-          figures.map_at_10, figures.popularity_recall_at_20, figures.popularity_map_at_10);
-    };
-    print_ranking(result.ranking.all, "test");
-    if (result.ranking.warm.queries != result.ranking.all.queries) {
-      print_ranking(result.ranking.warm, "warm (with training pairs)");
-    }
-    fmt::print("total time {:.1f} s\n", timer.seconds());
+    const train::LinkResult result =
+        train::train_link_prediction(dataset, command.options, link_options(command), group);
+    if (main_rank) print_link_result(command, result, timer.seconds());
     return;
   }
   const train::TrainResult result =

@@ -66,6 +66,8 @@ PartitionInfo read_partition_info(const fs::path& path) {
       if (schema.value("row_scale", false)) info.row_scaled_features.insert(name);
     }
     info.splits = meta.value("splits", std::vector<std::string>{});
+    info.directed = meta.value("directed", true);
+    info.edge_splits = meta.value("edge_splits", std::vector<std::string>{});
     if (meta.contains("node_types")) {
       info.schema.node_types = meta.at("node_types").get<std::vector<std::string>>();
       for (const auto& type : meta.at("edge_types")) {
@@ -186,6 +188,22 @@ at::Tensor load_partition_split(const std::filesystem::path& dir, const Partitio
                                 ids.max().item<int64_t>() < info.node_range_ends[part]),
            "'{}' split of part {} holds ids outside the part", split, part);
   return ids.to(at::kLong);
+}
+
+at::Tensor load_partition_edge_split(const std::filesystem::path& dir, const PartitionInfo& info,
+                                     const std::string& name) {
+  GL_CHECK(
+      std::find(info.edge_splits.begin(), info.edge_splits.end(), name) != info.edge_splits.end(),
+      "partition '{}' has no '{}' edge split (partition a dataset that has edge splits)",
+      dir.string(), name);
+  const fs::path file = config_file(dir).parent_path() / fmt::format("edge_split_{}.npy", name);
+  const at::Tensor pairs = load_checked(file, -1, true).to(at::kLong);
+  GL_CHECK(pairs.dim() == 2 && pairs.size(1) == 2, "'{}': expected [M, 2] node pairs",
+           file.string());
+  GL_CHECK(pairs.numel() == 0 ||
+               (pairs.min().item<int64_t>() >= 0 && pairs.max().item<int64_t>() < info.num_nodes),
+           "'{}': node ids must be in [0, {})", file.string(), info.num_nodes);
+  return pairs;
 }
 
 std::pair<at::Tensor, at::Tensor> load_partition_degrees(const std::filesystem::path& dir,

@@ -60,6 +60,13 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   info.edge_cut = edge_cut(graph, assignment);
   info.node_range_ends.assign(ends.data_ptr<int64_t>(), ends.data_ptr<int64_t>() + parts);
   info.schema = dataset.schema;
+  info.directed = dataset.directed;
+  // Link prediction: the pairs of every edge split, relabelled, at the top of the directory.
+  for (const auto& [name, pairs] : dataset.edge_splits) {
+    save_npy(directory.staging() / fmt::format("edge_split_{}.npy", name),
+             old_to_new.index_select(0, pairs.reshape({-1})).view({-1, 2}));
+    info.edge_splits.push_back(name);
+  }
   const bool typed = !dataset.schema.empty();
   const at::Tensor node_types =
       typed ? graph::node_types_of(graph, at::arange(n, at::kLong)) : at::Tensor();
@@ -154,6 +161,8 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
                          {"edges_per_part", info.edges_per_part},
                          {"train_per_part", info.train_per_part},
                          {"node_features", features},
+                         {"directed", info.directed},
+                         {"edge_splits", info.edge_splits},
                          {"splits", [&] {
                             std::vector<std::string> names;
                             for (const auto& [name, ids] : dataset.splits) names.push_back(name);

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <array>
+#include <filesystem>
 #include <optional>
 #include <tuple>
 
@@ -93,13 +94,17 @@ class LinkModel : public torch::nn::Module {
   torch::Tensor bias_;  // per destination node: a learned popularity prior
 };
 
-const at::Tensor& edge_split(const io::Dataset& dataset, const std::string& name) {
-  const auto it = dataset.edge_splits.find(name);
-  GL_CHECK(it != dataset.edge_splits.end(),
-           "dataset '{}' has no '{}' edge split: link prediction needs train, valid, valid_neg, "
-           "test and test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
-           dataset.name, name);
+const at::Tensor& edge_split(const LinkInputs& inputs, const std::string& name) {
+  const auto it = inputs.edge_splits.find(name);
+  GL_CHECK(it != inputs.edge_splits.end(),
+           "'{}' has no '{}' edge split: link prediction needs train, valid, valid_neg, test and "
+           "test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
+           inputs.name, name);
   return it->second;
+}
+
+bool distributed(const dist::ProcessGroup* group) {
+  return group != nullptr && group->world_size() > 1;
 }
 
 // Scores of `pairs` [M, 2] from every node's embedding.
@@ -113,74 +118,124 @@ at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at:
 }  // namespace
 
 LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
-                                 const LinkOptions& link) {
-  const at::Tensor& train_pairs = edge_split(dataset, "train");
-  const at::Tensor& valid_pos = edge_split(dataset, "valid");
-  const at::Tensor& valid_neg = edge_split(dataset, "valid_neg");
-  const at::Tensor& test_pos = edge_split(dataset, "test");
-  const at::Tensor& test_neg = edge_split(dataset, "test_neg");
+                                 const LinkOptions& link, dist::ProcessGroup* group) {
+  const graph::CscGraph graph =
+      graph_for_model(dataset.graph, options.model.kind, options.self_loops);
+  const sampling::LocalNeighborSource source(graph);
+  const features::TensorFeatureSource rows = dataset_rows(dataset, options.normalize_features);
+  LinkInputs inputs;
+  inputs.name = dataset.name;
+  inputs.graph = &source;
+  inputs.rows = &rows;
+  inputs.num_nodes = dataset.num_nodes();
+  inputs.edge_splits = dataset.edge_splits;
+  inputs.target = link_target(dataset);
+  inputs.num_relations = dataset.schema.num_edge_types();
+  inputs.in_degrees = graph.in_degrees();
+  inputs.out_degrees = graph.out_degrees();
+  inputs.whole_graph = &dataset.graph;  // LightGCN and common neighbours: the plain graph
+  inputs.typed = !dataset.schema.empty();
+  return train_link_prediction(inputs, options, link, group);
+}
+
+LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
+                                 const LinkOptions& link, dist::ProcessGroup* group) {
+  const bool main_rank = !distributed(group) || group->rank() == 0;
+  const at::Tensor& train_pairs = edge_split(inputs, "train");
+  const at::Tensor& valid_pos = edge_split(inputs, "valid");
+  const at::Tensor& valid_neg = edge_split(inputs, "valid_neg");
+  const at::Tensor& test_pos = edge_split(inputs, "test");
+  const at::Tensor& test_neg = edge_split(inputs, "test_neg");
   GL_CHECK(link.negatives >= 1, "--negatives must be >= 1, got {}", link.negatives);
   GL_CHECK(link.loss == "bce" || link.loss == "bpr", "--loss must be bce or bpr, got '{}'",
            link.loss);
   GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
   torch::manual_seed(options.seed);
 
-  const graph::CscGraph graph =
-      graph_for_model(dataset.graph, options.model.kind, options.self_loops);
-  const sampling::LocalNeighborSource source(graph);
-  const features::TensorFeatureSource rows = dataset_rows(dataset, options.normalize_features);
+  const sampling::NeighborSource& source = *inputs.graph;
+  const bool has_features = inputs.rows != nullptr && inputs.rows->has("feat");
   const bool lightgcn = options.model.kind == "lightgcn";
-  const int64_t embed_dim = link.embed_dim > 0                ? link.embed_dim
-                            : (rows.has("feat") && !lightgcn) ? 0
-                                                              : kDefaultEmbedDim;
+  GL_CHECK(!lightgcn || inputs.whole_graph != nullptr,
+           "LightGCN propagates over the whole graph, which '{}' does not hold in one process "
+           "(use an encoder that samples: sage, gcn, gat, rgcn, rsage)",
+           inputs.name);
+  const int64_t embed_dim = link.embed_dim > 0            ? link.embed_dim
+                            : (has_features && !lightgcn) ? 0
+                                                          : kDefaultEmbedDim;
   nn::ModelConfig config = options.model;
-  config.in = embed_dim > 0 ? embed_dim : rows.info("feat").row_shape.at(0);
+  config.in = embed_dim > 0 ? embed_dim : inputs.rows->info("feat").row_shape.at(0);
   // The node embedding the scorer reads (LightGCN keeps the input width).
   config.out = lightgcn ? embed_dim : options.model.hidden;
   config.layers = static_cast<int64_t>(options.fanouts.size());
-  config.num_relations = dataset.schema.num_edge_types();
-  LinkModel model(config, dataset.num_nodes(), embed_dim, link.scorer, link.destination_bias);
+  config.num_relations = inputs.num_relations;
+  LinkModel model(config, inputs.num_nodes, embed_dim, link.scorer, link.destination_bias);
   // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
   // ever: a zero embedding makes them the "average" query, ranked by what the model shares
   // across queries (the learned bias), instead of by the noise of their initialization.
-  if (model.has_embedding()) model.zero_rows(graph.in_degrees() + graph.out_degrees() == 0);
+  const bool has_degrees = inputs.in_degrees.defined() && inputs.out_degrees.defined();
+  if (model.has_embedding() && has_degrees) {
+    model.zero_rows(inputs.in_degrees + inputs.out_degrees == 0);
+  }
   // LightGCN propagates over the whole training graph, one "block" of every node.
-  const nn::BlockView whole{graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
-                            at::arange(graph.num_nodes, at::kLong)};
+  nn::BlockView whole;
   at::Tensor edge_norm;
   if (lightgcn) {
+    const graph::CscGraph& graph = *inputs.whole_graph;
+    whole = {graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
+             at::arange(graph.num_nodes, at::kLong)};
     const at::Tensor out_degree = graph.out_degrees().clamp_min(1).to(at::kFloat);
     const at::Tensor in_degree = graph.in_degrees().clamp_min(1).to(at::kFloat);
     edge_norm = (out_degree.index_select(0, whole.indices) *
                  in_degree.index_select(0, graph.destinations()))
                     .rsqrt();
-  } else {
-    model.encoder().set_graph_degrees(graph.in_degrees(), graph.out_degrees());
+  } else if (has_degrees) {
+    model.encoder().set_graph_degrees(inputs.in_degrees, inputs.out_degrees);
   }
   const RowReader input_rows = [&](const at::Tensor& ids) {
-    return model.has_embedding() ? model.embed(ids) : rows.gather("feat", ids);
+    return model.has_embedding() ? model.embed(ids) : inputs.rows->gather("feat", ids);
   };
   torch::optim::Adam optimizer(
       model.parameters(), torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
   TrainState state;
   if (options.resume) {
     load_checkpoint(options.checkpoint, model, optimizer, state);
-    spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
+    if (main_rank) {
+      spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
+    }
   }
+  // Data-parallel: each rank trains on its share of the training pairs (edge_split), the
+  // gradients of every parameter (the input embedding included) are averaged.
+  std::optional<GradientSynchronizer> sync;
+  if (distributed(group)) {
+    sync.emplace(model.parameters(), *group, options.sync);
+    sync->broadcast_parameters(0);
+  }
+  int64_t steps = 0;
+  const auto after_step = [&] {  // --check-sync: replicas must stay bitwise identical
+    ++steps;
+    if (sync && options.check_sync_every > 0 && steps % options.check_sync_every == 0) {
+      sync->check_parameters_in_sync(steps);
+    }
+  };
 
   const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
                                                     .edge_type_fanouts = options.edge_type_fanouts,
                                                     .seed = options.seed});
-  const sampling::ItemSampler items(
-      train_pairs, {.batch_size = options.batch_size, .shuffle = true, .seed = options.seed});
+  const sampling::ItemSampler items(train_pairs,
+                                    {.batch_size = options.batch_size,
+                                     .shuffle = true,
+                                     .rank = distributed(group) ? group->rank() : 0,
+                                     .world_size = distributed(group) ? group->world_size() : 1,
+                                     .seed = options.seed});
   std::unique_ptr<sampling::NegativeSampler> negatives;
   // Negatives are candidates of the target: nodes of the destination type on typed graphs.
-  const LinkTarget target = link_target(dataset);
-  spdlog::info("link prediction target: {}", target.description);
+  const LinkTarget& target = inputs.target;
+  if (main_rank) spdlog::info("link prediction target: {}", target.description);
   if (link.negative_sampler == "degree") {
-    at::Tensor degrees = at::zeros({dataset.num_nodes()}, at::kLong);
+    GL_CHECK(inputs.in_degrees.defined(), "--negative-sampler degree needs the graph's degrees");
+    at::Tensor degrees = at::zeros({inputs.num_nodes}, at::kLong);
     const auto range = at::indexing::Slice(target.candidates_begin, target.candidates_end);
-    degrees.index_put_({range}, graph.in_degrees().index({range}));
+    degrees.index_put_({range}, inputs.in_degrees.index({range}));
     negatives = std::make_unique<sampling::DegreeNegativeSampler>(degrees);
   } else {
     GL_CHECK(link.negative_sampler == "uniform",
@@ -194,18 +249,20 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       return model.propagate(whole, edge_norm);
     }
     return layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
-                               options.progress);
+                               options.progress, group);
   };
 
   LinkResult result;
-  MetricsLog log(options.metrics_log, /*append=*/options.resume);
+  MetricsLog log(main_rank ? options.metrics_log : std::filesystem::path(),
+                 /*append=*/options.resume);
+  const uint64_t rank = distributed(group) ? static_cast<uint64_t>(group->rank()) : 0;
   double train_seconds = 0;
   int64_t edges_seen = 0;
   for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
     model.train();
     const std::vector<at::Tensor> batches = items.batches(static_cast<uint64_t>(epoch));
     std::optional<ProgressBar> progress;
-    if (options.progress) {
+    if (options.progress && main_rank) {
       progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options.epochs),
                        static_cast<int64_t>(batches.size()), "batches");
     }
@@ -216,8 +273,9 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       const at::Tensor src = batches[b].select(1, 0).contiguous();
       const at::Tensor dst = batches[b].select(1, 1).contiguous();
       const int64_t count = src.numel();
-      const sampling::NegativeEdges corrupted = negatives->sample(
-          src, dst, link.negatives, stream_key({options.seed, static_cast<uint64_t>(epoch), b}));
+      const sampling::NegativeEdges corrupted =
+          negatives->sample(src, dst, link.negatives,
+                            stream_key({options.seed, static_cast<uint64_t>(epoch), b, rank}));
       const at::Tensor nodes = at::cat({src, dst, corrupted.dst});
       torch::Tensor h;  // rows of the batch's nodes, found at `position`
       at::Tensor position = nodes;
@@ -245,7 +303,9 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       }
       optimizer.zero_grad();
       loss.backward();
+      if (sync) sync->synchronize();
       optimizer.step();
+      after_step();
       loss_sum += loss.item<double>() * static_cast<double>(count);
       seen += count;
       if (progress) {
@@ -254,6 +314,12 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
       }
     }
     if (progress) progress->finish();
+    if (sync) {  // Join: shadow the others' steps until every rank is out of pairs
+      while (sync->join() > 0) {
+        optimizer.step();
+        after_step();
+      }
+    }
     const double seconds = epoch_timer.seconds();
     train_seconds += seconds;
     edges_seen += seen;
@@ -279,17 +345,28 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
         stop = options.patience > 0 && state.epochs_without_improvement >= options.patience;
       }
     }
+    if (distributed(group)) {  // rank 0 decides, so no rank can stop alone and hang the rest
+      at::Tensor flag = at::full({1}, stop ? 1 : 0, at::kInt);
+      group->broadcast(flag, 0);
+      stop = flag.item<int>() != 0;
+    }
     state.epoch = epoch;
     log.write(record);
-    spdlog::info("epoch {:>3}  loss {:.4f}{}  {:.0f} edges/s", epoch + 1,
-                 record["loss"].get<double>(),
-                 record.contains("val_auc")
-                     ? fmt::format("  val AUC {:.4f}", record["val_auc"].get<double>())
-                     : "",
-                 record["edges_per_s"].get<double>());
-    if (!options.checkpoint.empty()) save_checkpoint(options.checkpoint, model, optimizer, state);
+    if (main_rank) {
+      spdlog::info("epoch {:>3}  loss {:.4f}{}  {:.0f} edges/s", epoch + 1,
+                   record["loss"].get<double>(),
+                   record.contains("val_auc")
+                       ? fmt::format("  val AUC {:.4f}", record["val_auc"].get<double>())
+                       : "",
+                   record["edges_per_s"].get<double>());
+    }
+    if (main_rank && !options.checkpoint.empty()) {
+      save_checkpoint(options.checkpoint, model, optimizer, state);
+    }
     if (stop) {
-      spdlog::info("early stopping: no better validation AUC for {} epochs", options.patience);
+      if (main_rank) {
+        spdlog::info("early stopping: no better validation AUC for {} epochs", options.patience);
+      }
       break;
     }
   }
@@ -304,17 +381,18 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
     result.test_auc = roc_auc(positive, negative);
     result.test_hits = hits_at_k(positive, negative, link.hits_k);
     result.test_mrr = mean_reciprocal_rank(positive, negative);
-    if (dataset.schema.empty()) {  // typed pairs join different node types: no common ones
+    // Typed pairs join different node types: they share no neighbours.
+    if (inputs.whole_graph != nullptr && !inputs.typed) {
       result.test_common_neighbors_auc =
-          roc_auc(graph::common_neighbor_counts(dataset.graph, test_pos),
-                  graph::common_neighbor_counts(dataset.graph, test_neg));
+          roc_auc(graph::common_neighbor_counts(*inputs.whole_graph, test_pos),
+                  graph::common_neighbor_counts(*inputs.whole_graph, test_neg));
     }
     const PairScorer scorer = [&](const at::Tensor& u, const at::Tensor& v,
                                   const at::Tensor& v_ids) {
       torch::NoGradGuard no_grad;
       return model.score(u, v, v_ids);
     };
-    result.ranking = full_ranking(scorer, embeddings, dataset, target);
+    result.ranking = full_ranking(scorer, embeddings, inputs.edge_splits, target);
     result.ranking_candidates = target.candidates_end - target.candidates_begin;
   }
   return result;

@@ -49,7 +49,8 @@ LinkTarget link_target(const io::Dataset& dataset) {
 }
 
 FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
-                         const io::Dataset& dataset, const LinkTarget& target) {
+                         const std::map<std::string, at::Tensor>& edge_splits,
+                         const LinkTarget& target) {
   const int64_t n = embeddings.size(0);
   const int64_t begin = target.candidates_begin;
   const int64_t candidates = target.candidates_end - begin;
@@ -71,10 +72,10 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
       if (count) popularity[static_cast<std::size_t>(u - begin)] += 1;
     }
   };
-  add_pairs(dataset.edge_splits.at("test"), &relevant, false);
-  add_pairs(dataset.edge_splits.at("train"), &excluded, true);
+  add_pairs(edge_splits.at("test"), &relevant, false);
+  add_pairs(edge_splits.at("train"), &excluded, true);
   for (int64_t v = 0; v < n; ++v) trained[v] = !excluded[v].empty();
-  add_pairs(dataset.edge_splits.at("valid"), &excluded, false);
+  add_pairs(edge_splits.at("valid"), &excluded, false);
   std::vector<int64_t> queries;
   for (int64_t v = 0; v < n; ++v) {
     if (relevant[v].empty()) continue;

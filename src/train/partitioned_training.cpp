@@ -98,6 +98,38 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
   return train_node_classification(inputs, options, group);
 }
 
+LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOptions& options,
+                                    const LinkOptions& link, dist::ProcessGroup* group) {
+  const partition::PartitionInfo info = partition::read_partition_info(job.partition_dir);
+  GL_CHECK(static_cast<int64_t>(job.servers.size()) == info.num_parts,
+           "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
+           info.num_parts, job.servers.size());
+  GL_CHECK(info.schema.empty(),
+           "link prediction on a partitioned typed graph is not supported yet: a node type's "
+           "candidates are spread over one id range per part (train '{}' on one machine)",
+           info.graph_name);
+  std::unique_ptr<dist::SharedPartition> local;
+  if (!job.cluster_id.empty()) {
+    local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
+  }
+  dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
+  LinkInputs inputs;
+  inputs.name = info.graph_name + " (partitioned)";
+  inputs.graph = &graph;
+  inputs.rows = info.features.count("feat") ? &graph : nullptr;
+  inputs.num_nodes = info.num_nodes;
+  for (const std::string& name : info.edge_splits) {
+    inputs.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info, name);
+  }
+  inputs.target = {.candidates_begin = 0,
+                   .candidates_end = info.num_nodes,
+                   .symmetric = !info.directed,
+                   .description = fmt::format("all {} nodes (partitioned)", info.num_nodes)};
+  std::tie(inputs.in_degrees, inputs.out_degrees) =
+      partition::load_partition_degrees(job.partition_dir, info);
+  return train_link_prediction(inputs, options, link, group);
+}
+
 std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path& path,
                                                      int servers_per_machine) {
   GL_CHECK(servers_per_machine >= 1, "servers per machine must be >= 1, got {}",

@@ -130,6 +130,28 @@ TEST(PartitionedTrainingCli, TypedGraphOnTwoMachinesMatchesOneMachine) {
   EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.05);
 }
 
+// Link prediction on two machines: edge splits travel with the partition, each trainer takes
+// its share of the training pairs, the replicated embedding's gradients are averaged.
+TEST(PartitionedTrainingCli, LinkPredictionOnTwoMachinesMatchesOneMachine) {
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --out g --num-nodes 3000", dir.path()).exit_code, 0);
+  ASSERT_EQ(run_graphloom("convert --from graphloom g g-link --link-split 0.05,0.1", dir.path())
+                .exit_code,
+            0);
+  const std::string flags =
+      "--task link --fanouts 5,5 --epochs 6 --hidden 32 --lr 0.01 --eval-every 3 --batch-size 256";
+  const std::string output = train_partitioned(dir, "g-link", flags);
+  const auto single = run_graphloom("train --data g-link --no-progress " + flags, dir.path());
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  std::smatch two, one;
+  ASSERT_TRUE(std::regex_search(output, two, std::regex("test AUC ([0-9.]+)"))) << output;
+  ASSERT_TRUE(std::regex_search(single.output, one, std::regex("test AUC ([0-9.]+)")))
+      << single.output;
+  std::cout << "link prediction: one machine AUC " << one[1] << ", two machines " << two[1] << "\n";
+  EXPECT_GT(std::stod(two[1]), 0.8) << output;
+  EXPECT_NEAR(std::stod(two[1]), std::stod(one[1]), 0.05);
+}
+
 TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
   GL_REQUIRE_SHARED_DATASET(cora, "cora");
   TempDir dir;

@@ -41,7 +41,7 @@ TEST(LinkRanking, TypedTargetRanksOnlyItemsAndSeparatesColdQueries) {
   const PairScorer dot = [](const at::Tensor& u, const at::Tensor& v, const at::Tensor&) {
     return (u * v).sum(1);
   };
-  const FullRanking ranking = full_ranking(dot, embeddings, data, target);
+  const FullRanking ranking = full_ranking(dot, embeddings, data.edge_splits, target);
   EXPECT_EQ(ranking.all.queries, 2);
   EXPECT_DOUBLE_EQ(ranking.all.recall_at_20, 1.0);  // three candidates, K = 20
   // User 0: items 2 and 3 excluded, item 4 first (AP 1); user 1: AP 1/3.

@@ -36,6 +36,8 @@ struct PartitionInfo {
   std::map<std::string, std::pair<std::string, int64_t>> features;  // name -> (dtype, dim)
   std::set<std::string> row_scaled_features;  // features stored with a float32 row scale
   std::vector<std::string> splits;            // split names
+  bool directed = true;
+  std::vector<std::string> edge_splits;  // link prediction: edge split names (relabelled pairs)
   // Typed graphs: the type names, and per part the relabelled id where each node type's
   // sub-range of the part starts (num_node_types + 1 entries, the last the part's end): a
   // part's nodes stay sorted by type, so every (part, type) owns one contiguous range.
@@ -87,6 +89,10 @@ Partition load_partition(const std::filesystem::path& dir, int64_t part);
 // the rest of the part. `info` is read_partition_info(dir).
 at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                 int64_t part, const std::string& split);
+
+// One edge split (link prediction) as int64 [M, 2] pairs of relabelled global ids.
+at::Tensor load_partition_edge_split(const std::filesystem::path& dir, const PartitionInfo& info,
+                                     const std::string& name);
 
 // Whole-graph in- and out-degrees of every node (relabelled ids), from the parts' files;
 // undefined tensors for partitions written before graphloom recorded them.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "graphloom/io/dataset.h"
@@ -44,11 +45,35 @@ struct LinkResult {
   double edges_per_second = 0;  // positive training edges per second of training
 };
 
+// What the loop reads, from one dataset or from a partitioned graph behind servers.
+struct LinkInputs {
+  std::string name;                                 // for messages
+  const sampling::NeighborSource* graph = nullptr;  // the message-passing (training) graph
+  const features::FeatureSource* rows = nullptr;    // "feat" rows, or null (embeddings)
+  int64_t num_nodes = 0;
+  // "train", "valid", "valid_neg", "test", "test_neg": int64 [M, 2] pairs of global ids.
+  std::map<std::string, at::Tensor> edge_splits;
+  LinkTarget target;
+  int64_t num_relations = 0;           // typed graphs (rgcn, rsage)
+  bool typed = false;                  // pairs join two node types (no common-neighbour baseline)
+  at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN, degree negatives); optional
+  // The whole graph in this process (one machine): LightGCN propagates over it and the
+  // common-neighbour baseline counts on it. Null on a partitioned graph.
+  const graph::CscGraph* whole_graph = nullptr;
+};
+
+// With a process group of several ranks the run is data-parallel: each rank trains on its
+// share of the training pairs, gradients (the input embedding's included) are averaged with
+// Join for uneven shares, evaluation embeds every node with distributed layer-wise inference
+// and every rank computes the same metrics; rank 0 logs and checkpoints.
+LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
+                                 const LinkOptions& link, dist::ProcessGroup* group = nullptr);
+
 // Needs the dataset's edge splits "train", "valid", "valid_neg", "test", "test_neg" (an lp_*
 // import, or io::make_link_splits); `options` carries the encoder, fanouts, optimizer,
 // epochs, evaluation cadence, early stopping, checkpoint and metrics log as for node
 // classification (batch_size counts positive edges).
 LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
-                                 const LinkOptions& link);
+                                 const LinkOptions& link, dist::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train

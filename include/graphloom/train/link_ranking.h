@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "graphloom/io/dataset.h"
 
@@ -44,7 +46,9 @@ struct FullRanking {
 // Each query (source of a test positive, or either endpoint when symmetric) ranks every
 // candidate except its training and validation partners (and itself); relevant are its test
 // partners. Popularity ranks candidates by how often they appear in training pairs.
+// `edge_splits` needs "train", "valid" and "test".
 FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
-                         const io::Dataset& dataset, const LinkTarget& target);
+                         const std::map<std::string, at::Tensor>& edge_splits,
+                         const LinkTarget& target);
 
 }  // namespace graphloom::train

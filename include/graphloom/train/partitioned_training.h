@@ -10,6 +10,7 @@
 
 #include "graphloom/dist/graph_client.h"
 #include "graphloom/dist/process_group.h"
+#include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
 namespace graphloom::train {
@@ -35,6 +36,13 @@ struct PartitionedJob {
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                 dist::ProcessGroup* group);
+
+// Link prediction on a partitioned homogeneous graph (the partition of a dataset with edge
+// splits): each trainer takes its share of the training pairs, samples over DistGraph and
+// learns the input embedding (`LinkOptions::embed_dim`, replicated, gradients averaged) or
+// reads "feat" through the servers.
+LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOptions& options,
+                                    const LinkOptions& link, dist::ProcessGroup* group);
 
 // DGL's ip config: one machine per line, "ip [port]" (port default 30050); machine m's S
 // servers listen on port .. port+S-1. Returns each machine's server addresses.
