@@ -128,16 +128,16 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   command.options.progress = !command.no_progress;
   if (!command.part_config.empty()) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
-    resolve_edge_type_fanouts(command, partition::read_partition_info(command.part_config).schema,
+    const train::PartitionedJob job = partitioned_job(command, group);  // checks the flags first
+    resolve_edge_type_fanouts(command, partition::read_partition_info(job.partition_dir).schema,
                               command.part_config);
     if (command.task == "link") {
-      const train::LinkResult result = train::train_link_on_partitions(
-          partitioned_job(command, group), command.options, link_options(command), group);
+      const train::LinkResult result =
+          train::train_link_on_partitions(job, command.options, link_options(command), group);
       if (main_rank) print_link_result(command, result, timer.seconds());
       return;
     }
-    const train::TrainResult result =
-        train::train_on_partitions(partitioned_job(command, group), command.options, group);
+    const train::TrainResult result = train::train_on_partitions(job, command.options, group);
     if (main_rank) print_result(command, result, group, timer.seconds());
     return;
   }
