@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "graphloom/io/importers.h"
@@ -21,6 +23,9 @@ struct EdgeColumns {
 
 // `src dst [weight]` per line; comment and blank lines skipped.
 EdgeColumns read_edge_text(const std::filesystem::path& path, const EdgeListOptions& options);
+
+// A folder's meta.json; `what` says what the folder should be, in the error when it is missing.
+nlohmann::json read_meta_json(const std::filesystem::path& dir, const std::string& what);
 
 // A raw little-endian binary array of `count` elements of `dtype` (-1: whatever the size holds).
 at::Tensor read_raw_array(const std::filesystem::path& path, at::ScalarType dtype, int64_t count);

@@ -151,17 +151,20 @@ int64_t read_single_int(const fs::path& path) {
 
 }  // namespace
 
-Dataset import_shared_dataset(const fs::path& dir, int split_index) {
+nlohmann::json detail::read_meta_json(const fs::path& dir, const std::string& what) {
   const fs::path meta_path = dir / "meta.json";
   std::ifstream meta_file(meta_path);
-  GL_CHECK(meta_file.good(), "cannot open '{}': is '{}' a folder of ../shared/datasets?",
-           meta_path.string(), dir.string());
-  nlohmann::json meta;
+  GL_CHECK(meta_file.good(), "cannot open '{}': is '{}' {}?", meta_path.string(), dir.string(),
+           what);
   try {
-    meta = nlohmann::json::parse(meta_file);
+    return nlohmann::json::parse(meta_file);
   } catch (const nlohmann::json::exception& e) {
     GL_THROW("'{}': invalid JSON: {}", meta_path.string(), e.what());
   }
+}
+
+Dataset import_shared_dataset(const fs::path& dir, int split_index) {
+  const nlohmann::json meta = detail::read_meta_json(dir, "a folder of ../shared/datasets");
   GL_CHECK(fs::exists(dir / "edges.csv"),
            "'{}' has no edges.csv: heterogeneous layouts (such as movielens_small) are not "
            "supported by this importer",

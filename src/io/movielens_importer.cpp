@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
@@ -59,16 +58,7 @@ bool is_movielens_folder(const fs::path& dir) { return fs::exists(dir / "rates_e
 Dataset import_movielens(const fs::path& dir, const MovieLensOptions& options) {
   GL_CHECK(options.split == "temporal" || options.split == "random",
            "MovieLens split must be temporal or random, got '{}'", options.split);
-  const fs::path meta_path = dir / "meta.json";
-  std::ifstream meta_file(meta_path);
-  GL_CHECK(meta_file.good(), "cannot open '{}': is '{}' the movielens_small folder?",
-           meta_path.string(), dir.string());
-  nlohmann::json meta;
-  try {
-    meta = nlohmann::json::parse(meta_file);
-  } catch (const nlohmann::json::exception& e) {
-    GL_THROW("'{}': invalid JSON: {}", meta_path.string(), e.what());
-  }
+  const nlohmann::json meta = detail::read_meta_json(dir, "the movielens_small folder");
   const nlohmann::json& counts = meta.at("node_types");
   const auto users = counts.at("user").get<int64_t>();
   const auto movies = counts.at("movie").get<int64_t>();
