@@ -190,6 +190,17 @@ at::Tensor load_partition_split(const std::filesystem::path& dir, const Partitio
   return ids.to(at::kLong);
 }
 
+at::Tensor relabelled_node_types(const PartitionInfo& info) {
+  if (info.schema.empty()) return {};
+  at::Tensor types = at::empty({info.num_nodes}, at::kLong);
+  for (const auto& range : info.node_type_ranges) {
+    for (std::size_t t = 0; t + 1 < range.size(); ++t) {
+      types.slice(0, range[t], range[t + 1]).fill_(static_cast<int64_t>(t));
+    }
+  }
+  return types;
+}
+
 at::Tensor load_partition_edge_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                      const std::string& name) {
   GL_CHECK(

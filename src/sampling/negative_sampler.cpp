@@ -34,19 +34,23 @@ NegativeEdges sample_with(const at::Tensor& src, int64_t k, uint64_t random_key,
 
 }  // namespace
 
-UniformNegativeSampler::UniformNegativeSampler(int64_t begin, int64_t end)
-    : begin_(begin), end_(end) {
-  GL_CHECK(begin >= 0 && end > begin, "negative sampling needs at least one node, got [{}, {})",
-           begin, end);
+UniformNegativeSampler::UniformNegativeSampler(int64_t num_nodes) : num_nodes_(num_nodes) {
+  GL_CHECK(num_nodes > 0, "negative sampling needs at least one node");
+}
+
+UniformNegativeSampler::UniformNegativeSampler(const at::Tensor& candidates)
+    : num_nodes_(candidates.numel()), candidates_(candidates.to(at::kLong).contiguous()) {
+  GL_CHECK(num_nodes_ > 0, "negative sampling needs at least one candidate node");
 }
 
 NegativeEdges UniformNegativeSampler::sample(const at::Tensor& src, const at::Tensor& dst,
                                              int64_t k, uint64_t random_key) const {
   check_pairs(src, dst, k);
-  const auto n = static_cast<uint64_t>(end_ - begin_);
-  const int64_t begin = begin_;
-  return sample_with(src.contiguous(), k, random_key, [n, begin](RandomStream& rng) {
-    return begin + static_cast<int64_t>(rng.uniform(n));
+  const auto n = static_cast<uint64_t>(num_nodes_);
+  const int64_t* candidate = candidates_.defined() ? candidates_.data_ptr<int64_t>() : nullptr;
+  return sample_with(src.contiguous(), k, random_key, [n, candidate](RandomStream& rng) {
+    const auto i = static_cast<int64_t>(rng.uniform(n));
+    return candidate != nullptr ? candidate[i] : i;
   });
 }
 

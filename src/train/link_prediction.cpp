@@ -234,14 +234,12 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
   if (link.negative_sampler == "degree") {
     GL_CHECK(inputs.in_degrees.defined(), "--negative-sampler degree needs the graph's degrees");
     at::Tensor degrees = at::zeros({inputs.num_nodes}, at::kLong);
-    const auto range = at::indexing::Slice(target.candidates_begin, target.candidates_end);
-    degrees.index_put_({range}, inputs.in_degrees.index({range}));
+    degrees.index_put_({target.candidates}, inputs.in_degrees.index_select(0, target.candidates));
     negatives = std::make_unique<sampling::DegreeNegativeSampler>(degrees);
   } else {
     GL_CHECK(link.negative_sampler == "uniform",
              "--negative-sampler must be uniform or degree, got '{}'", link.negative_sampler);
-    negatives = std::make_unique<sampling::UniformNegativeSampler>(target.candidates_begin,
-                                                                   target.candidates_end);
+    negatives = std::make_unique<sampling::UniformNegativeSampler>(target.candidates);
   }
   auto embed_all = [&] {
     if (lightgcn) {
@@ -393,7 +391,7 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
       return model.score(u, v, v_ids);
     };
     result.ranking = full_ranking(scorer, embeddings, inputs.edge_splits, target);
-    result.ranking_candidates = target.candidates_end - target.candidates_begin;
+    result.ranking_candidates = target.candidates.numel();
   }
   return result;
 }

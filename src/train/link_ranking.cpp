@@ -12,20 +12,22 @@
 
 namespace graphloom::train {
 
-LinkTarget link_target(const io::Dataset& dataset) {
+LinkTarget link_target(const std::map<std::string, at::Tensor>& edge_splits,
+                       const at::Tensor& node_type, const graph::GraphSchema& schema,
+                       int64_t num_nodes, bool directed) {
   LinkTarget target;
-  if (dataset.schema.empty()) {
-    target.candidates_end = dataset.num_nodes();
-    target.symmetric = !dataset.directed;
-    target.description = fmt::format("all {} nodes", dataset.num_nodes());
+  if (!node_type.defined()) {
+    target.candidates = at::arange(num_nodes, at::kLong);
+    target.symmetric = !directed;
+    target.description = fmt::format("all {} nodes", num_nodes);
     return target;
   }
   int64_t src_type = -1;
   int64_t dst_type = -1;
-  for (const auto& [name, pairs] : dataset.edge_splits) {
+  for (const auto& [name, pairs] : edge_splits) {
     if (pairs.size(0) == 0) continue;
-    const at::Tensor src = graph::node_types_of(dataset.graph, pairs.select(1, 0).contiguous());
-    const at::Tensor dst = graph::node_types_of(dataset.graph, pairs.select(1, 1).contiguous());
+    const at::Tensor src = node_type.index_select(0, pairs.select(1, 0));
+    const at::Tensor dst = node_type.index_select(0, pairs.select(1, 1));
     if (src_type < 0) {
       src_type = src[0].item<int64_t>();
       dst_type = dst[0].item<int64_t>();
@@ -33,28 +35,38 @@ LinkTarget link_target(const io::Dataset& dataset) {
     GL_CHECK((src == src_type).all().item<bool>() && (dst == dst_type).all().item<bool>(),
              "edge split '{}' mixes node types: link prediction on a typed graph ranks pairs of "
              "one (source type, destination type), here {} -> {}",
-             name, dataset.schema.node_types[static_cast<std::size_t>(src_type)],
-             dataset.schema.node_types[static_cast<std::size_t>(dst_type)]);
+             name, schema.node_types[static_cast<std::size_t>(src_type)],
+             schema.node_types[static_cast<std::size_t>(dst_type)]);
   }
-  GL_CHECK(dst_type >= 0, "dataset '{}' has no edge-split pairs", dataset.name);
-  const at::Tensor offset = dataset.graph.node_type_offset;
-  target.candidates_begin = offset[dst_type].item<int64_t>();
-  target.candidates_end = offset[dst_type + 1].item<int64_t>();
-  const auto& names = dataset.schema.node_types;
-  target.description = fmt::format(
-      "{} -> {} pairs, {} {} candidates", names[static_cast<std::size_t>(src_type)],
-      names[static_cast<std::size_t>(dst_type)], target.candidates_end - target.candidates_begin,
-      names[static_cast<std::size_t>(dst_type)]);
+  GL_CHECK(dst_type >= 0, "the edge splits hold no pairs");
+  target.candidates = (node_type == dst_type).nonzero().squeeze(1);
+  const auto& names = schema.node_types;
+  target.description =
+      fmt::format("{} -> {} pairs, {} {} candidates", names[static_cast<std::size_t>(src_type)],
+                  names[static_cast<std::size_t>(dst_type)], target.candidates.numel(),
+                  names[static_cast<std::size_t>(dst_type)]);
   return target;
+}
+
+LinkTarget link_target(const io::Dataset& dataset) {
+  const at::Tensor node_type =
+      dataset.schema.empty()
+          ? at::Tensor()
+          : graph::node_types_of(dataset.graph, at::arange(dataset.num_nodes(), at::kLong));
+  return link_target(dataset.edge_splits, node_type, dataset.schema, dataset.num_nodes(),
+                     dataset.directed);
 }
 
 FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
                          const std::map<std::string, at::Tensor>& edge_splits,
                          const LinkTarget& target) {
   const int64_t n = embeddings.size(0);
-  const int64_t begin = target.candidates_begin;
-  const int64_t candidates = target.candidates_end - begin;
-  // Partner lists per query node, in candidate positions (id - begin).
+  const int64_t candidates = target.candidates.numel();
+  // Candidate position of every node id (-1: not a candidate).
+  std::vector<int64_t> position(static_cast<std::size_t>(n), -1);
+  const int64_t* candidate = target.candidates.data_ptr<int64_t>();
+  for (int64_t i = 0; i < candidates; ++i) position[candidate[i]] = i;
+  // Partner lists per query node, in candidate positions.
   std::vector<std::vector<int64_t>> relevant(n), excluded(n);
   std::vector<bool> trained(static_cast<std::size_t>(n), false);  // has a training pair
   std::vector<double> popularity(static_cast<std::size_t>(candidates), 0.0);
@@ -65,11 +77,12 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
     for (int64_t i = 0; i < both.size(0); ++i) {
       const int64_t u = p[2 * i];
       const int64_t v = p[2 * i + 1];
-      if (lists != nullptr) (*lists)[u].push_back(v - begin);
-      if (count) popularity[static_cast<std::size_t>(v - begin)] += 1;
+      GL_CHECK(position[v] >= 0, "pair ({}, {}): {} is not a candidate destination", u, v, v);
+      if (lists != nullptr) (*lists)[u].push_back(position[v]);
+      if (count) popularity[static_cast<std::size_t>(position[v])] += 1;
       if (!target.symmetric) continue;
-      if (lists != nullptr) (*lists)[v].push_back(u - begin);
-      if (count) popularity[static_cast<std::size_t>(u - begin)] += 1;
+      if (lists != nullptr) (*lists)[v].push_back(position[u]);
+      if (count) popularity[static_cast<std::size_t>(position[u])] += 1;
     }
   };
   add_pairs(edge_splits.at("test"), &relevant, false);
@@ -80,10 +93,10 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
   for (int64_t v = 0; v < n; ++v) {
     if (relevant[v].empty()) continue;
     queries.push_back(v);
-    if (v >= begin && v < target.candidates_end) excluded[v].push_back(v - begin);
+    if (position[v] >= 0) excluded[v].push_back(position[v]);
   }
-  const at::Tensor candidate_rows = embeddings.slice(0, begin, target.candidates_end);
-  const at::Tensor candidate_ids = at::arange(begin, target.candidates_end, at::kLong);
+  const at::Tensor candidate_rows = embeddings.index_select(0, target.candidates);
+  const at::Tensor& candidate_ids = target.candidates;
   const at::Tensor popular = at::tensor(popularity, at::kDouble).to(at::kFloat).unsqueeze(0);
   // Figures over the queries that pass `keep`.
   auto figures = [&](auto&& keep) {

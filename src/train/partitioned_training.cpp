@@ -104,10 +104,6 @@ LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOption
   GL_CHECK(static_cast<int64_t>(job.servers.size()) == info.num_parts,
            "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
            info.num_parts, job.servers.size());
-  GL_CHECK(info.schema.empty(),
-           "link prediction on a partitioned typed graph is not supported yet: a node type's "
-           "candidates are spread over one id range per part (train '{}' on one machine)",
-           info.graph_name);
   std::unique_ptr<dist::SharedPartition> local;
   if (!job.cluster_id.empty()) {
     local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
@@ -121,10 +117,11 @@ LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOption
   for (const std::string& name : info.edge_splits) {
     inputs.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info, name);
   }
-  inputs.target = {.candidates_begin = 0,
-                   .candidates_end = info.num_nodes,
-                   .symmetric = !info.directed,
-                   .description = fmt::format("all {} nodes (partitioned)", info.num_nodes)};
+  // A node type's ids are one range per part: the candidates are the union of those ranges.
+  inputs.target = link_target(inputs.edge_splits, partition::relabelled_node_types(info),
+                              info.schema, info.num_nodes, info.directed);
+  inputs.typed = !info.schema.empty();
+  inputs.num_relations = info.schema.num_edge_types();
   std::tie(inputs.in_degrees, inputs.out_degrees) =
       partition::load_partition_degrees(job.partition_dir, info);
   return train_link_prediction(inputs, options, link, group);

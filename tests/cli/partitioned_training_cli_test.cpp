@@ -34,11 +34,12 @@ bool healthy(const std::string& address) {
 
 // Partitions `data` in 2 (METIS), serves each part from its own server process, trains with
 // one trainer per part, and returns rank 0's output.
-std::string train_partitioned(const TempDir& dir, const std::string& data,
-                              const std::string& flags) {
-  const auto partitioned = run_graphloom(
-      "partition --data " + data + " --parts 2 --method metis --balance-train --out parts --force",
-      dir.path());
+std::string train_partitioned(const TempDir& dir, const std::string& data, const std::string& flags,
+                              const std::string& partition_flags = "--balance-train") {
+  const auto partitioned =
+      run_graphloom("partition --data " + data + " --parts 2 --method metis --out parts --force " +
+                        partition_flags,
+                    dir.path());
   EXPECT_EQ(partitioned.exit_code, 0) << partitioned.output;
   const int port = free_port_range(11);
   {
@@ -150,6 +151,31 @@ TEST(PartitionedTrainingCli, LinkPredictionOnTwoMachinesMatchesOneMachine) {
   std::cout << "link prediction: one machine AUC " << one[1] << ", two machines " << two[1] << "\n";
   EXPECT_GT(std::stod(two[1]), 0.8) << output;
   EXPECT_NEAR(std::stod(two[1]), std::stod(one[1]), 0.05);
+}
+
+// Typed link prediction on two machines: MovieLens users rank the movies of both parts.
+TEST(PartitionedTrainingCli, TypedLinkPredictionOnTwoMachines) {
+  GL_REQUIRE_SHARED_DATASET(movielens, "movielens_small");
+  TempDir dir;
+  ASSERT_EQ(
+      run_graphloom("convert --from shared " + movielens.string() + " ml --rating-split random",
+                    dir.path())
+          .exit_code,
+      0);
+  const std::string output = train_partitioned(
+      dir, "ml",
+      "--task link --model rsage --fanouts 5,5 --epochs 5 --hidden 32 --lr 0.01 --eval-every 5 "
+      "--batch-size 2048 --scorer dot --loss bpr --bias --dropout 0",
+      "");
+  EXPECT_NE(output.find("user -> movie pairs, 9742 movie candidates"), std::string::npos) << output;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(output, match, std::regex("test AUC ([0-9.]+)"))) << output;
+  EXPECT_GT(std::stod(match[1]), 0.75) << output;
+  EXPECT_NE(output.find("full ranking of 9742 candidates"), std::string::npos) << output;
+  std::smatch ranking;
+  if (std::regex_search(output, ranking, std::regex("full ranking[^\n]*"))) {
+    std::cout << "movielens on two machines: test AUC " << match[1] << ", " << ranking[0] << "\n";
+  }
 }
 
 TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {

@@ -32,8 +32,7 @@ io::Dataset tiny_typed_dataset() {
 TEST(LinkRanking, TypedTargetRanksOnlyItemsAndSeparatesColdQueries) {
   const io::Dataset data = tiny_typed_dataset();
   const LinkTarget target = link_target(data);
-  EXPECT_EQ(target.candidates_begin, 2);
-  EXPECT_EQ(target.candidates_end, 5);
+  EXPECT_TRUE(target.candidates.equal(torch::tensor({2, 3, 4}, torch::kLong)));
   EXPECT_FALSE(target.symmetric);
   // User 1 scores items 2, 3, 4 as 0, 1, 0.5: its test item comes third.
   const torch::Tensor embeddings =

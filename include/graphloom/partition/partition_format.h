@@ -90,6 +90,10 @@ Partition load_partition(const std::filesystem::path& dir, int64_t part);
 at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                 int64_t part, const std::string& split);
 
+// Typed partitions: the node type of every relabelled id (int64 [num_nodes]), from
+// node_type_ranges; undefined for a homogeneous graph.
+at::Tensor relabelled_node_types(const PartitionInfo& info);
+
 // One edge split (link prediction) as int64 [M, 2] pairs of relabelled global ids.
 at::Tensor load_partition_edge_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                      const std::string& name);

@@ -20,18 +20,19 @@ class NegativeSampler {
                                uint64_t random_key) const = 0;
 };
 
-// Destinations uniform over all nodes (DGL's Uniform negative sampler), or over the ids
-// [begin, end) of one node type of a typed graph.
+// Destinations uniform over all nodes (DGL's Uniform negative sampler), or over a candidate
+// set (the nodes of one type of a typed graph).
 class UniformNegativeSampler : public NegativeSampler {
  public:
-  explicit UniformNegativeSampler(int64_t num_nodes) : UniformNegativeSampler(0, num_nodes) {}
-  UniformNegativeSampler(int64_t begin, int64_t end);
+  explicit UniformNegativeSampler(int64_t num_nodes);
+  // `candidates`: int64 node ids, not empty.
+  explicit UniformNegativeSampler(const at::Tensor& candidates);
   NegativeEdges sample(const at::Tensor& src, const at::Tensor& dst, int64_t k,
                        uint64_t random_key) const override;
 
  private:
-  int64_t begin_;
-  int64_t end_;
+  int64_t num_nodes_ = 0;
+  at::Tensor candidates_;  // undefined: all num_nodes_ nodes
 };
 
 // Destinations drawn with probability proportional to degree^power (word2vec's unigram^0.75,

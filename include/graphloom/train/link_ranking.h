@@ -10,19 +10,24 @@
 #include <map>
 #include <string>
 
+#include "graphloom/graph/schema.h"
 #include "graphloom/io/dataset.h"
 
 namespace graphloom::train {
 
 struct LinkTarget {
-  int64_t candidates_begin = 0;  // destination candidates are ids [begin, end)
-  int64_t candidates_end = 0;
+  at::Tensor candidates;    // int64, sorted: the ids destinations (and negatives) are drawn from
   bool symmetric = false;   // undirected homogeneous graph: either endpoint may be the query
-  std::string description;  // for messages, e.g. "user:rates:movie" or "all 2,000 nodes"
+  std::string description;  // for messages, e.g. "user -> movie pairs, 9742 movie candidates"
 };
 
-// The target of the dataset's edge splits. Typed graph: every pair of every split must join
-// the same (source type, destination type), else graphloom::Error names the split.
+// The target of `edge_splits` (name -> int64 [M, 2] pairs). `node_type` (int64 [num_nodes])
+// names each node's type on a typed graph (undefined: homogeneous, every node a candidate);
+// every pair of every split must then join the same (source type, destination type), else
+// graphloom::Error names the split.
+LinkTarget link_target(const std::map<std::string, at::Tensor>& edge_splits,
+                       const at::Tensor& node_type, const graph::GraphSchema& schema,
+                       int64_t num_nodes, bool directed);
 LinkTarget link_target(const io::Dataset& dataset);
 
 // One score per pair of embedding rows; v_ids are the destination rows' node ids.
