@@ -166,8 +166,8 @@ nlohmann::json detail::read_meta_json(const fs::path& dir, const std::string& wh
 Dataset import_shared_dataset(const fs::path& dir, int split_index) {
   const nlohmann::json meta = detail::read_meta_json(dir, "a folder of ../shared/datasets");
   GL_CHECK(fs::exists(dir / "edges.csv"),
-           "'{}' has no edges.csv: heterogeneous layouts (such as movielens_small) are not "
-           "supported by this importer",
+           "'{}' has no edges.csv: heterogeneous layouts are read by their own importer "
+           "(movielens_small: import_movielens, which `convert --from shared` picks itself)",
            dir.string());
   Dataset dataset;
   dataset.name = meta.value("name", dir.filename().string());

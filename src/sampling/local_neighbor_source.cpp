@@ -153,32 +153,41 @@ class Kernel {
   const Weight* weights_;
 };
 
+// Sampling is bound by memory latency (one random column per seed). Both kernels first read
+// each seed's column bounds once, prefetching far ahead; later passes then know every column's
+// address and prefetch the columns themselves kColumnsAhead seeds ahead, so several misses are
+// always in flight. The array is thread-local to the calling thread (the parallel regions of
+// the kernel use it through the returned pointer) and reused across calls.
+constexpr int64_t kBoundsAhead = 16;
+constexpr int64_t kColumnsAhead = 6;
+
+template <typename KernelType>
+typename KernelType::Column* column_bounds(const KernelType& kernel, const int64_t* seed,
+                                           int64_t num_seeds) {
+  thread_local std::vector<typename KernelType::Column> columns;
+  columns.resize(static_cast<std::size_t>(num_seeds));
+  typename KernelType::Column* column = columns.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
+    column[i] = kernel.column(seed[i]);
+  }
+  return column;
+}
+
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
                         uint64_t random_key, int64_t first_node) {
   const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph);
   const int64_t num_seeds = seeds.numel();
   const int64_t* seed = seeds.data_ptr<int64_t>();
-  using Column = typename Kernel<Index, Weight, kReplace, kWeighted>::Column;
   SampledEdges out;
   out.indptr = at::empty({num_seeds + 1}, at::kLong);
   int64_t* indptr = out.indptr.data_ptr<int64_t>();
   indptr[0] = 0;
-  // Sampling is bound by memory latency (one random column per seed). Pass 1 reads each
-  // seed's column bounds once, prefetching far ahead; pass 2 then knows every column's address
-  // and prefetches the columns themselves, so several misses are always in flight.
-  // Thread-local to the calling thread; the parallel regions below use it through `column`.
-  thread_local std::vector<Column> columns;
-  columns.resize(static_cast<std::size_t>(num_seeds));
-  Column* column = columns.data();
-  constexpr int64_t kBoundsAhead = 16;
-  constexpr int64_t kColumnsAhead = 6;
+  const auto* column = column_bounds(kernel, seed, num_seeds);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < num_seeds; ++i) {
-    if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
-    column[i] = kernel.column(seed[i]);
-    indptr[i + 1] = kernel.count(column[i], fanout);
-  }
+  for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] = kernel.count(column[i], fanout);
   for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] += indptr[i];
 
   out.neighbors = at::empty({indptr[num_seeds]}, at::kLong);
@@ -225,23 +234,14 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
   out.indptr = at::empty({num_seeds + 1}, at::kLong);
   int64_t* indptr = out.indptr.data_ptr<int64_t>();
   indptr[0] = 0;
-  // As in run_kernel, memory latency rules: column bounds first (prefetched far ahead), then
-  // the counting pass prefetches the type segments and the filling pass the sources ahead.
-  thread_local std::vector<Column> columns;
-  columns.resize(static_cast<std::size_t>(num_seeds));
-  Column* column = columns.data();
-  constexpr int64_t kBoundsAhead = 16;
-  constexpr int64_t kColumnsAhead = 6;
+  // As in run_kernel: column bounds first, then the counting pass prefetches the type
+  // segments and the filling pass the sources ahead.
+  const Column* column = column_bounds(kernel, seed, num_seeds);
   const auto prefetch_types = [&](const Column& c) {
     __builtin_prefetch(type + c.begin);
     if (c.degree * static_cast<int64_t>(sizeof(Type)) > 64)
       __builtin_prefetch(type + c.begin + c.degree - 1);
   };
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < num_seeds; ++i) {
-    if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
-    column[i] = kernel.column(seed[i]);
-  }
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) {
     if (i + kColumnsAhead < num_seeds) prefetch_types(column[i + kColumnsAhead]);
