@@ -15,6 +15,7 @@
 #include "graphloom/base/progress.h"
 #include "graphloom/base/random.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/dist/dist_graph.h"
 #include "graphloom/graph/link_heuristics.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -159,11 +160,16 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
            "LightGCN propagates over the whole graph, which '{}' does not hold in one process "
            "(use an encoder that samples: sage, gcn, gat, rgcn, rsage)",
            inputs.name);
-  const int64_t embed_dim = link.embed_dim > 0            ? link.embed_dim
+  dist::DistEmbedding* shared_embedding = inputs.embedding;
+  // A local embedding table unless the servers hold one (partitioned graphs).
+  const int64_t embed_dim = shared_embedding != nullptr   ? 0
+                            : link.embed_dim > 0          ? link.embed_dim
                             : (has_features && !lightgcn) ? 0
                                                           : kDefaultEmbedDim;
   nn::ModelConfig config = options.model;
-  config.in = embed_dim > 0 ? embed_dim : inputs.rows->info("feat").row_shape.at(0);
+  config.in = shared_embedding != nullptr ? shared_embedding->dim()
+              : embed_dim > 0             ? embed_dim
+                                          : inputs.rows->info("feat").row_shape.at(0);
   // The node embedding the scorer reads (LightGCN keeps the input width).
   config.out = lightgcn ? embed_dim : options.model.hidden;
   config.layers = static_cast<int64_t>(options.fanouts.size());
@@ -192,6 +198,7 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
     model.encoder().set_graph_degrees(inputs.in_degrees, inputs.out_degrees);
   }
   const RowReader input_rows = [&](const at::Tensor& ids) {
+    if (shared_embedding != nullptr) return shared_embedding->pull(ids);
     return model.has_embedding() ? model.embed(ids) : inputs.rows->gather("feat", ids);
   };
   torch::optim::Adam optimizer(
@@ -276,6 +283,8 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
                             stream_key({options.seed, static_cast<uint64_t>(epoch), b, rank}));
       const at::Tensor nodes = at::cat({src, dst, corrupted.dst});
       torch::Tensor h;  // rows of the batch's nodes, found at `position`
+      torch::Tensor x;  // the encoder's input rows (of input_nodes)
+      at::Tensor input_nodes;
       at::Tensor position = nodes;
       if (lightgcn) {
         h = model.propagate(whole, edge_norm);
@@ -283,7 +292,10 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
         at::Tensor seeds;
         std::tie(seeds, position) = at::_unique(nodes, /*sorted=*/true, /*return_inverse=*/true);
         const sampling::MiniBatch batch = sampler.sample(seeds, static_cast<uint64_t>(epoch), b);
-        h = model.encoder().forward(batch.blocks, input_rows(batch.input_nodes()));
+        input_nodes = batch.input_nodes();
+        x = input_rows(input_nodes);
+        if (shared_embedding != nullptr) x.set_requires_grad(true);
+        h = model.encoder().forward(batch.blocks, x);
       }
       const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
       const torch::Tensor positive =
@@ -303,6 +315,8 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
       loss.backward();
       if (sync) sync->synchronize();
       optimizer.step();
+      // Sparse: each rank's embedding gradients go to the rows' owners (as node classification).
+      if (shared_embedding != nullptr) shared_embedding->step(input_nodes, x.grad());
       after_step();
       loss_sum += loss.item<double>() * static_cast<double>(count);
       seen += count;

@@ -109,7 +109,17 @@ LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOption
     local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
   }
   dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
+  // Featureless graphs (or --embed-dim): the embedding lives on the servers, rows updated by
+  // their owners, so no trainer holds or allreduces a num_nodes x dim table.
+  std::optional<dist::DistEmbedding> embedding;
+  const int64_t embed_dim =
+      link.embed_dim > 0 ? link.embed_dim : (info.features.count("feat") ? 0 : 64);
+  if (embed_dim > 0) {
+    embedding.emplace(graph, "link-embedding", embed_dim, job.embed_optimizer,
+                      /*init_scale=*/1.0f, options.seed);
+  }
   LinkInputs inputs;
+  inputs.embedding = embedding ? &*embedding : nullptr;
   inputs.name = info.graph_name + " (partitioned)";
   inputs.graph = &graph;
   inputs.rows = info.features.count("feat") ? &graph : nullptr;

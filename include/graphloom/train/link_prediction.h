@@ -60,6 +60,9 @@ struct LinkInputs {
   // The whole graph in this process (one machine): LightGCN propagates over it and the
   // common-neighbour baseline counts on it. Null on a partitioned graph.
   const graph::CscGraph* whole_graph = nullptr;
+  // Partitioned graphs: learnable input rows held by the servers and updated there by a sparse
+  // optimizer (DistEmbedding), instead of a replicated table with dense gradient averaging.
+  dist::DistEmbedding* embedding = nullptr;
 };
 
 // With a process group of several ranks the run is data-parallel: each rank trains on its

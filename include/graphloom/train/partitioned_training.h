@@ -37,10 +37,10 @@ struct PartitionedJob {
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                 dist::ProcessGroup* group);
 
-// Link prediction on a partitioned homogeneous graph (the partition of a dataset with edge
-// splits): each trainer takes its share of the training pairs, samples over DistGraph and
-// learns the input embedding (`LinkOptions::embed_dim`, replicated, gradients averaged) or
-// reads "feat" through the servers.
+// Link prediction on a partitioned graph (the partition of a dataset with edge splits; typed
+// or not): each trainer takes its share of the training pairs and samples over DistGraph; the
+// input rows are "feat" through the servers, or (featureless graphs, `LinkOptions::embed_dim`)
+// a DistEmbedding on the servers, updated by its owners with the job's sparse optimizer.
 LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                     const LinkOptions& link, dist::ProcessGroup* group);
 
