@@ -142,7 +142,7 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, dist::ProcessGroup* group) {
   const bool main_rank = !distributed(group) || group->rank() == 0;
-  const at::Tensor& train_pairs = edge_split(inputs, "train");
+  const at::Tensor& all_train_pairs = edge_split(inputs, "train");
   const at::Tensor& valid_pos = edge_split(inputs, "valid");
   const at::Tensor& valid_neg = edge_split(inputs, "valid_neg");
   const at::Tensor& test_pos = edge_split(inputs, "test");
@@ -228,12 +228,15 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
   const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
                                                     .edge_type_fanouts = options.edge_type_fanouts,
                                                     .seed = options.seed});
-  const sampling::ItemSampler items(train_pairs,
-                                    {.batch_size = options.batch_size,
-                                     .shuffle = true,
-                                     .rank = distributed(group) ? group->rank() : 0,
-                                     .world_size = distributed(group) ? group->world_size() : 1,
-                                     .seed = options.seed});
+  // This rank's training pairs: given (edge_split on partitions), or a rank split of all.
+  const bool split_here = distributed(group) && !inputs.train_pairs.defined();
+  const sampling::ItemSampler items(
+      inputs.train_pairs.defined() ? inputs.train_pairs : all_train_pairs,
+      {.batch_size = options.batch_size,
+       .shuffle = true,
+       .rank = split_here ? group->rank() : 0,
+       .world_size = split_here ? group->world_size() : 1,
+       .seed = options.seed});
   std::unique_ptr<sampling::NegativeSampler> negatives;
   // Negatives are candidates of the target: nodes of the destination type on typed graphs.
   const LinkTarget& target = inputs.target;

@@ -127,6 +127,18 @@ LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOption
   for (const std::string& name : info.edge_splits) {
     inputs.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info, name);
   }
+  // edge_split: the machine owning a pair's destination trains on it (its blocks start there),
+  // its trainers share those pairs; force_even moves surplus pairs to machines short of theirs.
+  GL_CHECK(inputs.edge_splits.count("train") > 0,
+           "partition '{}' has no training pairs: --task link needs the partition of a dataset "
+           "with edge splits (an lp_* import, MovieLens, or `convert --link-split`)",
+           job.partition_dir.string());
+  const at::Tensor& train = inputs.edge_splits.at("train");
+  inputs.train_pairs = train.index_select(
+      0, dist::split_items(train.select(1, 1).contiguous(), graph.book(), job.part, job.local_rank,
+                           job.trainers_per_part, {.force_even = job.force_even}));
+  spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.part, job.local_rank,
+               inputs.train_pairs.size(0), job.force_even ? ", even" : "");
   // A node type's ids are one range per part: the candidates are the union of those ranges.
   inputs.target = link_target(inputs.edge_splits, partition::relabelled_node_types(info),
                               info.schema, info.num_nodes, info.directed);

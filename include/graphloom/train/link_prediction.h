@@ -53,6 +53,9 @@ struct LinkInputs {
   int64_t num_nodes = 0;
   // "train", "valid", "valid_neg", "test", "test_neg": int64 [M, 2] pairs of global ids.
   std::map<std::string, at::Tensor> edge_splits;
+  // This trainer's share of edge_splits["train"] (edge_split), or undefined: the ranks split
+  // the training pairs among themselves.
+  at::Tensor train_pairs;
   LinkTarget target;
   int64_t num_relations = 0;           // typed graphs (rgcn, rsage)
   bool typed = false;                  // pairs join two node types (no common-neighbour baseline)
