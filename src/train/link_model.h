@@ -1,0 +1,76 @@
+// LinkModel (private to the train module): the link-prediction encoder (a GNN, or LightGCN's
+// propagation), its optional input embedding, the pair scorer and the destination bias in one
+// module, so that checkpoints and the best-validation snapshot cover all of them.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "graphloom/base/error.h"
+#include "graphloom/nn/models.h"
+#include "graphloom/nn/sparse_ops.h"
+
+namespace graphloom::train {
+
+class LinkModel : public torch::nn::Module {
+ public:
+  LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
+            const std::string& scorer, bool destination_bias)
+      : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
+    if (destination_bias) bias_ = register_parameter("bias", torch::zeros({num_nodes}));
+    if (lightgcn_layers_ == 0) encoder_ = register_module("encoder", nn::make_model(encoder));
+    if (embed_dim > 0) {
+      embedding_ = register_module("embedding", torch::nn::Embedding(num_nodes, embed_dim));
+      // LightGCN's reference code starts from N(0, 0.1): dot products of unit-variance rows
+      // would start BPR saturated.
+      if (lightgcn_layers_ > 0) torch::nn::init::normal_(embedding_->weight, 0.0, 0.1);
+    }
+    GL_CHECK(scorer == "dot" || scorer == "mlp", "--scorer must be dot or mlp, got '{}'", scorer);
+    if (scorer == "mlp") {
+      const int64_t width = encoder.out;
+      mlp_ = register_module(
+          "scorer", torch::nn::Sequential(torch::nn::Linear(width, width), torch::nn::ReLU(),
+                                          torch::nn::Linear(width, 1)));
+    }
+  }
+
+  nn::GnnModel& encoder() { return *encoder_; }
+  bool is_lightgcn() const { return lightgcn_layers_ > 0; }
+  // LightGCN (He et al., SIGIR 2020) over the whole graph: no weights or activations, each
+  // layer the symmetric-normalized sum over neighbors, a node's embedding the mean of its
+  // layers (the learnable embedding included).
+  torch::Tensor propagate(const nn::BlockView& whole, const at::Tensor& edge_norm) {
+    torch::Tensor h = embedding_->weight;
+    torch::Tensor sum = h;
+    for (int64_t layer = 0; layer < lightgcn_layers_; ++layer) {
+      h = nn::aggregate(whole, h, nn::Reduce::kSum, edge_norm);
+      sum = sum + h;
+    }
+    return sum / static_cast<double>(lightgcn_layers_ + 1);
+  }
+  bool has_embedding() const { return !embedding_.is_empty(); }
+  void zero_rows(const at::Tensor& mask) {
+    torch::NoGradGuard no_grad;
+    embedding_->weight.index_put_({mask}, 0.0);
+  }
+  torch::Tensor embed(const torch::Tensor& ids) { return embedding_->forward(ids); }
+
+  // One score (a logit) per pair of rows; `v_ids` are the destinations' node ids (their bias).
+  torch::Tensor score(const torch::Tensor& u, const torch::Tensor& v, const at::Tensor& v_ids) {
+    const torch::Tensor product = u * v;
+    torch::Tensor logit = mlp_.is_empty() ? product.sum(1) : mlp_->forward(product).squeeze(1);
+    return bias_.defined() ? logit + bias_.index_select(0, v_ids) : logit;
+  }
+
+ private:
+  int64_t lightgcn_layers_;
+  std::shared_ptr<nn::GnnModel> encoder_;
+  torch::nn::Embedding embedding_{nullptr};
+  torch::nn::Sequential mlp_{nullptr};
+  torch::Tensor bias_;  // per destination node: a learned popularity prior
+};
+
+}  // namespace graphloom::train
