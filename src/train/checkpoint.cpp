@@ -8,6 +8,19 @@
 
 namespace graphloom::train {
 
+bool TrainState::record_validation(double score, int64_t epoch, torch::nn::Module& model,
+                                   int64_t eval_every, int64_t patience) {
+  if (score > best_val) {
+    best_val = score;
+    best_epoch = epoch;
+    best_parameters = copy_parameters(model);
+    epochs_without_improvement = 0;
+    return false;
+  }
+  epochs_without_improvement += eval_every;
+  return patience > 0 && epochs_without_improvement >= patience;
+}
+
 std::vector<torch::Tensor> copy_parameters(torch::nn::Module& model) {
   std::vector<torch::Tensor> copies;
   for (const auto& p : model.parameters()) copies.push_back(p.detach().clone());

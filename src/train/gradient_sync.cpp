@@ -10,6 +10,17 @@
 
 namespace graphloom::train {
 
+bool data_parallel(const dist::ProcessGroup* group) {
+  return group != nullptr && group->world_size() > 1;
+}
+
+bool rank0_decides(bool decision, dist::ProcessGroup* group) {
+  if (!data_parallel(group)) return decision;
+  at::Tensor flag = at::full({1}, decision ? 1 : 0, at::kInt);
+  group->broadcast(flag, 0);
+  return flag.item<int>() != 0;
+}
+
 struct GradientSynchronizer::Bucket {
   std::vector<int64_t> parameters;
   at::Tensor buffer;  // gradients back to back, then the weight

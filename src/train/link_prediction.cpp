@@ -45,10 +45,6 @@ const at::Tensor& edge_split(const LinkInputs& inputs, const std::string& name) 
   return it->second;
 }
 
-bool distributed(const dist::ProcessGroup* group) {
-  return group != nullptr && group->world_size() > 1;
-}
-
 // Scores of `pairs` [M, 2] from every node's embedding.
 at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at::Tensor& pairs) {
   torch::NoGradGuard no_grad;
@@ -82,7 +78,7 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 
 LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, dist::ProcessGroup* group) {
-  const bool main_rank = !distributed(group) || group->rank() == 0;
+  const bool main_rank = !data_parallel(group) || group->rank() == 0;
   const at::Tensor& all_train_pairs = edge_split(inputs, "train");
   const at::Tensor& valid_pos = edge_split(inputs, "valid");
   const at::Tensor& valid_neg = edge_split(inputs, "valid_neg");
@@ -154,7 +150,7 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
   // Data-parallel: each rank trains on its share of the training pairs (edge_split), the
   // gradients of every parameter (the input embedding included) are averaged.
   std::optional<GradientSynchronizer> sync;
-  if (distributed(group)) {
+  if (data_parallel(group)) {
     sync.emplace(model.parameters(), *group, options.sync);
     sync->broadcast_parameters(0);
   }
@@ -170,7 +166,7 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
                                                     .edge_type_fanouts = options.edge_type_fanouts,
                                                     .seed = options.seed});
   // This rank's training pairs: given (edge_split on partitions), or a rank split of all.
-  const bool split_here = distributed(group) && !inputs.train_pairs.defined();
+  const bool split_here = data_parallel(group) && !inputs.train_pairs.defined();
   const sampling::ItemSampler items(
       inputs.train_pairs.defined() ? inputs.train_pairs : all_train_pairs,
       {.batch_size = options.batch_size,
@@ -204,7 +200,7 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
   LinkResult result;
   MetricsLog log(main_rank ? options.metrics_log : std::filesystem::path(),
                  /*append=*/options.resume);
-  const uint64_t rank = distributed(group) ? static_cast<uint64_t>(group->rank()) : 0;
+  const uint64_t rank = data_parallel(group) ? static_cast<uint64_t>(group->rank()) : 0;
   double train_seconds = 0;
   int64_t edges_seen = 0;
   for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
@@ -291,21 +287,9 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
       const double val_auc = roc_auc(pair_scores(model, embeddings, valid_pos),
                                      pair_scores(model, embeddings, valid_neg));
       record["val_auc"] = val_auc;
-      if (val_auc > state.best_val) {
-        state.best_val = val_auc;
-        state.best_epoch = epoch;
-        state.best_parameters = copy_parameters(model);
-        state.epochs_without_improvement = 0;
-      } else {
-        state.epochs_without_improvement += options.eval_every;
-        stop = options.patience > 0 && state.epochs_without_improvement >= options.patience;
-      }
+      stop = state.record_validation(val_auc, epoch, model, options.eval_every, options.patience);
     }
-    if (distributed(group)) {  // rank 0 decides, so no rank can stop alone and hang the rest
-      at::Tensor flag = at::full({1}, stop ? 1 : 0, at::kInt);
-      group->broadcast(flag, 0);
-      stop = flag.item<int>() != 0;
-    }
+    stop = rank0_decides(stop, group);
     state.epoch = epoch;
     log.write(record);
     if (main_rank) {

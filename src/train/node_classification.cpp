@@ -55,10 +55,6 @@ class AutocastScope {
 
 using nn::full_precision;
 
-bool distributed(const dist::ProcessGroup* group) {
-  return group != nullptr && group->world_size() > 1;
-}
-
 // Logits of `nodes` from mini-batches sampled with the training fanouts. Data-parallel: each
 // rank computes its share and the disjoint shares are summed into the whole on every rank.
 using InputRows = RowReader;
@@ -69,7 +65,7 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
   torch::NoGradGuard no_grad;
   model.eval();
   const int64_t n = nodes.numel();
-  const auto [first, last] = distributed(group)
+  const auto [first, last] = data_parallel(group)
                                  ? dist::rank_share(n, group->rank(), group->world_size())
                                  : std::pair{0L, n};
   at::Tensor out = at::zeros({n, model.output_dim(model.num_layers() - 1)}, at::kFloat);
@@ -78,14 +74,14 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
     const sampling::MiniBatch batch = sampler.sample(nodes.slice(0, begin, end), ~0ULL, begin);
     out.slice(0, begin, end).copy_(model.forward(batch.blocks, input_rows(batch.input_nodes())));
   }
-  if (distributed(group)) group->allreduce(out);
+  if (data_parallel(group)) group->allreduce(out);
   model.train();
   return out;
 }
 
 // Sums `values` over the ranks (in place; a no-op for a single process).
 void reduce_sums(std::vector<double>& values, dist::ProcessGroup* group) {
-  if (!distributed(group)) return;
+  if (!data_parallel(group)) return;
   at::Tensor sums = at::tensor(values, at::kDouble);
   group->allreduce(sums);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = sums[i].item<double>();
@@ -143,7 +139,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
 
 TrainResult train_node_classification(const TrainingInputs& inputs, const TrainOptions& options,
                                       dist::ProcessGroup* group) {
-  const bool main_rank = !distributed(group) || group->rank() == 0;
+  const bool main_rank = !data_parallel(group) || group->rank() == 0;
   GL_CHECK(options.eval == "full" || options.eval == "sampled",
            "--eval must be 'full' or 'sampled', got '{}'", options.eval);
   GL_CHECK(inputs.embedding != nullptr || inputs.rows->has("feat"),
@@ -167,7 +163,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
                                                     .edge_type_fanouts = options.edge_type_fanouts,
                                                     .seed = options.seed});
   // Nodes already split per trainer (node_split) are this rank's whole item set.
-  const bool split_here = distributed(group) && !inputs.train_nodes_split;
+  const bool split_here = data_parallel(group) && !inputs.train_nodes_split;
   const sampling::ItemSampler items(inputs.train_nodes,
                                     {.batch_size = options.batch_size,
                                      .shuffle = true,
@@ -200,7 +196,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
     spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
   }
   std::optional<GradientSynchronizer> sync;
-  if (distributed(group)) {
+  if (data_parallel(group)) {
     sync.emplace(model->parameters(), *group, options.sync);
     sync->broadcast_parameters(0);  // identical replicas whatever each rank initialised
     if (main_rank) {
@@ -313,7 +309,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
         result.counters[name] += value;
       }
     }
-    if (distributed(group)) {  // the slowest rank's time, so every rank reports the same
+    if (data_parallel(group)) {  // the slowest rank's time, so every rank reports the same
       at::Tensor slowest = at::full({1}, train_seconds, at::kDouble);
       group->allreduce(slowest, dist::ReduceOp::kMax);
       train_seconds = slowest.item<double>();
@@ -364,21 +360,9 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       record["val_acc"] = val_acc;
       record["val_f1"] = macro_f1(logits, valid_labels, inputs.num_classes);
       record["time"]["eval"] = eval_timer.seconds();
-      if (val_acc > state.best_val) {
-        state.best_val = val_acc;
-        state.best_epoch = epoch;
-        state.best_parameters = copy_parameters(*model);
-        state.epochs_without_improvement = 0;
-      } else {
-        state.epochs_without_improvement += options.eval_every;
-        stop = options.patience > 0 && state.epochs_without_improvement >= options.patience;
-      }
+      stop = state.record_validation(val_acc, epoch, *model, options.eval_every, options.patience);
     }
-    if (distributed(group)) {  // rank 0 decides, so no rank can stop alone and hang the rest
-      at::Tensor flag = at::full({1}, stop ? 1 : 0, at::kInt);
-      group->broadcast(flag, 0);
-      stop = flag.item<int>() != 0;
-    }
+    stop = rank0_decides(stop, group);
     state.epoch = epoch;
     log.write(record);
     if (main_rank)

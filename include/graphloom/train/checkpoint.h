@@ -17,6 +17,12 @@ struct TrainState {
   int64_t best_epoch = -1;
   int64_t epochs_without_improvement = 0;
   std::vector<torch::Tensor> best_parameters;  // copy of the model at best_epoch
+
+  // Records epoch `epoch`'s validation score (higher is better): a new best keeps a copy of
+  // `model`'s parameters. Returns true when `patience` > 0 evaluations' worth of epochs
+  // (eval_every each) passed without improvement: time to stop early.
+  bool record_validation(double score, int64_t epoch, torch::nn::Module& model, int64_t eval_every,
+                         int64_t patience);
 };
 
 void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,

@@ -30,6 +30,13 @@ struct GradientSyncOptions {
   bool overlap = true;         // launch buckets from backward hooks (false: all after backward)
 };
 
+// True for a process group of more than one rank (a data-parallel run).
+bool data_parallel(const dist::ProcessGroup* group);
+
+// Rank 0's `decision` on every rank (e.g. early stopping), so that no rank leaves a loop alone
+// and hangs the others; `decision` itself when not data-parallel.
+bool rank0_decides(bool decision, dist::ProcessGroup* group);
+
 class GradientSynchronizer {
  public:
   GradientSynchronizer(std::vector<at::Tensor> parameters, dist::ProcessGroup& group,
