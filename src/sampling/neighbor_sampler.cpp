@@ -34,7 +34,7 @@ NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOp
            source_->num_nodes());
 }
 
-std::unique_ptr<NeighborSampler::Workspace> NeighborSampler::acquire_workspace() const {
+std::unique_ptr<RelabelWorkspace> NeighborSampler::acquire_workspace() const {
   {
     std::lock_guard lock(pool_mutex_);
     if (!pool_.empty()) {
@@ -43,12 +43,10 @@ std::unique_ptr<NeighborSampler::Workspace> NeighborSampler::acquire_workspace()
       return workspace;
     }
   }
-  auto workspace = std::make_unique<Workspace>();
-  workspace->local_id.assign(static_cast<std::size_t>(source_->num_nodes()), -1);
-  return workspace;
+  return std::make_unique<RelabelWorkspace>(source_->num_nodes());
 }
 
-void NeighborSampler::release_workspace(std::unique_ptr<Workspace> workspace) const {
+void NeighborSampler::release_workspace(std::unique_ptr<RelabelWorkspace> workspace) const {
   std::lock_guard lock(pool_mutex_);
   pool_.push_back(std::move(workspace));
 }
@@ -97,45 +95,6 @@ std::vector<std::vector<int64_t>> per_edge_type_fanouts(const graph::GraphSchema
   return result;
 }
 
-Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors,
-                  std::vector<int32_t>& local_id) {
-  const int64_t num_dst = dst.numel();
-  const int64_t num_picks = neighbors.numel();
-  const int64_t* dst_ptr = dst.data_ptr<int64_t>();
-  const int64_t* picked = neighbors.data_ptr<int64_t>();
-  // Upper bound on the source count; trimmed at the end.
-  at::Tensor src_ids = at::empty({num_dst + num_picks}, at::kLong);
-  int64_t* src = src_ids.data_ptr<int64_t>();
-  at::Tensor indices = at::empty({num_picks}, at::kLong);
-  int64_t* index = indices.data_ptr<int64_t>();
-  int32_t* table = local_id.data();
-
-  int64_t count = 0;
-  for (int64_t i = 0; i < num_dst; ++i) {
-    const int64_t v = dst_ptr[i];
-    if (table[v] >= 0) [[unlikely]] {
-      for (int64_t k = 0; k < count; ++k) table[src[k]] = -1;  // leave the table clean
-      GL_THROW("duplicate seed node {} in one mini-batch", v);
-    }
-    table[v] = static_cast<int32_t>(count);
-    src[count++] = v;
-  }
-  constexpr int64_t kAhead = 16;  // the table is bigger than L2: keep misses in flight
-  for (int64_t j = 0; j < num_picks; ++j) {
-    if (j + kAhead < num_picks) __builtin_prefetch(table + picked[j + kAhead]);
-    const int64_t v = picked[j];
-    int32_t id = table[v];
-    if (id < 0) {
-      id = static_cast<int32_t>(count);
-      table[v] = id;
-      src[count++] = v;
-    }
-    index[j] = id;
-  }
-  for (int64_t i = 0; i < count; ++i) table[src[i]] = -1;
-  return {src_ids.slice(0, 0, count), indices};
-}
-
 MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint64_t batch) const {
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
            "seeds must be a 1-D int64 tensor");
@@ -148,7 +107,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
   auto workspace = acquire_workspace();
   struct Release {
     const NeighborSampler* sampler;
-    std::unique_ptr<Workspace>& workspace;
+    std::unique_ptr<RelabelWorkspace>& workspace;
     ~Release() { sampler->release_workspace(std::move(workspace)); }
   } release{this, workspace};
 
@@ -164,7 +123,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
     }
     SampledEdges picks = source_->sample_neighbors(
         frontier, options_.fanouts[static_cast<std::size_t>(layer)], options);
-    Relabeled relabeled = relabel(frontier, picks.neighbors, workspace->local_id);
+    Relabeled relabeled = relabel(frontier, picks.neighbors, *workspace);
     Block& block = result.blocks[static_cast<std::size_t>(layer)];
     block.src_ids = relabeled.src_ids;
     block.num_dst = frontier.numel();

@@ -13,6 +13,7 @@
 #include "graphloom/graph/schema.h"
 #include "graphloom/sampling/block.h"
 #include "graphloom/sampling/neighbor_source.h"
+#include "graphloom/sampling/relabel.h"
 
 namespace graphloom::sampling {
 
@@ -42,17 +43,14 @@ class NeighborSampler {
   int64_t num_layers() const { return static_cast<int64_t>(options_.fanouts.size()); }
 
  private:
-  // Dense node -> local id table, reused across batches (reset touching only what was set).
-  struct Workspace {
-    std::vector<int32_t> local_id;
-  };
-  std::unique_ptr<Workspace> acquire_workspace() const;
-  void release_workspace(std::unique_ptr<Workspace> workspace) const;
+  // Relabel tables sized to the graph, one per concurrent sample() call, reused across batches.
+  std::unique_ptr<RelabelWorkspace> acquire_workspace() const;
+  void release_workspace(std::unique_ptr<RelabelWorkspace> workspace) const;
 
   const NeighborSource* source_;
   NeighborSamplerOptions options_;
   mutable std::mutex pool_mutex_;  // guards the pool only, never held while sampling
-  mutable std::vector<std::unique_ptr<Workspace>> pool_;
+  mutable std::vector<std::unique_ptr<RelabelWorkspace>> pool_;
 };
 
 // NeighborSamplerOptions::edge_type_fanouts for a typed graph: every edge type gets
@@ -62,15 +60,5 @@ class NeighborSampler {
 std::vector<std::vector<int64_t>> per_edge_type_fanouts(const graph::GraphSchema& schema,
                                                         const std::vector<int64_t>& fanouts,
                                                         const std::vector<std::string>& overrides);
-
-// Relabels `neighbors` (global ids) into positions of the returned source list, which holds
-// `dst` first and then every new neighbor in order of first appearance. `local_id` must be
-// sized num_nodes and filled with -1; it is restored before returning.
-struct Relabeled {
-  at::Tensor src_ids;  // int64
-  at::Tensor indices;  // int64, same length as neighbors
-};
-Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors,
-                  std::vector<int32_t>& local_id);
 
 }  // namespace graphloom::sampling
