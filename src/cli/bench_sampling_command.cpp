@@ -231,6 +231,8 @@ void run_bench_loader(const SamplingBenchOptions& o, int workers, int prefetch) 
   int64_t batches = 0;
   int64_t seeds = 0;
   int64_t inputs = 0;
+  double sample_seconds = 0;
+  double fetch_seconds = 0;
   Timer timer;
   while (batches < o.batches) {
     auto batch = loader.next();
@@ -238,6 +240,8 @@ void run_bench_loader(const SamplingBenchOptions& o, int workers, int prefetch) 
     ++batches;
     seeds += batch->seeds.numel();
     inputs += batch->input_nodes().numel();
+    sample_seconds += batch->sample_seconds;
+    fetch_seconds += batch->fetch_seconds;
   }
   const double seconds = timer.seconds();
   fmt::print(
@@ -247,6 +251,9 @@ void run_bench_loader(const SamplingBenchOptions& o, int workers, int prefetch) 
       std::max(prefetch, workers));
   fmt::print("  batches/s {:.1f}   seeds/s {:.0f}   input rows/batch {:.0f}\n", batches / seconds,
              seeds / seconds, static_cast<double>(inputs) / std::max<int64_t>(batches, 1));
+  fmt::print("  per batch in a worker: sample {:.1f} ms, gather {:.1f} ms\n",
+             1e3 * sample_seconds / std::max<int64_t>(batches, 1),
+             1e3 * fetch_seconds / std::max<int64_t>(batches, 1));
   print_rss();
 }
 

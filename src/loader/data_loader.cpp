@@ -13,7 +13,11 @@ namespace graphloom::loader {
 
 DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
                        const features::FeatureSource* features, DataLoaderOptions options)
-    : items_(items), sampler_(sampler), features_(features), options_(std::move(options)) {
+    : items_(items),
+      sampler_(sampler),
+      features_(features),
+      options_(std::move(options)),
+      buffers_(static_cast<std::size_t>(std::max(options_.prefetch, 1)) + 2) {
   GL_CHECK(items_ != nullptr && sampler_ != nullptr,
            "DataLoader needs an item and a neighbor sampler");
   GL_CHECK(options_.num_workers >= 1, "--num-workers must be >= 1, got {}", options_.num_workers);
@@ -63,13 +67,18 @@ sampling::MiniBatch DataLoader::prepare(int64_t index) const {
   batch.sample_seconds = timer.seconds();
   timer.reset();
   for (const std::string& name : options_.feature_names) {
-    batch.features[name] = features_->gather(name, batch.input_nodes());
+    batch.features[name] = gather(name, batch.input_nodes());
   }
-  if (!options_.label_name.empty()) {
-    batch.labels = features_->gather(options_.label_name, batch.seeds);
-  }
+  if (!options_.label_name.empty()) batch.labels = gather(options_.label_name, batch.seeds);
   batch.fetch_seconds = timer.seconds();
   return batch;
+}
+
+at::Tensor DataLoader::gather(const std::string& name, const at::Tensor& ids) const {
+  const features::FeatureInfo info = features_->info(name);
+  at::Tensor rows = buffers_.take(name, info.dtype, info.row_shape, ids.numel());
+  features_->gather(name, ids, rows);
+  return rows;
 }
 
 void DataLoader::work() {

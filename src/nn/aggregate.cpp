@@ -54,17 +54,32 @@ struct Coefficient {
   }
 };
 
+// Rows read through an index are random accesses of a few hundred bytes: fetch the row this
+// many edges ahead into L2, as the feature gather does (`bench train`: the forward aggregation
+// took a quarter of all CPU time without it).
+constexpr int64_t kRowsAhead = 8;
+
+template <typename T>
+void prefetch_row(const T* row, int64_t values) {
+  const auto* bytes = reinterpret_cast<const char*>(row);
+  for (int64_t b = 0; b < values * static_cast<int64_t>(sizeof(T)); b += 64) {
+    __builtin_prefetch(bytes + b, 0, 2);
+  }
+}
+
 template <typename T>
 void sum_forward(const BlockView& b, const T* x, const Coefficient<T>& coef, int64_t heads,
                  int64_t feats, T* out) {
   const int64_t* indptr = b.indptr.data_ptr<int64_t>();
   const int64_t* src = b.indices.data_ptr<int64_t>();
   const int64_t row = heads * feats;
+  const int64_t num_edges = b.num_edges();
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t d = 0; d < b.num_dst(); ++d) {
     T* o = out + d * row;
     std::fill(o, o + row, T(0));
     for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) {
+      if (e + kRowsAhead < num_edges) prefetch_row(x + src[e + kRowsAhead] * row, row);
       const T* xs = x + src[e] * row;
       for (int64_t h = 0; h < heads; ++h) {
         const T c = coef(e, d, h);
@@ -81,11 +96,15 @@ void sum_backward_x(const BlockView& b, const Transpose& t, const T* grad_out,
   const int64_t* edges = t.edges.data_ptr<int64_t>();
   const int64_t* dst = t.dst.data_ptr<int64_t>();
   const int64_t row = heads * feats;
+  const int64_t num_edges = b.num_edges();
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t s = 0; s < b.num_src; ++s) {
     T* g = grad_x + s * row;
     std::fill(g, g + row, T(0));
     for (int64_t k = ptr[s]; k < ptr[s + 1]; ++k) {
+      if (k + kRowsAhead < num_edges) {
+        prefetch_row(grad_out + dst[edges[k + kRowsAhead]] * row, row);
+      }
       const int64_t e = edges[k];
       const T* go = grad_out + dst[e] * row;
       for (int64_t h = 0; h < heads; ++h) {

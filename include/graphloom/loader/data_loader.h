@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graphloom/features/feature_source.h"
+#include "graphloom/loader/buffer_pool.h"
 #include "graphloom/sampling/block.h"
 #include "graphloom/sampling/item_sampler.h"
 #include "graphloom/sampling/neighbor_sampler.h"
@@ -54,6 +55,7 @@ class DataLoader {
   };
   void work();
   sampling::MiniBatch prepare(int64_t index) const;
+  at::Tensor gather(const std::string& name, const at::Tensor& ids) const;
   void stop();
 
   const sampling::ItemSampler* items_;
@@ -71,6 +73,8 @@ class DataLoader {
   int64_t next_to_consume_ = 0;
   std::map<int64_t, Result> ready_;
   std::vector<std::thread> workers_;
+  // Batches alive at once: up to `prefetch` issued, plus the consumer's current and previous.
+  mutable BufferPool buffers_;
 };
 
 }  // namespace graphloom::loader
