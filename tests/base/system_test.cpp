@@ -1,0 +1,27 @@
+// Process settings: OpenBLAS's idle threads stop spinning soon after a GEMM once graphloom has
+// set its thread counts (skipped where the BLAS is not OpenBLAS).
+#include "graphloom/base/system.h"
+
+#include <ATen/ATen.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+namespace graphloom {
+namespace {
+
+TEST(System, SetNumThreadsShortensOpenBlasThreadSpin) {
+  using Timeout = int (*)();
+  auto* timeout = reinterpret_cast<Timeout>(dlsym(RTLD_DEFAULT, "openblas_thread_timeout"));
+  if (timeout == nullptr) GTEST_SKIP() << "the BLAS in use is not OpenBLAS";
+  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") != nullptr) {
+    GTEST_SKIP() << "OPENBLAS_THREAD_TIMEOUT is set by the caller, which wins";
+  }
+  set_num_threads(2);
+  EXPECT_EQ(timeout(), 4);
+  // GEMMs still run (and restart the stopped threads) after the change.
+  const at::Tensor a = at::ones({256, 256});
+  EXPECT_FLOAT_EQ(at::mm(a, a)[0][0].item<float>(), 256.0f);
+}
+
+}  // namespace
+}  // namespace graphloom
