@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "background_writer.h"
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
@@ -83,6 +84,9 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   // count alone (out-edges leave through every part).
   const at::Tensor in_degrees = graph.in_degrees();
   const at::Tensor out_degrees = graph.out_degrees();
+  // 512 MB queued: the biggest array of a part (its feature rows) can wait while the next
+  // arrays are computed.
+  BackgroundWriter writer(int64_t{512} << 20);
   for (int64_t k = 0; k < parts; ++k) {
     const int64_t begin = k == 0 ? 0 : info.node_range_ends[k - 1];
     const int64_t end = info.node_range_ends[k];
@@ -94,18 +98,18 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
         graph.indptr.index_select(0, nodes + 1) - graph.indptr.index_select(0, nodes);
     const at::Tensor sources =
         old_to_new.index_select(0, graph.indices.index_select(0, positions).to(at::kLong));
-    save_npy(dir / "indptr.npy", at::cat({at::zeros({1}, at::kLong), at::cumsum(degrees, 0)}));
-    save_npy(dir / "indices.npy", sources.to(index_type));
-    save_npy(dir / "orig_edge_ids.npy",
-             graph.has_edge_ids() ? graph.edge_ids.index_select(0, positions) : positions);
-    save_npy(dir / "orig_node_ids.npy", nodes);
-    save_npy(dir / "in_degree.npy", in_degrees.index_select(0, nodes));
-    save_npy(dir / "out_degree.npy", out_degrees.index_select(0, nodes));
+    writer.save(dir / "indptr.npy", at::cat({at::zeros({1}, at::kLong), at::cumsum(degrees, 0)}));
+    writer.save(dir / "indices.npy", sources.to(index_type));
+    writer.save(dir / "orig_edge_ids.npy",
+                graph.has_edge_ids() ? graph.edge_ids.index_select(0, positions) : positions);
+    writer.save(dir / "orig_node_ids.npy", nodes);
+    writer.save(dir / "in_degree.npy", in_degrees.index_select(0, nodes));
+    writer.save(dir / "out_degree.npy", out_degrees.index_select(0, nodes));
     if (graph.has_weights())
-      save_npy(dir / "weights.npy", graph.weights.index_select(0, positions));
+      writer.save(dir / "weights.npy", graph.weights.index_select(0, positions));
     if (typed) {
       // Positions follow each column's order, so the part's columns stay sorted by type.
-      save_npy(dir / "type_per_edge.npy", graph.type_per_edge.index_select(0, positions));
+      writer.save(dir / "type_per_edge.npy", graph.type_per_edge.index_select(0, positions));
       const at::Tensor per_type =
           at::bincount(node_types.index_select(0, nodes), {}, dataset.schema.num_node_types());
       std::vector<int64_t> range{begin};
@@ -115,30 +119,32 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
       info.node_type_ranges.push_back(range);
     }
     for (const auto& [name, feature] : dataset.node_features) {
-      save_npy(dir / fmt::format("feat_{}.npy", name), feature.index_select(0, nodes));
+      writer.save(dir / fmt::format("feat_{}.npy", name), feature.index_select(0, nodes));
       if (info.row_scaled_features.count(name)) {
-        save_npy(dir / fmt::format("feat_{}_row_scale.npy", name),
-                 dataset.node_feature_scales.at(name).index_select(0, nodes));
+        writer.save(dir / fmt::format("feat_{}_row_scale.npy", name),
+                    dataset.node_feature_scales.at(name).index_select(0, nodes));
       }
     }
     if (dataset.labels.defined())
-      save_npy(dir / "labels.npy", dataset.labels.index_select(0, nodes));
+      writer.save(dir / "labels.npy", dataset.labels.index_select(0, nodes));
     for (const auto& [name, ids] : dataset.splits) {
       const at::Tensor relabelled = old_to_new.index_select(0, ids);
       const at::Tensor mine =
           relabelled.masked_select((relabelled >= begin).logical_and(relabelled < end));
-      save_npy(dir / fmt::format("{}_idx.npy", name), std::get<0>(at::sort(mine)));
+      writer.save(dir / fmt::format("{}_idx.npy", name), std::get<0>(at::sort(mine)));
     }
     if (options.halo_hops > 0) {
       const at::Tensor outside =
           sources.masked_select((sources < begin).logical_or(sources >= end));
-      save_npy(dir / "halo_nodes.npy", std::get<0>(at::_unique(outside, /*sorted=*/true)));
+      writer.save(dir / "halo_nodes.npy", std::get<0>(at::_unique(outside, /*sorted=*/true)));
     }
     info.edges_per_part.push_back(positions.numel());
     info.train_per_part.push_back(
         train.defined() ? (assignment.index_select(0, train) == k).sum().item<int64_t>() : 0);
     spdlog::info("part {}/{}: {} nodes, {} edges", k + 1, parts, end - begin, positions.numel());
   }
+
+  writer.finish();
 
   nlohmann::json features = nlohmann::json::object();
   for (const auto& [name, schema] : info.features) {
