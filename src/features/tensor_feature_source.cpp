@@ -118,8 +118,9 @@ void TensorFeatureSource::gather(const std::string& name, const at::Tensor& ids,
            "gather '{}': ids must be a 1-D int64 tensor", name);
   const at::Tensor contiguous_ids = ids.contiguous();
   if (contiguous_ids.numel() > 0) {
-    const int64_t low = contiguous_ids.min().item<int64_t>();
-    const int64_t high = contiguous_ids.max().item<int64_t>();
+    const auto [min, max] = at::aminmax(contiguous_ids);  // one pass over the ids, not two
+    const int64_t low = min.item<int64_t>();
+    const int64_t high = max.item<int64_t>();
     GL_CHECK(low >= 0 && high < meta.num_rows, "gather '{}': row id {} is outside [0, {})", name,
              low < 0 ? low : high, meta.num_rows);
   }
