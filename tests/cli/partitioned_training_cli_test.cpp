@@ -199,7 +199,9 @@ TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
   std::cout << "Cora: one machine " << test_accuracy(single.output) << ", two machines "
             << test_accuracy(output) << "\n";
   EXPECT_GT(test_accuracy(output), 0.75) << output;
-  EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.03);
+  // The bound: within 2 points (0.807 vs 0.818 with METIS's recursive bisection; k-way
+  // parts gave 0.794).
+  EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.02);
 }
 
 TEST(PartitionedTrainingCli, BadIpConfigAndMissingFlagsAreClearErrors) {
