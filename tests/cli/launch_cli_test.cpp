@@ -177,5 +177,51 @@ TEST(LaunchCli, FeaturelessPubmedTrainsThroughDistEmbedding) {
   EXPECT_GT(std::stod(match[1]), 0.45) << result.output;
 }
 
+// The accuracy bound: 2 machines x (1 server + 2 trainers) on Cora within 2 points of
+// one machine, as a mean over three seeds (a single seed moves either side by ~1 point). Each of
+// the 4 trainers takes batches of 8, so the global batch matches one machine's 32.
+TEST(LaunchCli, CoraOnTwoMachinesOfTwoTrainersWithinTwoPointsOfOneMachine) {
+  GL_REQUIRE_SHARED_DATASET(cora, "cora");
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("convert --from shared " + cora.string() + " cora", dir.path()).exit_code,
+            0);
+  ASSERT_EQ(run_graphloom("partition --data cora --parts 2 --method metis --balance-train --out "
+                          "parts",
+                          dir.path())
+                .exit_code,
+            0);
+  const int port = free_port_range(11);
+  {
+    std::ofstream ip(dir / "ip.txt");
+    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+  }
+  const auto accuracy = [](const std::string& output) {
+    std::smatch match;
+    EXPECT_TRUE(std::regex_search(output, match, std::regex("test accuracy ([0-9.]+)"))) << output;
+    return match.empty() ? 0.0 : std::stod(match[1]);
+  };
+  const std::string flags = "--eval full --fanouts 10,10 --epochs 20 --hidden 64 --lr 0.01";
+  double distributed = 0;
+  double single = 0;
+  for (int seed = 0; seed < 3; ++seed) {
+    const auto launched = run_graphloom(
+        fmt::format("launch --ip-config ip.txt --part-config parts --num-trainers 2 --cluster-id "
+                    "test{}-cora -- graphloom train {} --batch-size 8 --seed {} --no-progress",
+                    ::getpid(), flags, seed),
+        dir.path());
+    ASSERT_EQ(launched.exit_code, 0) << launched.output;
+    const auto alone = run_graphloom(
+        fmt::format("train --data cora {} --batch-size 32 --seed {} --no-progress", flags, seed),
+        dir.path());
+    ASSERT_EQ(alone.exit_code, 0) << alone.output;
+    distributed += accuracy(launched.output) / 3;
+    single += accuracy(alone.output) / 3;
+  }
+  std::cout << "Cora, mean of 3 seeds: 2 machines x 2 trainers " << distributed << ", one machine "
+            << single << "\n";
+  EXPECT_GT(distributed, 0.75);
+  EXPECT_NEAR(distributed, single, 0.02);
+}
+
 }  // namespace
 }  // namespace graphloom::testing
