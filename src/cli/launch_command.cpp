@@ -8,7 +8,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <set>
 
@@ -18,6 +22,7 @@
 #include "graphloom/dist/process_group.h"
 #include "graphloom/dist/process_launcher.h"
 #include "graphloom/dist/shared_partition.h"
+#include "graphloom/partition/partition_format.h"
 #include "graphloom/train/partitioned_training.h"
 
 namespace graphloom::cli {
@@ -84,6 +89,42 @@ dist::ProcessSpec on_machine(const LaunchCommand& launch, const std::string& ip,
   return spec;
 }
 
+// Before anything starts: every other machine answers over ssh (an unreachable host is a
+// clear error now, not servers that never come up and trainers that name the address only when
+// their wait times out), and, when this machine runs a part, the partition is readable here.
+void check_machines(const LaunchCommand& launch, const std::vector<std::string>& remote,
+                    bool any_local) {
+  if (any_local) partition::read_partition_info(launch.part_config);
+  std::vector<std::future<std::string>> answers;
+  for (const std::string& ip : remote) {
+    answers.push_back(std::async(std::launch::async, [&launch, ip] {
+      const std::string target = launch.ssh_user.empty() ? ip : launch.ssh_user + "@" + ip;
+      const std::string command =
+          fmt::format("/usr/bin/ssh -p {} -o BatchMode=yes -o ConnectTimeout=10 {} true 2>&1",
+                      launch.ssh_port, shell_quote(target));
+      FILE* pipe = ::popen(command.c_str(), "r");
+      if (pipe == nullptr) return fmt::format("{} (could not run /usr/bin/ssh)", ip);
+      std::string output;
+      char buffer[256];
+      while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
+      const int status = ::pclose(pipe);
+      while (!output.empty() && std::isspace(static_cast<unsigned char>(output.back()))) {
+        output.pop_back();
+      }
+      if (status == 0) return std::string();
+      return fmt::format("{} ({})", ip, output.empty() ? "ssh failed" : output);
+    }));
+  }
+  std::vector<std::string> failures;
+  for (auto& answer : answers) {
+    if (std::string failure = answer.get(); !failure.empty()) failures.push_back(failure);
+  }
+  GL_CHECK(failures.empty(),
+           "launch: cannot reach these machines over ssh (port {}; BatchMode, so keys, not "
+           "passwords): {}; nothing was started",
+           launch.ssh_port, fmt::join(failures, "; "));
+}
+
 int run_launch(const LaunchCommand& launch) {
   if (launch.command.empty()) {
     throw UsageError("launch: give the trainer command after --, e.g. `-- graphloom train ...`");
@@ -94,6 +135,17 @@ int run_launch(const LaunchCommand& launch) {
   const std::string master_ip = host_of(machines[0][0]);
   const int master_port = launch.master_port > 0 ? launch.master_port : dist::find_free_port();
   const int world = static_cast<int>(machines.size()) * launch.num_trainers;
+  std::vector<std::string> remote;
+  bool any_local = false;
+  for (const auto& machine : machines) {
+    const std::string ip = host_of(machine[0]);
+    if (here.count(ip) > 0) {
+      any_local = true;
+    } else if (std::find(remote.begin(), remote.end(), ip) == remote.end()) {
+      remote.push_back(ip);
+    }
+  }
+  check_machines(launch, remote, any_local);
   if (launch.token_file.empty()) {
     spdlog::warn("launch: no --token-file: servers run with --insecure");
   }

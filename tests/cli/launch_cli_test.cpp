@@ -177,6 +177,35 @@ TEST(LaunchCli, FeaturelessPubmedTrainsThroughDistEmbedding) {
   EXPECT_GT(std::stod(match[1]), 0.45) << result.output;
 }
 
+// Pre-flight: an unreachable machine (TEST-NET-1, never routed) and a missing partition are
+// clear errors before any server or trainer starts.
+TEST_F(LaunchCliTest, UnreachableMachineOrMissingPartitionFailsBeforeAnythingStarts) {
+  const int port = free_port_range(11);
+  {
+    std::ofstream ip(dir_ / "unreachable.txt");
+    ip << "127.0.0.1 " << port << "\n192.0.2.1 " << port << "\n";
+  }
+  std::vector<std::string> args = launch_args("1");
+  args[2] = (dir_ / "unreachable.txt").string();
+  BackgroundProcess unreachable(args, {}, dir_ / "unreachable.log");
+  const int code = unreachable.wait_for(30);
+  const std::string output = unreachable.output();
+  EXPECT_NE(code, -1) << "still running after 30 s: " << output;
+  EXPECT_NE(code, 0);
+  EXPECT_NE(output.find("cannot reach these machines over ssh"), std::string::npos) << output;
+  EXPECT_NE(output.find("192.0.2.1 ("), std::string::npos) << output;
+  EXPECT_NE(output.find("nothing was started"), std::string::npos);
+  EXPECT_EQ(output.find("machine(s) x"), std::string::npos) << "processes started: " << output;
+  EXPECT_FALSE(segments_left());
+
+  args = launch_args("1");
+  args[4] = (dir_ / "no-such-parts").string();
+  BackgroundProcess missing(args, {}, dir_ / "missing.log");
+  EXPECT_NE(missing.wait_for(30), 0);
+  EXPECT_NE(missing.output().find("no-such-parts"), std::string::npos) << missing.output();
+  EXPECT_EQ(missing.output().find("machine(s) x"), std::string::npos) << "processes started";
+}
+
 // The accuracy bound: 2 machines x (1 server + 2 trainers) on Cora within 2 points of
 // one machine, as a mean over three seeds (a single seed moves either side by ~1 point). Each of
 // the 4 trainers takes batches of 8, so the global batch matches one machine's 32.
