@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <c10/util/Exception.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -46,12 +47,40 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
-std::shared_ptr<::gloo::transport::Device> make_device(const std::string& master_addr) {
+// This machine's address on the route to `host` (an IPv4 literal or name), "" when there is
+// none: a UDP connect sends nothing, it only makes the kernel choose the source address.
+std::string address_towards(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return "";
+  std::string address;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in local{};
+  socklen_t size = sizeof(local);
+  if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &size) == 0) {
+    char text[INET_ADDRSTRLEN] = {};
+    if (::inet_ntop(AF_INET, &local.sin_addr, text, sizeof(text)) != nullptr) address = text;
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(found);
+  return address;
+}
+
+std::shared_ptr<::gloo::transport::Device> make_device(const std::string& master_addr,
+                                                       int master_port) {
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
     return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
   }
   // A loopback rendezvous means a single-machine job: keep Gloo's sockets on loopback too.
   if (is_loopback(master_addr)) return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  // Otherwise the address that reaches the master, not what the host name resolves to: on
+  // Debian that is often 127.0.1.1 (/etc/hosts), and peers then dial their own loopback.
+  if (const std::string local = address_towards(master_addr, master_port); !local.empty()) {
+    return c10d::ProcessGroupGloo::createDeviceForHostname(local);
+  }
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
@@ -132,7 +161,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
   gloo_options->threads = options.gloo_threads;
   impl.gloo =
       guarded(fmt::format("connecting the trainers' process group ({})", impl.context), [&] {
-        gloo_options->devices.push_back(make_device(env.master_addr));
+        gloo_options->devices.push_back(make_device(env.master_addr, env.master_port));
         return c10::make_intrusive<c10d::ProcessGroupGloo>(impl.store, env.rank, env.world_size,
                                                            gloo_options);
       });

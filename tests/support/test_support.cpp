@@ -66,9 +66,10 @@ CommandResult run_graphloom(const std::string& arguments, const fs::path& cwd) {
 
 BackgroundProcess::BackgroundProcess(const std::vector<std::string>& arguments,
                                      const std::vector<std::string>& environment,
-                                     const fs::path& output)
+                                     const fs::path& output, const std::vector<std::string>& prefix)
     : output_(output) {
-  std::vector<std::string> argv{GRAPHLOOM_BINARY};
+  std::vector<std::string> argv = prefix;
+  argv.push_back(GRAPHLOOM_BINARY);
   argv.insert(argv.end(), arguments.begin(), arguments.end());
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) env.emplace_back(*entry);

@@ -51,9 +51,12 @@ class BackgroundProcess {
  public:
   // Starts the built binary with `arguments` (argv without the program) and extra `environment`
   // entries ("NAME=value"); stdout and stderr go to `output`.
+  // A non-empty `prefix` runs the binary through it (e.g. {"/usr/sbin/ip", "netns", "exec",
+  // "ns1"}).
   BackgroundProcess(const std::vector<std::string>& arguments,
                     const std::vector<std::string>& environment,
-                    const std::filesystem::path& output);
+                    const std::filesystem::path& output,
+                    const std::vector<std::string>& prefix = {});
   ~BackgroundProcess();  // kills the process if it still runs
   BackgroundProcess(const BackgroundProcess&) = delete;
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
