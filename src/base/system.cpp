@@ -48,9 +48,9 @@ namespace {
 // before sleeping. Training alternates GEMMs with OpenMP kernels (aggregation, dropout) and
 // shares the cores with the loader's workers, so that spinning takes their cores: `bench train
 // --data er --batches 40` ran 2,054-2,272 seeds/s with 2^4 against 1,796-1,959 with the
-// default (alternating runs, same binary). OpenBLAS reads the setting once, while libraries load, so
-// it is set here and re-read, and the idle threads are stopped: the next GEMM restarts them
-// with it. A value the user set wins; another BLAS (no such symbols) is left alone.
+// default (alternating runs, same binary). OpenBLAS reads the setting once, while libraries load,
+// so it is set here and re-read, and the idle threads are stopped: the next GEMM restarts them with
+// it. A value the user set wins; another BLAS (no such symbols) is left alone.
 void shorten_blas_thread_spin() {
   using Function = void (*)();
   auto* read_env = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "openblas_read_env"));
