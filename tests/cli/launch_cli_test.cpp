@@ -19,12 +19,7 @@ namespace {
 class LaunchCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(run_graphloom("generate planted --out data --num-nodes 20000", dir_.path()).exit_code,
-              0);
-    ASSERT_EQ(
-        run_graphloom("partition --data data --parts 2 --method metis --out parts", dir_.path())
-            .exit_code,
-        0);
+    ASSERT_TRUE(make_quick_partition(dir_.path()));
     const int port = free_port_range(11);
     std::ofstream ip(dir_ / "ip.txt");
     ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
@@ -37,31 +32,22 @@ class LaunchCliTest : public ::testing::Test {
     return false;
   }
   std::vector<std::string> launch_args(const std::string& epochs) const {
-    return {"launch",
-            "--ip-config",
-            (dir_ / "ip.txt").string(),
-            "--part-config",
-            (dir_ / "parts").string(),
-            "--num-trainers",
-            "2",
-            "--cluster-id",
-            cluster_,
-            "--",
-            "graphloom",
-            "train",
-            "--eval",
-            "sampled",
-            "--fanouts",
-            "5,5",
-            "--lr",
-            "0.01",
-            "--hidden",
-            "64",
-            "--batch-size",
-            "128",
-            "--epochs",
-            epochs,
-            "--no-progress"};
+    std::vector<std::string> args{"launch",
+                                  "--ip-config",
+                                  (dir_ / "ip.txt").string(),
+                                  "--part-config",
+                                  (dir_ / "parts").string(),
+                                  "--num-trainers",
+                                  "2",
+                                  "--cluster-id",
+                                  cluster_,
+                                  "--",
+                                  "graphloom",
+                                  "train"};
+    const std::vector<std::string> flags = quick_training_flags();
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--epochs", epochs, "--no-progress"});
+    return args;
   }
 
   // The first child of `parent` whose command line contains every one of `words`, or -1.

@@ -61,12 +61,7 @@ class NetworkNamespaceTest : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
     namespaces_ = std::make_unique<NamespacePair>(fmt::format("gl{}", ::getpid() % 100000));
     if (!namespaces_->ok()) GTEST_SKIP() << "`ip netns` / veth pairs are not available here";
-    ASSERT_EQ(run_graphloom("generate planted --out data --num-nodes 20000", dir_.path()).exit_code,
-              0);
-    ASSERT_EQ(
-        run_graphloom("partition --data data --parts 2 --method metis --out parts", dir_.path())
-            .exit_code,
-        0);
+    ASSERT_TRUE(make_quick_partition(dir_.path()));
     port_ = free_port_range(11);
     std::ofstream ip(dir_ / "ip.txt");
     ip << "10.213.0.1 " << port_ << "\n10.213.0.2 " << port_ << "\n";
@@ -94,31 +89,21 @@ class NetworkNamespaceTest : public ::testing::Test {
   }
   // Trainer `rank` on machine `rank` (one trainer per machine).
   std::unique_ptr<BackgroundProcess> trainer(int rank, int master, const std::string& epochs) {
+    std::vector<std::string> args{"train",
+                                  "--part-config",
+                                  (dir_ / "parts").string(),
+                                  "--ip-config",
+                                  (dir_ / "ip.txt").string(),
+                                  "--machine",
+                                  std::to_string(rank),
+                                  "--cluster-id",
+                                  fmt::format("{}{}", cluster_, rank),
+                                  "--no-progress"};
+    const std::vector<std::string> flags = quick_training_flags();
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--epochs", epochs, "--dist-timeout", "60"});
     return std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{"train",
-                                 "--part-config",
-                                 (dir_ / "parts").string(),
-                                 "--ip-config",
-                                 (dir_ / "ip.txt").string(),
-                                 "--machine",
-                                 std::to_string(rank),
-                                 "--cluster-id",
-                                 fmt::format("{}{}", cluster_, rank),
-                                 "--no-progress",
-                                 "--eval",
-                                 "sampled",
-                                 "--fanouts",
-                                 "5,5",
-                                 "--lr",
-                                 "0.01",
-                                 "--hidden",
-                                 "64",
-                                 "--batch-size",
-                                 "128",
-                                 "--epochs",
-                                 epochs,
-                                 "--dist-timeout",
-                                 "60"},
+        args,
         std::vector<std::string>{fmt::format("RANK={}", rank), "WORLD_SIZE=2", "LOCAL_RANK=0",
                                  "LOCAL_WORLD_SIZE=1", "MASTER_ADDR=10.213.0.1",
                                  fmt::format("MASTER_PORT={}", master), "OMP_NUM_THREADS=1",

@@ -64,6 +64,22 @@ CommandResult run_graphloom(const std::string& arguments, const fs::path& cwd) {
   return result;
 }
 
+::testing::AssertionResult make_quick_partition(const std::filesystem::path& dir) {
+  for (const char* command : {"generate planted --out data --num-nodes 20000",
+                              "partition --data data --parts 2 --method metis --out parts"}) {
+    const CommandResult result = run_graphloom(command, dir);
+    if (result.exit_code != 0) {
+      return ::testing::AssertionFailure() << "graphloom " << command << ":\n" << result.output;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<std::string> quick_training_flags() {
+  return {"--eval", "sampled",  "--fanouts", "5,5",          "--lr",
+          "0.01",   "--hidden", "64",        "--batch-size", "128"};
+}
+
 BackgroundProcess::BackgroundProcess(const std::vector<std::string>& arguments,
                                      const std::vector<std::string>& environment,
                                      const fs::path& output, const std::vector<std::string>& prefix)

@@ -46,6 +46,12 @@ struct CommandResult {
 CommandResult run_graphloom(const std::string& arguments,
                             const std::filesystem::path& cwd = std::filesystem::current_path());
 
+// The small partitioned job of the CLI tests: a planted graph of 20k nodes in `dir`/data, in 2
+// METIS parts in `dir`/parts. Returns false (with the command's output) on failure.
+::testing::AssertionResult make_quick_partition(const std::filesystem::path& dir);
+// `train` flags for it: a few seconds per epoch, and accurate enough to assert > 0.9.
+std::vector<std::string> quick_training_flags();
+
 // A `graphloom` process running in the background, its output going to a file.
 class BackgroundProcess {
  public:
