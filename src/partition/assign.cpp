@@ -89,8 +89,7 @@ at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const Metis
   const int64_t n = graph.num_nodes;
   GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
   if (parts == 1) return at::zeros({n}, at::kLong);
-  // METIS's own int32 copy of the symmetric adjacency; the symmetric graph is freed before
-  // METIS runs, so only one copy is alive during partitioning.
+  // METIS's own int32 copy of the symmetric adjacency (its scratch is freed before METIS runs).
   Timer timer;
   std::vector<idx_t> xadj;
   std::vector<idx_t> adjncy;
