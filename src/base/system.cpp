@@ -85,18 +85,4 @@ void set_num_threads(int num_threads) {
 
 int num_threads() { return omp_get_max_threads(); }
 
-at::Tensor copy_to_huge_pages(const at::Tensor& tensor) {
-  const at::Tensor source = tensor.contiguous();
-  constexpr std::size_t kHugePage = 2 << 20;
-  const std::size_t bytes = std::max<std::size_t>(source.nbytes(), 1);
-  const std::size_t mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* data = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  GL_CHECK(data != MAP_FAILED, "cannot allocate {} bytes for a huge-page copy", mapped);
-  ::madvise(data, mapped, MADV_HUGEPAGE);  // advisory: ignored where THP is off
-  at::Tensor copy = at::from_blob(
-      data, source.sizes(), [mapped](void* p) { ::munmap(p, mapped); }, source.options());
-  copy.copy_(source);
-  return copy;
-}
-
 }  // namespace graphloom

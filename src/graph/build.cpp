@@ -14,6 +14,7 @@
 
 #include "graphloom/base/dispatch.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/huge_pages.h"
 #include "graphloom/graph/schema.h"
 
 namespace graphloom::graph {
@@ -118,8 +119,9 @@ CscGraph csc_from_coo(const CooInput& input) {
 
   CscGraph out;
   out.num_nodes = input.num_nodes;
-  out.indptr = at::empty({input.num_nodes + 1}, at::kLong);
-  out.indices = at::empty({num_edges}, index_dtype_for(input.num_nodes));
+  // Sampling reads both at random: huge pages spare it a TLB miss per access.
+  out.indptr = empty_on_huge_pages({input.num_nodes + 1}, at::kLong);
+  out.indices = empty_on_huge_pages({num_edges}, index_dtype_for(input.num_nodes));
   // The input position of every CSC entry, when edge ids or weights must follow the edges.
   at::Tensor order;
   if (input.keep_edge_ids || input.weights.defined() || input.edge_types.defined()) {

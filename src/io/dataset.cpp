@@ -11,6 +11,7 @@
 
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/huge_pages.h"
 #include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
 #include "graphloom/base/timer.h"
@@ -128,8 +129,10 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
            meta.file().string());
   graph::CscGraph graph;
   graph.num_nodes = num_nodes;
-  graph.indptr = meta.array(spec, "indptr", options.memory_map);
-  graph.indices = meta.array(spec, "indices", options.memory_map);
+  // Copied onto huge pages whatever `memory_map` says: sampling reads them at random, and on a
+  // file's 4 KB pages nearly every read would also miss the TLB.
+  graph.indptr = copy_to_huge_pages(meta.array(spec, "indptr", options.memory_map));
+  graph.indices = copy_to_huge_pages(meta.array(spec, "indices", options.memory_map));
   if (spec.contains("edge_ids")) graph.edge_ids = meta.array(spec, "edge_ids", options.memory_map);
   graph.weights = weights;
   graph.type_per_edge = edge_types;

@@ -9,18 +9,19 @@
 #include <ATen/ATen.h>
 
 #include "graphloom/base/error.h"
+#include "graphloom/base/huge_pages.h"
 
 namespace graphloom::sampling {
 
 RelabelWorkspace::RelabelWorkspace(int64_t num_nodes)
-    : local_id(static_cast<std::size_t>(num_nodes), -1) {}
+    : table(empty_on_huge_pages({num_nodes}, at::kInt).fill_(-1)) {}
 
 Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWorkspace& workspace) {
   const int64_t num_dst = dst.numel();
   const int64_t num_picks = neighbors.numel();
   const int64_t* dst_ptr = dst.data_ptr<int64_t>();
   const int64_t* picked = neighbors.data_ptr<int64_t>();
-  int32_t* table = workspace.local_id.data();
+  int32_t* table = workspace.local_id();
   // Upper bound on the source count; trimmed at the end.
   at::Tensor src_ids = at::empty({num_dst + num_picks}, at::kLong);
   int64_t* src = src_ids.data_ptr<int64_t>();

@@ -31,8 +31,7 @@ void expect_relabeled(const at::Tensor& dst, const at::Tensor& picks, const Rela
 }
 
 void expect_clean(const RelabelWorkspace& workspace) {
-  EXPECT_TRUE(std::all_of(workspace.local_id.begin(), workspace.local_id.end(),
-                          [](int32_t id) { return id == -1; }));
+  EXPECT_TRUE(workspace.table.eq(-1).all().item<bool>());
 }
 
 struct Case {

@@ -1,8 +1,6 @@
 // Process facts for progress lines and benchmarks: memory use and thread settings.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
 
 namespace graphloom {
@@ -21,13 +19,5 @@ void configure_allocator();
 // `num_threads <= 0` means OMP_NUM_THREADS when set, else one per core.
 void set_num_threads(int num_threads);
 int num_threads();
-
-}  // namespace graphloom
-
-namespace graphloom {
-
-// A copy of `tensor` in anonymous memory backed by transparent huge pages where the kernel
-// allows (madvise mode): random row access then misses the TLB far less than on 4 KB pages.
-at::Tensor copy_to_huge_pages(const at::Tensor& tensor);
 
 }  // namespace graphloom

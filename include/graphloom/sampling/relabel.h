@@ -14,9 +14,12 @@ namespace graphloom::sampling {
 // (NeighborSampler checks it).
 struct RelabelWorkspace {
   explicit RelabelWorkspace(int64_t num_nodes);
-  int64_t num_nodes() const { return static_cast<int64_t>(local_id.size()); }
+  int64_t num_nodes() const { return table.numel(); }
+  int32_t* local_id() const { return table.data_ptr<int32_t>(); }
 
-  std::vector<int32_t> local_id;  // node -> local id, -1 when unset
+  // int32 [num_nodes]: node -> local id, -1 when unset. On huge pages: every pick looks up a
+  // random entry.
+  at::Tensor table;
 };
 
 struct Relabeled {

@@ -1,0 +1,73 @@
+// Huge-page tensors: aligned, advised, usable, and small ones left ordinary.
+#include "graphloom/base/huge_pages.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace graphloom {
+namespace {
+
+constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+
+// The VmFlags line of the mapping that contains `address` in /proc/self/smaps.
+std::string mapping_flags(const void* address) {
+  const auto target = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream header(line);
+    if (header >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = begin <= target && target < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(HugePages, LargeTensorIsAlignedAdvisedAndUsable) {
+  const int64_t n = 3 * 1024 * 1024 + 5;  // 12 MB of int32, not a multiple of 2 MB
+  at::Tensor t = empty_on_huge_pages({n}, at::kInt);
+  ASSERT_EQ(t.numel(), n);
+  EXPECT_EQ(t.scalar_type(), at::kInt);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.data_ptr()) % kHugePage, 0u);
+  t.copy_(at::arange(n, at::kInt));
+  EXPECT_EQ(t[n - 1].item<int32_t>(), n - 1);
+  EXPECT_EQ(t.sum(at::kLong).item<int64_t>(), n * (n - 1) / 2);
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  }
+  // "hg": the range carries MADV_HUGEPAGE (the kernel sets it whatever the THP mode).
+  EXPECT_NE(mapping_flags(t.data_ptr()).find(" hg"), std::string::npos)
+      << mapping_flags(t.data_ptr());
+}
+
+TEST(HugePages, SmallTensorIsAnOrdinaryAllocation) {
+  at::Tensor t = empty_on_huge_pages({1000}, at::kLong);
+  EXPECT_EQ(t.numel(), 1000);
+  EXPECT_EQ(mapping_flags(t.data_ptr()).find(" hg"), std::string::npos);
+}
+
+TEST(HugePages, CopyKeepsValuesShapeAndDtype) {
+  const at::Tensor source = at::randn({1 << 16, 24}, at::kFloat);  // 6 MB
+  const at::Tensor copy = copy_to_huge_pages(source);
+  EXPECT_TRUE(at::equal(copy, source));
+  EXPECT_NE(copy.data_ptr(), source.data_ptr());
+  EXPECT_FALSE(copy_to_huge_pages(at::Tensor()).defined());
+  // A non-contiguous source is copied into a contiguous tensor.
+  const at::Tensor transposed = copy_to_huge_pages(source.t());
+  EXPECT_TRUE(transposed.is_contiguous());
+  EXPECT_TRUE(at::equal(transposed, source.t()));
+}
+
+}  // namespace
+}  // namespace graphloom
