@@ -12,6 +12,7 @@
 
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/huge_pages.h"
 #include "graphloom/base/mapped_file.h"
 
 namespace graphloom {
@@ -144,6 +145,18 @@ NpyHeader read_npy_header(const std::filesystem::path& path) {
 }
 
 at::Tensor load_npy(const std::filesystem::path& path, bool memory_map) {
+  if (!memory_map) {
+    // Read, not mapped and cloned: the clone would hold the file's pages and the copy at once.
+    const NpyHeader header = read_npy_header(path);
+    at::Tensor tensor = empty_on_huge_pages(header.shape, header.dtype);
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(header.data_offset));
+    const auto bytes = static_cast<std::streamsize>(tensor.nbytes());
+    in.read(static_cast<char*>(tensor.data_ptr()), bytes);
+    GL_CHECK(in.gcount() == bytes, "'{}': read {} of {} data bytes", path.string(), in.gcount(),
+             bytes);
+    return tensor;
+  }
   auto file = MappedFile::open(path);
   const NpyHeader header = parse_npy_header(file->data(), file->size(), path);
   auto options = at::TensorOptions().dtype(header.dtype);
@@ -151,7 +164,7 @@ at::Tensor load_npy(const std::filesystem::path& path, bool memory_map) {
   void* data = file->mutable_data() + header.data_offset;
   auto mapped = at::from_blob(
       data, header.shape, [file](void*) mutable { file.reset(); }, options);
-  return memory_map ? mapped : mapped.clone();
+  return mapped;
 }
 
 void save_npy(const std::filesystem::path& path, const at::Tensor& tensor) {

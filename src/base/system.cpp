@@ -33,6 +33,17 @@ int64_t status_field_bytes(const std::string& key) {
 int64_t peak_rss_bytes() { return status_field_bytes("VmHWM:"); }
 int64_t current_rss_bytes() { return status_field_bytes("VmRSS:"); }
 
+int64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kilobytes = 0;
+  std::string unit;
+  while (meminfo >> key >> kilobytes >> unit) {
+    if (key == "MemAvailable:") return kilobytes * 1024;
+  }
+  return 0;
+}
+
 void configure_allocator() {
   // One arena: per-thread arenas cap their heaps at 64 MB and fall back to mmap() for larger
   // blocks, such as a batch's feature rows (hundreds of MB) gathered in loader workers.

@@ -36,10 +36,12 @@ struct SamplingBenchOptions {
 };
 
 // Every sampling benchmark allocates and frees mini-batch buffers at a high rate.
-io::Dataset load_or_generate(const std::string& dir) {
+io::Dataset load_or_generate(const std::string& dir, bool features_in_memory = true) {
   configure_allocator();
   Timer timer;
-  io::Dataset dataset = dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
+  io::Dataset dataset = dir.empty()
+                            ? io::generate_planted({})
+                            : io::load_dataset(dir, {.features_in_memory = features_in_memory});
   fmt::print("dataset {}: {} nodes, {} edges (ready in {:.2f} s)\n",
              dir.empty() ? "embedded default" : dir, dataset.num_nodes(), dataset.graph.num_edges(),
              timer.seconds());
@@ -151,11 +153,10 @@ void bench_encoded_gather(const at::Tensor& table, const at::Tensor& ids, int re
   }
 }
 
-void run_bench_gather(const SamplingBenchOptions& o, int64_t rows, int repeats, bool huge_pages) {
-  const io::Dataset dataset = load_or_generate(o.data);
+void run_bench_gather(const SamplingBenchOptions& o, int64_t rows, int repeats, bool memory_map) {
+  const io::Dataset dataset = load_or_generate(o.data, /*features_in_memory=*/!memory_map);
   GL_CHECK(dataset.node_features.count("feat"), "bench gather needs a node feature named 'feat'");
-  const at::Tensor table = huge_pages ? copy_to_huge_pages(dataset.node_features.at("feat"))
-                                      : dataset.node_features.at("feat").contiguous();
+  const at::Tensor table = dataset.node_features.at("feat").contiguous();
   const int64_t n = table.size(0);
   rows = std::min(rows, n);
   at::Tensor ids = at::randperm(n, at::kLong).slice(0, 0, rows).contiguous();
@@ -297,11 +298,12 @@ void add_sampling_benchmarks(CLI::App* bench) {
     cmd->add_option("--repeats", *repeats, "Runs; the median is reported")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    auto huge_pages = std::make_shared<bool>(false);
-    cmd->add_flag("--huge-pages", *huge_pages,
-                  "Copy the features into huge-page memory instead of reading the memory map");
+    auto memory_map = std::make_shared<bool>(false);
+    cmd->add_flag("--memory-map", *memory_map,
+                  "Gather from the feature file's memory map (4 KB pages) instead of the table "
+                  "read into memory on huge pages, as training does");
     cmd->callback(
-        [o, rows, repeats, huge_pages] { run_bench_gather(*o, *rows, *repeats, *huge_pages); });
+        [o, rows, repeats, memory_map] { run_bench_gather(*o, *rows, *repeats, *memory_map); });
   }
   {
     auto o = std::make_shared<SamplingBenchOptions>();

@@ -36,7 +36,8 @@ double dgl_seeds_per_second(const std::vector<int64_t>& fanouts) {
 
 io::Dataset bench_dataset(const std::string& dir) {
   configure_allocator();  // as `graphloom train`
-  return dir.empty() ? io::generate_planted({}) : io::load_dataset(dir);
+  return dir.empty() ? io::generate_planted({})
+                     : io::load_dataset(dir, {.features_in_memory = true});
 }
 
 struct BenchTrainCommand {

@@ -149,7 +149,7 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     spdlog::info("no --data: generating the embedded default dataset (planted partition)");
     dataset = io::generate_planted({});
   } else {
-    dataset = io::load_dataset(command.data);
+    dataset = io::load_dataset(command.data, {.features_in_memory = true});
   }
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,

@@ -14,6 +14,7 @@
 #include "graphloom/base/huge_pages.h"
 #include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
+#include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/graph/build.h"
 
@@ -143,6 +144,29 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
   return graph;
 }
 
+// Read onto huge pages when asked and it fits; otherwise as `memory_map` says, without
+// read-ahead when mapped (rows are read at random).
+at::Tensor load_feature_table(const Metadata& meta, const json& object, const std::string& key,
+                              const LoadOptions& options) {
+  if (options.features_in_memory) {
+    const fs::path path =
+        meta.file().parent_path() / meta.get<std::string>(object, key, "a file name");
+    if (fs::exists(path)) {
+      const NpyHeader header = read_npy_header(path);
+      int64_t bytes = c10::elementSize(header.dtype);
+      for (const int64_t size : header.shape) bytes *= size;
+      const int64_t available = available_memory_bytes();
+      if (bytes <= available / 2) return meta.array(object, key, /*memory_map=*/false);
+      spdlog::info(
+          "'{}' ({:.2f} GB) stays memory-mapped: more than half of the {:.2f} GB available",
+          path.string(), bytes / 1e9, available / 1e9);
+    }
+  }
+  at::Tensor values = meta.array(object, key, options.memory_map);
+  if (options.memory_map) advise_random_access(values.data_ptr(), values.nbytes());
+  return values;
+}
+
 at::Tensor load_node_ids(const Metadata& meta, const json& object, const std::string& key,
                          int64_t num_nodes, bool memory_map) {
   const fs::path file = meta.file().parent_path() / object.at(key).get<std::string>();
@@ -221,20 +245,13 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   if (root.contains("node_features")) {
     // Each entry is a file name, or {"file": ..., "row_scale": ...} for a scaled feature.
     for (const auto& [name, entry] : root.at("node_features").items()) {
-      if (!entry.is_object()) {
-        dataset.node_features[name] =
-            meta.array(root.at("node_features"), name, options.memory_map);
-        continue;
-      }
-      dataset.node_features[name] = meta.array(entry, "file", options.memory_map);
-      if (entry.contains("row_scale")) {
+      const json& object = entry.is_object() ? entry : root.at("node_features");
+      const std::string key = entry.is_object() ? "file" : name;
+      dataset.node_features[name] = load_feature_table(meta, object, key, options);
+      if (entry.is_object() && entry.contains("row_scale")) {
         dataset.node_feature_scales[name] = meta.array(entry, "row_scale", options.memory_map);
       }
     }
-  }
-  // Feature rows are read at random: no read-ahead when they do not fit in memory.
-  for (const auto& [name, values] : dataset.node_features) {
-    if (options.memory_map) advise_random_access(values.data_ptr(), values.nbytes());
   }
   if (root.contains("labels")) {
     const fs::path file = dir / meta.get<std::string>(root, "labels", "a file name");

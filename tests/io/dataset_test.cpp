@@ -88,6 +88,26 @@ TEST(Dataset, SaveThenLoadRoundTrips) {
   EXPECT_TRUE(at::equal(copy.splits.at("test"), original.splits.at("test")));
 }
 
+TEST(Dataset, FeaturesInMemoryAreReadOntoHugePages) {
+  TempDir dir;
+  write_minimal(dir / "in");
+  Dataset dataset = load_dataset(dir / "in", {.memory_map = false});
+  // 4 MB of rows (4 nodes x 262,144 floats): big enough for its own huge-page mapping.
+  dataset.node_features["feat"] = at::randn({4, 1 << 18});
+  save_dataset(dataset, dir / "out", false);
+  const Dataset mapped = load_dataset(dir / "out");
+  const Dataset read = load_dataset(dir / "out", {.features_in_memory = true});
+  EXPECT_TRUE(at::equal(read.node_features.at("feat"), dataset.node_features.at("feat")));
+  EXPECT_TRUE(at::equal(mapped.node_features.at("feat"), dataset.node_features.at("feat")));
+  // The mapped table starts right after the file's .npy header; the one read into memory
+  // starts a 2 MB-aligned mapping of its own.
+  const auto address = [](const at::Tensor& t) {
+    return reinterpret_cast<uintptr_t>(t.data_ptr());
+  };
+  EXPECT_EQ(address(read.node_features.at("feat")) % (2 << 20), 0u);
+  EXPECT_NE(address(mapped.node_features.at("feat")) % 4096, 0u);
+}
+
 TEST(Dataset, EncodedFeaturesRoundTripWithTheirRowScales) {
   TempDir dir;
   write_minimal(dir / "in");

@@ -25,7 +25,8 @@ NpyHeader parse_npy_header(const std::byte* data, std::size_t file_size,
                            const std::filesystem::path& path, std::size_t readable = SIZE_MAX);
 
 // Loads `path`. With `memory_map` the tensor points into a private file mapping that lives as
-// long as the tensor (zero copy); otherwise the data is read into an owned tensor.
+// long as the tensor (zero copy); otherwise the data is read into an owned tensor (on huge
+// pages from 2 MB up, see huge_pages.h).
 at::Tensor load_npy(const std::filesystem::path& path, bool memory_map = true);
 
 // Reads only the header (dtype and shape) without mapping the data.
