@@ -25,6 +25,10 @@ std::byte* map_segment(int fd, std::size_t size, const std::string& name) {
   void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   GL_CHECK(data != MAP_FAILED, "cannot map shared-memory segment '{}' ({} bytes): {}", name, size,
            std::strerror(errno));
+  // Parts are sampled and gathered at random, as the tables of huge_pages.h. tmpfs honours
+  // this only where /sys/kernel/mm/transparent_hugepage/shmem_enabled is "advise" (Debian's
+  // default is "never"); elsewhere it is a no-op.
+  ::madvise(data, size, MADV_HUGEPAGE);
   return static_cast<std::byte*>(data);
 }
 
