@@ -24,9 +24,9 @@ at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSour
   return layerwise_inference(model, source, rows, batch_size, show_progress, group);
 }
 
-at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
-                               const RowReader& inputs, int64_t batch_size, bool show_progress,
-                               dist::ProcessGroup* group) {
+RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
+                              const RowReader& inputs, int64_t batch_size, bool show_progress,
+                              dist::ProcessGroup* group, const LayerOutputFactory& outputs) {
   GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
   const bool was_training = model.is_training();
   model.eval();
@@ -38,40 +38,63 @@ at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSour
       distributed ? dist::rank_share(n, group->rank(), group->world_size()) : std::pair{0L, n};
   show_progress = show_progress && (!distributed || group->rank() == 0);
   const int64_t batches = (last - first + batch_size - 1) / batch_size;
-  at::Tensor h;  // the previous layer's output, all nodes
+  RowReader layer_inputs = inputs;
   for (int64_t layer = 0; layer < model.num_layers(); ++layer) {
     ProgressBar progress(fmt::format("inference layer {}/{}", layer + 1, model.num_layers()),
                          batches, "batches");
-    const std::vector<int64_t> shape{n, model.output_dim(layer)};
-    at::Tensor out =
-        !distributed ? at::empty(shape, at::kFloat)
-        : group->single_host()
-            ? group->shared_tensor(fmt::format("inference-{}", layer), shape, at::kFloat)
-            : at::zeros(shape, at::kFloat);
+    const LayerOutput out = outputs(layer, model.output_dim(layer));
     for (int64_t begin = first; begin < last; begin += batch_size) {
       const int64_t end = std::min(last, begin + batch_size);
       const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
       const sampling::Block& block = one_hop.blocks[0];
-      at::Tensor x;
-      if (layer == 0) {
-        x = inputs(block.src_ids);
-      } else {
-        x = at::empty({block.num_src(), h.size(1)}, h.options());
-        features::gather_rows(h, block.src_ids, x);
-      }
-      out.slice(0, begin, end).copy_(model.layer_forward(layer, nn::BlockView::of(block), x));
+      out.write(begin,
+                model.layer_forward(layer, nn::BlockView::of(block), layer_inputs(block.src_ids)));
       if (show_progress) progress.advance(1, end - begin);
     }
     if (show_progress) progress.finish();
-    if (distributed && group->single_host()) {
-      group->barrier();  // every share written before anyone reads the next layer's input
-    } else if (distributed) {
-      group->allreduce(out);
-    }
-    h = out;
+    out.finish();
+    layer_inputs = out.read;
   }
   if (was_training) model.train();
-  return h;
+  return layer_inputs;
+}
+
+at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
+                               const RowReader& inputs, int64_t batch_size, bool show_progress,
+                               dist::ProcessGroup* group) {
+  const bool distributed = group != nullptr && group->world_size() > 1;
+  const int64_t n = source.num_nodes();
+  at::Tensor last;
+  const LayerOutputFactory in_process = [&](int64_t layer, int64_t dim) {
+    const std::vector<int64_t> shape{n, dim};
+    const at::Tensor out =
+        !distributed ? at::empty(shape, at::kFloat)
+        : group->single_host()
+            ? group->shared_tensor(fmt::format("inference-{}", layer), shape, at::kFloat)
+            : at::zeros(shape, at::kFloat);
+    last = out;
+    return LayerOutput{.write =
+                           [out](int64_t first_node, const at::Tensor& rows) {
+                             out.narrow(0, first_node, rows.size(0)).copy_(rows);
+                           },
+                       .finish =
+                           [out, distributed, group] {
+                             if (distributed && group->single_host()) {
+                               group->barrier();  // every share written before anyone reads it
+                             } else if (distributed) {
+                               at::Tensor sum = out;
+                               group->allreduce(sum);
+                             }
+                           },
+                       .read =
+                           [out](const at::Tensor& ids) {
+                             at::Tensor x = at::empty({ids.numel(), out.size(1)}, out.options());
+                             features::gather_rows(out, ids, x);
+                             return x;
+                           }};
+  };
+  layerwise_inference(model, source, inputs, batch_size, show_progress, group, in_process);
+  return last;
 }
 
 }  // namespace graphloom::train

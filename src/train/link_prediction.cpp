@@ -193,6 +193,12 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
       torch::NoGradGuard no_grad;
       return model.propagate(whole, edge_norm);
     }
+    if (inputs.layer_outputs) {
+      const RowReader last =
+          layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
+                              options.progress, group, inputs.layer_outputs);
+      return last(at::arange(source.num_nodes(), at::kLong));
+    }
     return layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
                                options.progress, group);
   };

@@ -94,11 +94,16 @@ struct Evaluator {
   const InputRows& input_rows;
   const TrainOptions& options;
   dist::ProcessGroup* group;
+  const LayerOutputFactory& layer_outputs;
 
   // Logits of each requested split.
   std::vector<at::Tensor> logits(const std::vector<at::Tensor>& node_sets) const {
     std::vector<at::Tensor> out;
-    if (options.eval == "full") {
+    if (options.eval == "full" && layer_outputs) {
+      const RowReader last = layerwise_inference(model, source, input_rows, options.eval_batch_size,
+                                                 options.progress, group, layer_outputs);
+      for (const auto& nodes : node_sets) out.push_back(last(nodes));
+    } else if (options.eval == "full") {
       const at::Tensor all = layerwise_inference(model, source, input_rows, options.eval_batch_size,
                                                  options.progress, group);
       for (const auto& nodes : node_sets) out.push_back(all.index_select(0, nodes));
@@ -220,7 +225,8 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
        .prefetch = options.prefetch,
        .feature_names =
            embedding != nullptr ? std::vector<std::string>{} : std::vector<std::string>{"feat"}});
-  const Evaluator evaluator{*model, source, sampler, input_rows, options, group};
+  const Evaluator evaluator{
+      *model, source, sampler, input_rows, options, group, inputs.layer_outputs};
   const bool show_progress = options.progress && main_rank;
   const at::Tensor valid_labels = rows.gather("label", valid_nodes);
 

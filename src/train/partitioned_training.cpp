@@ -93,6 +93,7 @@ TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& o
   std::tie(inputs.in_degrees, inputs.out_degrees) =
       partition::load_partition_degrees(job.partition_dir, info);
   inputs.embedding = embedding ? &*embedding : nullptr;
+  inputs.layer_outputs = dist_tensor_outputs(graph, group);
   spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.part, job.local_rank,
                inputs.train_nodes.numel(), job.force_even ? ", even" : "");
   return train_node_classification(inputs, options, group);
@@ -120,6 +121,7 @@ LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOption
   }
   LinkInputs inputs;
   inputs.embedding = embedding ? &*embedding : nullptr;
+  inputs.layer_outputs = dist_tensor_outputs(graph, group);
   inputs.name = info.graph_name + " (partitioned)";
   inputs.graph = &graph;
   inputs.rows = info.features.count("feat") ? &graph : nullptr;
@@ -187,6 +189,25 @@ std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path
   }
   GL_CHECK(!machines.empty(), "ip config '{}' lists no machine", path.string());
   return machines;
+}
+
+// Pushes are acknowledged by the owners, so a barrier after every rank's pushes makes the
+// layer readable.
+LayerOutputFactory dist_tensor_outputs(dist::DistGraph& graph, dist::ProcessGroup* group) {
+  return [&graph, group](int64_t layer, int64_t dim) {
+    auto tensor = std::make_shared<dist::DistTensor>(graph, fmt::format("inference-{}", layer),
+                                                     dist::TensorSchema{at::kFloat, {dim}});
+    return LayerOutput{
+        .write =
+            [tensor](int64_t first_node, const at::Tensor& rows) {
+              tensor->push(at::arange(first_node, first_node + rows.size(0), at::kLong), rows);
+            },
+        .finish =
+            [group] {
+              if (group != nullptr && group->world_size() > 1) group->barrier();
+            },
+        .read = [tensor](const at::Tensor& ids) { return tensor->pull(ids); }};
+  };
 }
 
 }  // namespace graphloom::train

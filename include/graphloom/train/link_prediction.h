@@ -66,6 +66,9 @@ struct LinkInputs {
   // Partitioned graphs: learnable input rows held by the servers and updated there by a sparse
   // optimizer (DistEmbedding), instead of a replicated table with dense gradient averaging.
   dist::DistEmbedding* embedding = nullptr;
+  // Where full-neighbor inference keeps each layer's output (see TrainingInputs); ranking
+  // then reads the last layer's rows of every node into this process.
+  LayerOutputFactory layer_outputs;
 };
 
 // With a process group of several ranks the run is data-parallel: each rank trains on its

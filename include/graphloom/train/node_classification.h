@@ -14,6 +14,7 @@
 #include "graphloom/nn/models.h"
 #include "graphloom/sampling/neighbor_source.h"
 #include "graphloom/train/gradient_sync.h"
+#include "graphloom/train/inference.h"
 
 namespace graphloom::dist {
 class DistEmbedding;
@@ -85,6 +86,9 @@ struct TrainingInputs {
   int64_t num_relations = 0;           // typed graphs: edge types (relational models need them)
   at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN); undefined when unknown
   dist::DistEmbedding* embedding = nullptr;  // learnable input rows instead of "feat"
+  // Where full-neighbor inference keeps each layer's output (partitioned runs: a DistTensor
+  // on the graph servers); empty = tensors in this process (see layerwise_inference).
+  LayerOutputFactory layer_outputs;
   // Counters of the data path since the last call (e.g. remote_bytes, cache_hits,
   // cache_misses), read when an epoch starts and after its training batches; every rank must
   // return the same keys. They are summed over the ranks into the epoch's log line.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_client.h"
 #include "graphloom/dist/process_group.h"
 #include "graphloom/train/link_prediction.h"
@@ -36,6 +37,11 @@ struct PartitionedJob {
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                 dist::ProcessGroup* group);
+
+// Layer outputs of full-neighbor inference as DistTensors on the graph servers ("inference-L",
+// DGL's DistTensor), split like the nodes: no trainer holds a whole layer. `graph` must
+// outlive the factory and what it makes.
+LayerOutputFactory dist_tensor_outputs(dist::DistGraph& graph, dist::ProcessGroup* group);
 
 // Link prediction on a partitioned graph (the partition of a dataset with edge splits; typed
 // or not): each trainer takes its share of the training pairs and samples over DistGraph; the
