@@ -111,13 +111,17 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
   const auto parts = for_each_part<sampling::SampledEdges>(split, local_part, [&](int64_t part) {
     if (part != local_part)
       return client_for(part).sample_neighbors(split.ids[part], fanout, options);
-    GL_CHECK(options.direction == sampling::EdgeDirection::kIn,
-             "out-edge sampling is not available on a partitioned graph");
+    const bool out = options.direction == sampling::EdgeDirection::kOut;
+    GL_CHECK(!out || local_->out_graph.indptr.defined(),
+             "out-edge sampling needs a partition written with `graphloom partition "
+             "--out-edges`; part {} holds only the in-edges of its nodes",
+             part);
     sampling::SampleOptions local = options;
     local.first_node = local_->node_begin;
-    sampling::SampledEdges edges =
-        sampling::sample_csc_neighbors(local_->graph, split.ids[part], fanout, local);
-    edges.edge_ids.add_(metadata_.edge_range_ends[part] - local_->graph.num_edges());
+    sampling::SampledEdges edges = sampling::sample_csc_neighbors(
+        out ? local_->out_graph : local_->graph, split.ids[part], fanout, local);
+    // In-edges are numbered by position in the part; out-edges carry their global ids.
+    if (!out) edges.edge_ids.add_(metadata_.edge_range_ends[part] - local_->graph.num_edges());
     return edges;
   });
   // Merge in seed order: per-seed counts first, then each part's picks into place.

@@ -80,8 +80,11 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   grpc::Status SampleNeighbors(grpc::ServerContext* context, const rpc::SampleRequest* request,
                                rpc::SampleResponse* response) override {
     return handle(context, "SampleNeighbors", [&] {
-      GL_CHECK(!request->out_edges(),
-               "out-edge sampling is not served: parts hold the in-edges of their nodes");
+      const bool out = request->out_edges();
+      GL_CHECK(!out || part_.out_graph.indptr.defined(),
+               "out-edge sampling needs a partition written with `graphloom partition "
+               "--out-edges`; '{}' holds only the in-edges of its nodes",
+               options_.partition_dir.string());
       const at::Tensor seeds = owned_ids(request->seeds(), "seeds");
       sampling::SampleOptions sample;
       sample.replace = request->replace();
@@ -93,11 +96,13 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
                kMaxEdgeTypes);
       sample.edge_type_fanouts.assign(request->edge_type_fanouts().begin(),
                                       request->edge_type_fanouts().end());
-      sampling::SampledEdges edges =
-          sampling::sample_csc_neighbors(part_.graph, seeds, request->fanout(), sample);
+      sampling::SampledEdges edges = sampling::sample_csc_neighbors(
+          out ? part_.out_graph : part_.graph, seeds, request->fanout(), sample);
+      // In-edges are numbered by position in the part; out-edges carry their global ids.
+      if (!out) edges.edge_ids.add_(edge_begin_);
       response->set_indptr(to_bytes(edges.indptr));
       response->set_neighbors(to_bytes(edges.neighbors));
-      response->set_edge_ids(to_bytes(edges.edge_ids.add_(edge_begin_)));
+      response->set_edge_ids(to_bytes(edges.edge_ids));
       if (edges.edge_types.defined()) response->set_edge_types(to_bytes(edges.edge_types));
     });
   }

@@ -22,6 +22,13 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
   if (part.graph.type_per_edge.defined()) {
     arrays.emplace_back("type-per-edge", &part.graph.type_per_edge);
   }
+  if (part.out_graph.indptr.defined()) {
+    arrays.emplace_back("out-indptr", &part.out_graph.indptr);
+    arrays.emplace_back("out-indices", &part.out_graph.indices);
+    arrays.emplace_back("out-edge-ids", &part.out_graph.edge_ids);
+    if (part.out_graph.weights.defined())
+      arrays.emplace_back("out-weights", &part.out_graph.weights);
+  }
   if (part.labels.defined()) arrays.emplace_back("labels", &part.labels);
   for (auto& [name, tensor] : part.features) arrays.emplace_back("feature-" + name, &tensor);
   for (auto& [name, tensor] : part.feature_scales)
@@ -199,6 +206,15 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.graph.weights = tensor;
     } else if (key == "type-per-edge") {
       part.graph.type_per_edge = tensor;
+    } else if (key == "out-indptr") {
+      part.out_graph.indptr = tensor;
+      part.out_graph.num_nodes = part.graph.num_nodes;
+    } else if (key == "out-indices") {
+      part.out_graph.indices = tensor;
+    } else if (key == "out-edge-ids") {
+      part.out_graph.edge_ids = tensor;
+    } else if (key == "out-weights") {
+      part.out_graph.weights = tensor;
     } else if (key == "labels") {
       part.labels = tensor;
     } else if (key.rfind("feature-", 0) == 0) {

@@ -32,7 +32,8 @@ int64_t array_bytes(const fs::path& file) {
 }  // namespace
 
 MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
-                                         const std::string& method, int64_t metis_constraints) {
+                                         const std::string& method, int64_t metis_constraints,
+                                         bool out_edges) {
   std::ifstream in(dir / "metadata.json");
   GL_CHECK(in.good(), "cannot open '{}'", (dir / "metadata.json").string());
   const auto meta = nlohmann::json::parse(in);
@@ -79,6 +80,9 @@ MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
   // at once, plus the relabelling maps.
   const int64_t part_edges = (edges + parts - 1) / parts;
   estimate.write = features + features / parts + part_edges * (8 + 8 + 8 + index_bytes) + 3 * 8 * n;
+  // Out-edges: the reversed graph (indices and int64 ids) stays while the parts are written;
+  // building it also holds the edges' positions and both endpoint arrays.
+  if (out_edges) estimate.write += (16 + 3 * index_bytes) * edges + 8 * n;
   estimate.peak = kProcessBytes + csc + std::max({estimate.load, estimate.assign, estimate.write});
   return estimate;
 }

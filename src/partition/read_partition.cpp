@@ -68,6 +68,12 @@ PartitionInfo read_partition_info(const fs::path& path) {
     info.splits = meta.value("splits", std::vector<std::string>{});
     info.directed = meta.value("directed", true);
     info.edge_splits = meta.value("edge_splits", std::vector<std::string>{});
+    info.out_edges = meta.value("out_edges", false);
+    if (info.out_edges) {
+      info.out_edges_per_part = meta.at("out_edges_per_part").get<std::vector<int64_t>>();
+      GL_CHECK(static_cast<int64_t>(info.out_edges_per_part.size()) == info.num_parts,
+               "'{}': out_edges_per_part must list every part", file.string());
+    }
     if (meta.contains("node_types")) {
       info.schema.node_types = meta.at("node_types").get<std::vector<std::string>>();
       for (const auto& type : meta.at("edge_types")) {
@@ -113,6 +119,42 @@ PartitionInfo read_partition_info(const fs::path& path) {
   }
 }
 
+namespace {
+
+// The out-edges of a part's nodes, checked as the in-edges are: the sampler trusts them.
+graph::CscGraph load_out_edges(const fs::path& dir, const PartitionInfo& info, int64_t part,
+                               int64_t owned) {
+  const int64_t edges = info.out_edges_per_part[static_cast<std::size_t>(part)];
+  graph::CscGraph out;
+  out.num_nodes = owned;
+  out.indptr = load_checked(dir / "out_indptr.npy", owned + 1, true);
+  const at::Tensor& indptr = out.indptr;
+  GL_CHECK(indptr.scalar_type() == at::kLong && indptr[0].item<int64_t>() == 0 &&
+               indptr[owned].item<int64_t>() == edges &&
+               (owned == 0 || (indptr.slice(0, 1) >= indptr.slice(0, 0, -1)).all().item<bool>()),
+           "'{}': out_indptr must be int64 rising from 0 to the part's {} out-edges",
+           (dir / "out_indptr.npy").string(), edges);
+  out.indices = load_checked(dir / "out_indices.npy", edges, true);
+  out.edge_ids = load_checked(dir / "out_edge_ids.npy", edges, true);
+  GL_CHECK(out.edge_ids.scalar_type() == at::kLong, "'{}': edge ids must be int64",
+           (dir / "out_edge_ids.npy").string());
+  if (edges > 0) {
+    GL_CHECK(out.indices.min().item<int64_t>() >= 0 &&
+                 out.indices.max().item<int64_t>() < info.num_nodes,
+             "'{}': destination ids must be in [0, {})", (dir / "out_indices.npy").string(),
+             info.num_nodes);
+    GL_CHECK(out.edge_ids.min().item<int64_t>() >= 0 &&
+                 out.edge_ids.max().item<int64_t>() < info.num_edges,
+             "'{}': edge ids must be in [0, {})", (dir / "out_edge_ids.npy").string(),
+             info.num_edges);
+  }
+  if (fs::exists(dir / "out_weights.npy"))
+    out.weights = load_checked(dir / "out_weights.npy", edges, false);
+  return out;
+}
+
+}  // namespace
+
 Partition load_partition(const fs::path& path, int64_t part) {
   const PartitionInfo info = read_partition_info(path);
   GL_CHECK(part >= 0 && part < info.num_parts, "part {} is outside [0, {})", part, info.num_parts);
@@ -143,6 +185,7 @@ Partition load_partition(const fs::path& path, int64_t part) {
   p.orig_node_ids = load_checked(dir / "orig_node_ids.npy", owned, true);
   if (fs::exists(dir / "weights.npy"))
     p.graph.weights = load_checked(dir / "weights.npy", edges, false);
+  if (info.out_edges) p.out_graph = load_out_edges(dir, info, part, owned);
   if (!info.schema.empty()) {
     p.graph.type_per_edge = load_checked(dir / "type_per_edge.npy", edges, false);
     const at::Tensor types = p.graph.type_per_edge;

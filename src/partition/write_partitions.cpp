@@ -10,6 +10,7 @@
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/npy.h"
+#include "graphloom/graph/build.h"
 #include "graphloom/graph/csc_graph.h"
 #include "graphloom/partition/assign.h"
 #include "graphloom/partition/partition_format.h"
@@ -28,6 +29,24 @@ at::Tensor edge_positions(const graph::CscGraph& graph, const at::Tensor& nodes)
   const int64_t total = degrees.sum().item<int64_t>();
   return at::repeat_interleave(starts - offsets, degrees, /*dim=*/0, /*output_size=*/total) +
          at::arange(total, at::kLong);
+}
+
+// The whole graph reversed in the new ids, from the edges in partitioned order (grouped by
+// the destination's part): part k's out-edges are then the columns of its node range, each
+// edge's id is its position in that order, and each column lists its edges in id order.
+graph::CscGraph reversed_in_new_ids(const graph::CscGraph& graph, const at::Tensor& order,
+                                    const at::Tensor& old_to_new, c10::ScalarType index_type) {
+  const at::Tensor positions = edge_positions(graph, order);
+  graph::CooInput input;
+  input.num_nodes = graph.num_nodes;
+  input.dst = old_to_new.index_select(0, graph.indices.index_select(0, positions).to(at::kLong))
+                  .to(index_type);
+  const at::Tensor degrees =
+      graph.indptr.index_select(0, order + 1) - graph.indptr.index_select(0, order);
+  input.src = at::repeat_interleave(at::arange(graph.num_nodes, index_type), degrees, /*dim=*/0,
+                                    /*output_size=*/positions.numel());
+  if (graph.has_weights()) input.weights = graph.weights.index_select(0, positions);
+  return graph::csc_from_coo(input);  // edge ids: input positions
 }
 
 }  // namespace
@@ -84,6 +103,13 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   // count alone (out-edges leave through every part).
   const at::Tensor in_degrees = graph.in_degrees();
   const at::Tensor out_degrees = graph.out_degrees();
+  GL_CHECK(!options.out_edges || !typed,
+           "--out-edges is not supported on typed graphs yet (their out-edges would need "
+           "per-type ordering)");
+  info.out_edges = options.out_edges;
+  const graph::CscGraph reversed = options.out_edges
+                                       ? reversed_in_new_ids(graph, order, old_to_new, index_type)
+                                       : graph::CscGraph();
   // 512 MB queued: the biggest array of a part (its feature rows) can wait while the next
   // arrays are computed.
   BackgroundWriter writer(int64_t{512} << 20);
@@ -138,6 +164,17 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
           sources.masked_select((sources < begin).logical_or(sources >= end));
       writer.save(dir / "halo_nodes.npy", std::get<0>(at::_unique(outside, /*sorted=*/true)));
     }
+    if (options.out_edges) {
+      const at::Tensor out_indptr = reversed.indptr.slice(0, begin, end + 1);
+      const int64_t first = out_indptr[0].item<int64_t>();
+      const int64_t last = out_indptr[-1].item<int64_t>();
+      writer.save(dir / "out_indptr.npy", out_indptr - first);
+      writer.save(dir / "out_indices.npy", reversed.indices.slice(0, first, last));
+      writer.save(dir / "out_edge_ids.npy", reversed.edge_ids.slice(0, first, last));
+      if (graph.has_weights())
+        writer.save(dir / "out_weights.npy", reversed.weights.slice(0, first, last));
+      info.out_edges_per_part.push_back(last - first);
+    }
     info.edges_per_part.push_back(positions.numel());
     info.train_per_part.push_back(
         train.defined() ? (assignment.index_select(0, train) == k).sum().item<int64_t>() : 0);
@@ -168,12 +205,14 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
                          {"train_per_part", info.train_per_part},
                          {"node_features", features},
                          {"directed", info.directed},
+                         {"out_edges", info.out_edges},
                          {"edge_splits", info.edge_splits},
                          {"splits", [&] {
                             std::vector<std::string> names;
                             for (const auto& [name, ids] : dataset.splits) names.push_back(name);
                             return names;
                           }()}};
+  if (info.out_edges) meta["out_edges_per_part"] = info.out_edges_per_part;
   if (typed) {
     nlohmann::json edge_types = nlohmann::json::array();
     for (const graph::EdgeType& type : info.schema.edge_types) {

@@ -37,7 +37,7 @@ class GraphServiceTest : public ::testing::Test {
     const io::Dataset data = io::generate_planted(
         {.num_nodes = 3000, .num_classes = 4, .avg_degree = 8, .feat_dim = 12, .seed = 5});
     partition::write_partitions(data, partition::assign_random(data.num_nodes(), 2, 7), 2,
-                                dir_->path() / "parts", {.method = "random"});
+                                dir_->path() / "parts", {.method = "random", .out_edges = true});
     // The whole relabelled graph, joined from its parts: what local sampling sees.
     for (int64_t part = 0; part < 2; ++part) {
       parts_[part] = partition::load_partition(dir_->path() / "parts", part);
@@ -99,6 +99,35 @@ TEST_F(GraphServiceTest, OneHopEqualsLocalSampling) {
                           local.sample_neighbors(seeds, fanout, options));
       }
     }
+  }
+}
+
+// Out-edges: the servers and the in-place local part sample the parts' out-edge lists, which
+// give the same picks, edge ids and random streams as the reverse of the joined graph.
+TEST_F(GraphServiceTest, OutEdgeSamplingEqualsLocalSampling) {
+  for (const bool with_local_part : {false, true}) {
+    const DistGraph graph(addresses(), client_options(), with_local_part ? &parts_[0] : nullptr);
+    const sampling::LocalNeighborSource local(whole_);
+    const at::Tensor seeds = at::randperm(3000, at::kLong).slice(0, 0, 400);
+    for (const int64_t fanout : {-1, 4}) {
+      const sampling::SampleOptions options{.direction = sampling::EdgeDirection::kOut,
+                                            .random_key = 9};
+      expect_same_edges(graph.sample_neighbors(seeds, fanout, options),
+                        local.sample_neighbors(seeds, fanout, options));
+    }
+  }
+  // The multi-layer sampler in the out direction, as on one machine.
+  const DistGraph graph(addresses(), client_options(), &parts_[1]);
+  const sampling::LocalNeighborSource local(whole_);
+  const sampling::NeighborSamplerOptions options{
+      .fanouts = {3, 3}, .direction = sampling::EdgeDirection::kOut, .seed = 1};
+  const sampling::MiniBatch a =
+      sampling::NeighborSampler(&graph, options).sample(at::arange(100, 300, at::kLong), 0, 0);
+  const sampling::MiniBatch b =
+      sampling::NeighborSampler(&local, options).sample(at::arange(100, 300, at::kLong), 0, 0);
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
+    EXPECT_TRUE(at::equal(a.blocks[l].edge_ids, b.blocks[l].edge_ids));
   }
 }
 
@@ -328,6 +357,52 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   }
 }
 
+// Out-edges are published in shared memory with the rest of a part: backups and a trainer's
+// mapped part sample them too. A partition without them is refused clearly, and the server
+// keeps serving.
+TEST(GraphServiceOutEdges, SharedMemoryCarriesOutEdgesAndPartsWithoutThemRefuse) {
+  testing::TempDir dir;
+  const io::Dataset data = io::generate_planted(
+      {.num_nodes = 800, .num_classes = 3, .avg_degree = 5, .feat_dim = 4, .seed = 2});
+  const at::Tensor assignment = partition::assign_random(data.num_nodes(), 2, 5);
+  partition::write_partitions(data, assignment, 2, dir.path() / "with", {.out_edges = true});
+  partition::write_partitions(data, assignment, 2, dir.path() / "without", {});
+  const std::string cluster = fmt::format("test{}-out", ::getpid());
+  std::vector<std::unique_ptr<GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses(2);
+  for (int64_t part = 0; part < 2; ++part) {
+    for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
+      servers.push_back(
+          std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "with",
+                                                      .part = part,
+                                                      .token = kToken,
+                                                      .role = role,
+                                                      .cluster_id = cluster,
+                                                      .attach_timeout = std::chrono::seconds(10)}));
+      addresses[part].push_back(servers.back()->address());
+    }
+  }
+  const partition::Partition whole =
+      partition::join_partitions({partition::load_partition(dir.path() / "with", 0),
+                                  partition::load_partition(dir.path() / "with", 1)});
+  const sampling::LocalNeighborSource local(whole.graph);
+  const at::Tensor seeds = at::arange(800, at::kLong);
+  const sampling::SampleOptions out{.direction = sampling::EdgeDirection::kOut, .random_key = 4};
+  const auto mapped = SharedPartition::attach(cluster, 1, std::chrono::seconds(5));
+  const DistGraph trainer_view(addresses, {.token = kToken}, &mapped->part());
+  for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
+    expect_same_edges(trainer_view.sample_neighbors(seeds, 3, out),
+                      local.sample_neighbors(seeds, 3, out));
+  }
+
+  const GraphServer in_only({.partition_dir = dir.path() / "without", .part = 0, .token = kToken});
+  const GraphClient client(in_only.address(), {.token = kToken});
+  const at::Tensor owned = at::arange(10, at::kLong);
+  EXPECT_NE(error_of([&] { client.sample_neighbors(owned, 3, out); }).find("--out-edges"),
+            std::string::npos);
+  EXPECT_EQ(client.sample_neighbors(owned, 3, {}).indptr.numel(), 11);
+}
+
 TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
   testing::TempDir dir;
   io::Dataset data = io::generate_planted(
@@ -375,7 +450,7 @@ TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
                                              .capacity_bytes = 2000 * 16 * 4,
                                              .bypass_begin = mapped->part().node_begin,
                                              .bypass_end = mapped->part().node_end,
-       .shards = 1});
+                                             .shards = 1});
   EXPECT_TRUE(at::equal(cache.gather("feat", all), expected));
   EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), remote * (16 + 4));
   EXPECT_TRUE(at::equal(cache.gather("feat", all), expected));

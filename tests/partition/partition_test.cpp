@@ -110,6 +110,53 @@ TEST(Partition, RowScaledFeaturesAreSplitWithTheirScales) {
   }
 }
 
+// With --out-edges each part lists the out-edges of its nodes exactly as the reverse of the
+// joined graph does: destinations, global edge ids (the destination part's numbering), order
+// within a node and weights.
+TEST(Partition, OutEdgesAreTheJoinedGraphsReverseSlicedByPart) {
+  TempDir dir;
+  io::Dataset data = planted(1500);
+  data.graph.weights = at::rand({data.graph.num_edges()});
+  const int64_t parts = 3;
+  const PartitionInfo written = write_partitions(data, assign_random(data.num_nodes(), parts, 4),
+                                                 parts, dir / "p", {.out_edges = true});
+  const PartitionInfo info = read_partition_info(dir / "p");
+  ASSERT_TRUE(info.out_edges);
+  EXPECT_EQ(info.out_edges_per_part, written.out_edges_per_part);
+  std::vector<Partition> loaded;
+  for (int64_t k = 0; k < parts; ++k) loaded.push_back(load_partition(dir / "p", k));
+  graph::CscGraph joined = join_partitions(loaded).graph;
+  joined.weights =
+      at::cat({loaded[0].graph.weights, loaded[1].graph.weights, loaded[2].graph.weights});
+  const graph::CscGraph reference = graph::reverse(joined);  // ids: positions in `joined`
+  int64_t total = 0;
+  for (const Partition& part : loaded) {
+    const graph::CscGraph& out = part.out_graph;
+    ASSERT_TRUE(out.indptr.defined());
+    const at::Tensor ptr = reference.indptr.slice(0, part.node_begin, part.node_end + 1);
+    const int64_t first = ptr[0].item<int64_t>();
+    const int64_t last = ptr[-1].item<int64_t>();
+    EXPECT_TRUE(at::equal(out.indptr, ptr - first));
+    EXPECT_TRUE(at::equal(out.indices.to(at::kLong),
+                          reference.indices.slice(0, first, last).to(at::kLong)));
+    EXPECT_TRUE(at::equal(out.edge_ids, reference.edge_ids_or_positions().slice(0, first, last)));
+    EXPECT_TRUE(at::equal(out.weights, reference.weights.slice(0, first, last)));
+    total += last - first;
+  }
+  EXPECT_EQ(total, data.graph.num_edges());
+  // Without the flag there are none; typed graphs refuse it with a clear error.
+  write_partitions(data, assign_random(data.num_nodes(), parts, 4), parts, dir / "in-only", {});
+  EXPECT_FALSE(load_partition(dir / "in-only", 0).out_graph.indptr.defined());
+  const io::Dataset typed = io::generate_typed_planted(
+      {.num_items = 60, .num_users = 15, .num_classes = 3, .likes_per_user = 3});
+  EXPECT_NE(error_of([&] {
+              write_partitions(typed, assign_random(typed.num_nodes(), 2, 1), 2, dir / "typed",
+                               {.out_edges = true});
+            }).find("--out-edges"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "typed"));
+}
+
 // A typed graph keeps, per part, one contiguous id range per node type and each edge's type.
 TEST(Partition, TypedGraphsKeepPerTypeRangesAndEdgeTypes) {
   TempDir dir;

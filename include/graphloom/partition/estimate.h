@@ -16,7 +16,9 @@ struct MemoryEstimate {
 };
 
 // Estimates from the dataset's metadata and file headers only (nothing is loaded).
+// `out_edges`: the parts also get their out-edges (`partition --out-edges`).
 MemoryEstimate estimate_partition_memory(const std::filesystem::path& dataset_dir, int64_t parts,
-                                         const std::string& method, int64_t metis_constraints);
+                                         const std::string& method, int64_t metis_constraints,
+                                         bool out_edges = false);
 
 }  // namespace graphloom::partition

@@ -38,6 +38,10 @@ struct PartitionInfo {
   std::vector<std::string> splits;            // split names
   bool directed = true;
   std::vector<std::string> edge_splits;  // link prediction: edge split names (relabelled pairs)
+  // Parts also list the out-edges of their nodes (`partition --out-edges`), for out-direction
+  // sampling on the servers; out_edges_per_part counts them.
+  bool out_edges = false;
+  std::vector<int64_t> out_edges_per_part;
   // Typed graphs: the type names, and per part the relabelled id where each node type's
   // sub-range of the part starts (num_node_types + 1 entries, the last the part's end): a
   // part's nodes stay sorted by type, so every (part, type) owns one contiguous range.
@@ -50,8 +54,9 @@ struct PartitionInfo {
 struct WriteOptions {
   std::string method;
   uint64_t seed = 0;
-  std::string command;    // recorded in partition.json
-  int64_t halo_hops = 0;  // 0 or 1
+  std::string command;     // recorded in partition.json
+  int64_t halo_hops = 0;   // 0 or 1
+  bool out_edges = false;  // also write each part's out-edges (untyped graphs)
   bool overwrite = false;
 };
 
@@ -81,6 +86,10 @@ struct Partition {
   at::Tensor labels;
   std::map<std::string, at::Tensor> splits;  // relabelled global ids owned by the part
   at::Tensor halo_nodes;                     // relabelled ids of 1-hop in-neighbors elsewhere
+  // With out-edges: columns = owned nodes (local), indices = destinations (global relabelled
+  // ids), edge_ids = each edge's global id (the one its destination's part gives it). Each
+  // column is in edge id order, as in the reverse of the joined graph. Undefined otherwise.
+  graph::CscGraph out_graph;
 };
 
 Partition load_partition(const std::filesystem::path& dir, int64_t part);
