@@ -3,15 +3,37 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <random>
 
 #include "commands.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/logging.h"
+#include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_environment.h"
 #include "graphloom/dist/process_launcher.h"
 
 namespace graphloom::cli {
 namespace {
+
+constexpr const char* kRendezvousTokenVariable = "GRAPHLOOM_RENDEZVOUS_TOKEN";
+
+// The rendezvous token: GRAPHLOOM_RENDEZVOUS_TOKEN (set by --nproc for its trainers), else the
+// cluster token (--token-file, GRAPHLOOM_TOKEN); none when neither is given.
+std::optional<std::string> rendezvous_token(const std::string& token_file) {
+  if (const char* token = std::getenv(kRendezvousTokenVariable); token != nullptr && *token) {
+    return std::string(token);
+  }
+  const std::string cluster = dist::cluster_token(token_file);
+  return cluster.empty() ? std::nullopt : std::optional<std::string>(cluster);
+}
+
+std::string random_token() {
+  std::random_device device;
+  return fmt::format("{:016x}{:016x}", (uint64_t{device()} << 32) | device(),
+                     (uint64_t{device()} << 32) | device());
+}
 
 // `--nproc N`: N local trainers (like torch's mp.spawn) sharing the cores, rendezvous on
 // 127.0.0.1. Returns the first failure's exit code.
@@ -22,6 +44,9 @@ int launch_local_trainers(const DataParallelFlags& flags) {
         "already sets RANK/WORLD_SIZE (torchrun, srun, mpirun)");
   }
   const int port = flags.master_port > 0 ? flags.master_port : dist::find_free_port();
+  // A token of this job's own for its rendezvous, handed to the trainers in their environment
+  // (not on the command line, where every local user could read it).
+  const std::string token = rendezvous_token(flags.token_file).value_or(random_token());
   std::vector<dist::ProcessSpec> trainers;
   for (int rank = 0; rank < flags.nproc; ++rank) {
     trainers.push_back({.name = fmt::format("trainer rank {}", rank),
@@ -32,6 +57,7 @@ int launch_local_trainers(const DataParallelFlags& flags) {
                                                                .local_world_size = flags.nproc,
                                                                .master_addr = "127.0.0.1",
                                                                .master_port = port})});
+    trainers.back().environment[kRendezvousTokenVariable] = token;
   }
   spdlog::info("starting {} trainers ({} threads each, rendezvous 127.0.0.1:{})", flags.nproc,
                trainers[0].environment.at("OMP_NUM_THREADS"), port);
@@ -116,7 +142,8 @@ void run_data_parallel(const DataParallelFlags& flags,
   }
   const auto group = dist::ProcessGroup::connect(
       env,
-      {.timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.timeout_seconds * 1000))});
+      {.timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.timeout_seconds * 1000)),
+       .token = rendezvous_token(flags.token_file).value_or("")});
   job(group.get());
 }
 

@@ -375,6 +375,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
     if (command->options.resume && command->options.checkpoint.empty()) {
       throw UsageError("--resume needs --checkpoint FILE");
     }
+    command->parallel.token_file = command->token_file;  // the rendezvous checks it too
     run_data_parallel(command->parallel,
                       [&](dist::ProcessGroup* group) { run_train(*command, group); });
   });

@@ -10,6 +10,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "authorization.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
@@ -31,15 +32,6 @@ namespace {
 
 // Edge-type fanouts a request may carry: far above any real schema, far below a memory risk.
 constexpr int kMaxEdgeTypes = 1 << 15;
-
-// Equal-time comparison, so the token cannot be guessed byte by byte from response times.
-bool same_token(std::string_view given, std::string_view expected) {
-  unsigned char difference = given.size() == expected.size() ? 0 : 1;
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    difference |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
-  }
-  return difference == 0;
-}
 
 class GraphServiceImpl final : public rpc::GraphService::Service {
  public:
@@ -267,14 +259,10 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   template <typename Body>
   grpc::Status handle(grpc::ServerContext* context, const char* method, Body&& body) {
     if (!options_.insecure) {
-      const auto& metadata = context->client_metadata();
-      const auto it = metadata.find("authorization");
-      const std::string_view given = it == metadata.end()
-                                         ? std::string_view()
-                                         : std::string_view(it->second.data(), it->second.size());
-      if (!same_token(given, "Bearer " + options_.token)) {
+      bool found = false;
+      if (!carries_token(*context, options_.token, &found)) {
         spdlog::warn("part {}: {} from {} refused: {} cluster token", options_.part, method,
-                     context->peer(), it == metadata.end() ? "missing" : "wrong");
+                     context->peer(), found ? "wrong" : "missing");
         return {grpc::StatusCode::UNAUTHENTICATED, "missing or wrong cluster token"};
       }
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <spdlog/spdlog.h>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "rendezvous_store.h"
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/shared_memory.h"
@@ -113,6 +116,7 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 }  // namespace
 
 struct ProcessGroup::Impl {
+  std::unique_ptr<RendezvousStoreServer> store_server;  // rank 0; destroyed last
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
   std::string context;  // "rank 1 of 2 (rendezvous 127.0.0.1:29500)" for messages
@@ -137,25 +141,35 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
   const std::string address = fmt::format("{}:{}", env.master_addr, env.master_port);
   impl.context = fmt::format("rank {} of {} (rendezvous {})", env.rank, env.world_size, address);
 
-  c10d::TCPStoreOptions store_options;
-  store_options.port = static_cast<std::uint16_t>(env.master_port);
-  store_options.isServer = env.rank == 0 && !env.launcher_hosts_store;
-  store_options.numWorkers = static_cast<std::size_t>(env.world_size);
-  store_options.waitWorkers = false;  // the Gloo rendezvous below waits for everyone
-  store_options.timeout = options.timeout;
-  impl.store = guarded(
-      store_options.isServer
-          ? fmt::format("starting the rendezvous store on port {} (MASTER_PORT; is the port "
-                        "already in use?)",
-                        env.master_port)
-          : fmt::format("rank {} reaching rank 0's rendezvous store at {} (MASTER_ADDR/"
-                        "MASTER_PORT)",
-                        env.rank, address),
-      [&]() -> c10::intrusive_ptr<c10d::Store> {
-        auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-        if (env.store_prefix.empty()) return store;
-        return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
-      });
+  if (env.launcher_hosts_store) {
+    // torchrun's agent hosts a TCPStore: join it (its security is torchrun's).
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<std::uint16_t>(env.master_port);
+    store_options.numWorkers = static_cast<std::size_t>(env.world_size);
+    store_options.waitWorkers = false;  // the Gloo rendezvous below waits for everyone
+    store_options.timeout = options.timeout;
+    impl.store =
+        guarded(fmt::format("rank {} reaching the launcher's rendezvous store at {} (MASTER_ADDR/"
+                            "MASTER_PORT)",
+                            env.rank, address),
+                [&]() -> c10::intrusive_ptr<c10d::Store> {
+                  auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+                  return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+                });
+  } else {
+    if (env.rank == 0) {
+      if (options.token.empty()) {
+        spdlog::warn(
+            "the rendezvous store on {} has no cluster token: any process that reaches it can "
+            "join (give --token-file or GRAPHLOOM_TOKEN)",
+            address);
+      }
+      impl.store_server = guarded(
+          fmt::format("starting the rendezvous store on {} (MASTER_ADDR:MASTER_PORT)", address),
+          [&] { return std::make_unique<RendezvousStoreServer>(address, options.token); });
+    }
+    impl.store = c10::make_intrusive<RendezvousStore>(address, options.token, options.timeout);
+  }
 
   auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
   gloo_options->threads = options.gloo_threads;

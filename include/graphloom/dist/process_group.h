@@ -1,5 +1,6 @@
-// The trainers' collective communication: c10d ProcessGroupGloo over a TCPStore rendezvous
-// (rank 0 hosts the store at MASTER_ADDR:MASTER_PORT). Gradient allreduce, parameter broadcast,
+// The trainers' collective communication: c10d ProcessGroupGloo over a rendezvous store that
+// rank 0 hosts on MASTER_ADDR:MASTER_PORT only, checking the job's token (torchrun's own
+// TCPStore when its agent hosts one). Gradient allreduce, parameter broadcast,
 // barriers, metric reduces and the shared-memory outputs of distributed inference go through it.
 // Every failure (a dead peer, a timeout, a port in use) becomes a graphloom::Error that says
 // which operation failed and why, never a hang: every operation has the group's timeout.
@@ -35,6 +36,9 @@ struct ProcessGroupOptions {
   // within this time. Peers that exit close their sockets, which is reported at once.
   std::chrono::milliseconds timeout = std::chrono::seconds(120);
   int gloo_threads = 2;  // background threads running collectives
+  // The job's rendezvous token: rank 0's store refuses calls without it (empty: accepts all,
+  // with a warning). Not used when torchrun's agent hosts the store.
+  std::string token;
 };
 
 enum class ReduceOp { kSum, kMin, kMax };
