@@ -113,6 +113,10 @@ void print_partition_table(const partition::PartitionInfo& info) {
   }
   fmt::print("imbalance (max / mean): nodes {:.3f}  edges {:.3f}  train {:.3f}\n", imbalance(nodes),
              imbalance(info.edges_per_part), imbalance(info.train_per_part));
+  if (info.out_edges) {
+    fmt::print("out-edges stored (per part: {}): servers sample in both directions\n",
+               fmt::join(info.out_edges_per_part, ", "));
+  }
 }
 
 void add_partition_command(CLI::App& app, const std::string& command_line) {
