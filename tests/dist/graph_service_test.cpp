@@ -297,6 +297,27 @@ TEST_F(GraphServiceTest, DeadServerFailsWithinTheDeadlineNamingIt) {
   EXPECT_NE(error.find("UNAVAILABLE"), std::string::npos) << error;
 }
 
+// Two "machines" on loopback: for each of the 2 parts a main server publishing it in shared
+// memory and a backup server mapping it.
+struct MainAndBackupServers {
+  MainAndBackupServers(const std::filesystem::path& parts, const std::string& cluster) {
+    for (int64_t part = 0; part < 2; ++part) {
+      for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
+        servers.push_back(std::make_unique<GraphServer>(
+            ServerOptions{.partition_dir = parts,
+                          .part = part,
+                          .token = kToken,
+                          .role = role,
+                          .cluster_id = cluster,
+                          .attach_timeout = std::chrono::seconds(10)}));
+        addresses[part].push_back(servers.back()->address());
+      }
+    }
+  }
+  std::vector<std::unique_ptr<GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses = std::vector<std::vector<std::string>>(2);
+};
+
 // Cora in 2 METIS parts, each part served by a main and a backup server sharing its memory (two
 // "machines" on loopback): requests rotate over both servers of a part and agree with Cora.
 TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
@@ -306,20 +327,8 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   partition::write_partitions(cora, partition::assign_metis(cora.graph, 2, {}), 2,
                               dir.path() / "parts", {.method = "metis"});
   const std::string cluster = fmt::format("test{}-cora", ::getpid());
-  std::vector<std::unique_ptr<GraphServer>> servers;
-  std::vector<std::vector<std::string>> addresses(2);
-  for (int64_t part = 0; part < 2; ++part) {
-    for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
-      servers.push_back(
-          std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "parts",
-                                                      .part = part,
-                                                      .token = kToken,
-                                                      .role = role,
-                                                      .cluster_id = cluster,
-                                                      .attach_timeout = std::chrono::seconds(10)}));
-      addresses[part].push_back(servers.back()->address());
-    }
-  }
+  const MainAndBackupServers cluster_servers(dir.path() / "parts", cluster);
+  const auto& addresses = cluster_servers.addresses;
   const DistGraph graph(addresses, {.token = kToken});
   std::vector<partition::Partition> parts;
   for (int64_t part = 0; part < 2; ++part) {
@@ -368,20 +377,8 @@ TEST(GraphServiceOutEdges, SharedMemoryCarriesOutEdgesAndPartsWithoutThemRefuse)
   partition::write_partitions(data, assignment, 2, dir.path() / "with", {.out_edges = true});
   partition::write_partitions(data, assignment, 2, dir.path() / "without", {});
   const std::string cluster = fmt::format("test{}-out", ::getpid());
-  std::vector<std::unique_ptr<GraphServer>> servers;
-  std::vector<std::vector<std::string>> addresses(2);
-  for (int64_t part = 0; part < 2; ++part) {
-    for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
-      servers.push_back(
-          std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "with",
-                                                      .part = part,
-                                                      .token = kToken,
-                                                      .role = role,
-                                                      .cluster_id = cluster,
-                                                      .attach_timeout = std::chrono::seconds(10)}));
-      addresses[part].push_back(servers.back()->address());
-    }
-  }
+  const MainAndBackupServers cluster_servers(dir.path() / "with", cluster);
+  const auto& addresses = cluster_servers.addresses;
   const partition::Partition whole =
       partition::join_partitions({partition::load_partition(dir.path() / "with", 0),
                                   partition::load_partition(dir.path() / "with", 1)});
