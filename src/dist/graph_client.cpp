@@ -214,12 +214,25 @@ at::Tensor GraphClient::pull(const std::string& name, const at::Tensor& ids,
 
 void GraphClient::push(const std::string& name, const at::Tensor& ids,
                        const at::Tensor& rows) const {
-  rpc::PushRequest request;
-  request.set_name(name);
-  request.set_ids(to_bytes(ids.to(at::kLong)));
-  request.set_rows(to_bytes(rows));
-  impl_->call<rpc::PushRequest, rpc::PushResponse>(address_, "Push", &rpc::GraphService::Stub::Push,
-                                                   request);
+  const at::Tensor all_ids = ids.to(at::kLong).contiguous();
+  const at::Tensor all_rows = rows.contiguous();
+  GL_CHECK(all_rows.dim() >= 1 && all_rows.size(0) == all_ids.numel(),
+           "push of '{}': {} ids but {} rows", name, all_ids.numel(),
+           all_rows.dim() >= 1 ? all_rows.size(0) : 0);
+  // Chunked like pulls: a message stays far below the servers' size limit.
+  const int64_t row_bytes =
+      all_ids.numel() > 0 ? static_cast<int64_t>(all_rows.nbytes()) / all_ids.numel() : 1;
+  const int64_t chunk = std::max<int64_t>(1, chunk_bytes() / std::max<int64_t>(row_bytes, 1));
+  for_each_chunk(all_ids.numel(), chunk, [&](int64_t begin) {
+    const int64_t end = std::min(all_ids.numel(), begin + chunk);
+    rpc::PushRequest request;
+    request.set_name(name);
+    request.set_ids(to_bytes(all_ids.slice(0, begin, end)));
+    request.set_rows(to_bytes(all_rows.slice(0, begin, end)));
+    impl_->call<rpc::PushRequest, rpc::PushResponse>(address_, "Push",
+                                                     &rpc::GraphService::Stub::Push, request);
+    return true;
+  });
 }
 
 void GraphClient::create_tensor(const std::string& name, const TensorSchema& schema,

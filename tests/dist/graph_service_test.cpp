@@ -181,6 +181,19 @@ TEST_F(GraphServiceTest, PushThenPullRoundTrips) {
   graph.push("feat", ids, features_.index_select(0, ids));  // restore for the other tests
 }
 
+// 12 MB of 4,004-byte rows against the fixture's 1 MB message limit: pushes are split into
+// chunks as pulls are, and every row arrives whole and in place.
+TEST_F(GraphServiceTest, WideRowsPushAndPullInChunksBelowTheMessageLimit) {
+  DistGraph graph(addresses(), client_options());
+  const DistTensor wide(graph, "wide", {at::kFloat, {1001}});
+  const at::Tensor ids = at::randperm(3000, at::kLong);
+  const at::Tensor rows = at::randn({3000, 1001});
+  wide.push(ids, rows);
+  EXPECT_TRUE(at::equal(wide.pull(ids), rows));
+  const at::Tensor some = at::randint(0, 3000, {5000}, at::kLong);
+  EXPECT_TRUE(at::equal(wide.pull(ids.index_select(0, some)), rows.index_select(0, some)));
+}
+
 TEST_F(GraphServiceTest, DistTensorIsCreatedOnEveryPartAndRoundTrips) {
   DistGraph graph(addresses(), client_options());
   const DistTensor embedding(graph, "embedding", {at::kFloat, {3}});
