@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -33,15 +34,56 @@ int64_t status_field_bytes(const std::string& key) {
 int64_t peak_rss_bytes() { return status_field_bytes("VmHWM:"); }
 int64_t current_rss_bytes() { return status_field_bytes("VmRSS:"); }
 
+namespace {
+
+// What this process's memory cgroup may still allocate, or -1 without a limit: v2's
+// memory.max / memory.current, or v1's memory.limit_in_bytes / memory.usage_in_bytes (its
+// directory under the mount, or the mount itself in a cgroup namespace).
+int64_t cgroup_headroom_bytes() {
+  const auto headroom = [](const std::string& limit_file, const std::string& usage_file) {
+    std::ifstream limit_in(limit_file);
+    std::ifstream usage_in(usage_file);
+    std::string limit;
+    int64_t usage = 0;
+    if (!(limit_in >> limit) || limit == "max" || !(usage_in >> usage)) return int64_t{-1};
+    const int64_t bytes = std::stoll(limit);
+    if (bytes >= (int64_t{1} << 60)) return int64_t{-1};  // v1's "unlimited"
+    return std::max<int64_t>(0, bytes - usage);
+  };
+  std::ifstream membership("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(membership, line)) {
+    if (line.rfind("0::", 0) == 0 && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers")) {
+      const std::string dir = "/sys/fs/cgroup" + line.substr(3);
+      return headroom(dir + "/memory.max", dir + "/memory.current");
+    }
+    if (const auto at = line.find(":memory:"); at != std::string::npos) {
+      for (const std::string dir :
+           {"/sys/fs/cgroup/memory" + line.substr(at + 8), std::string("/sys/fs/cgroup/memory")}) {
+        if (std::filesystem::exists(dir + "/memory.limit_in_bytes"))
+          return headroom(dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes");
+      }
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
 int64_t available_memory_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   int64_t kilobytes = 0;
   std::string unit;
+  int64_t available = 0;
   while (meminfo >> key >> kilobytes >> unit) {
-    if (key == "MemAvailable:") return kilobytes * 1024;
+    if (key == "MemAvailable:") {
+      available = kilobytes * 1024;
+      break;
+    }
   }
-  return 0;
+  const int64_t headroom = cgroup_headroom_bytes();
+  return headroom >= 0 && available > 0 ? std::min(available, headroom) : available;
 }
 
 void configure_allocator() {

@@ -98,9 +98,8 @@ void bench_pulls(const std::string& address, const dist::TensorSchema& schema, i
 
 void run_bench_dist(const DistBenchOptions& o) {
   configure_allocator();
-  const io::Dataset dataset = o.data.empty()
-                                  ? io::generate_planted({})
-                                  : io::load_dataset(o.data, {.features_in_memory = true});
+  const io::Dataset dataset = o.data.empty() ? io::generate_planted({})
+                                             : io::load_dataset(o.data, {.tables_in_memory = true});
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / fmt::format("graphloom-bench-dist-{}", ::getpid());
   Timer timer;

@@ -36,12 +36,11 @@ struct SamplingBenchOptions {
 };
 
 // Every sampling benchmark allocates and frees mini-batch buffers at a high rate.
-io::Dataset load_or_generate(const std::string& dir, bool features_in_memory = true) {
+io::Dataset load_or_generate(const std::string& dir, bool tables_in_memory = true) {
   configure_allocator();
   Timer timer;
-  io::Dataset dataset = dir.empty()
-                            ? io::generate_planted({})
-                            : io::load_dataset(dir, {.features_in_memory = features_in_memory});
+  io::Dataset dataset = dir.empty() ? io::generate_planted({})
+                                    : io::load_dataset(dir, {.tables_in_memory = tables_in_memory});
   fmt::print("dataset {}: {} nodes, {} edges (ready in {:.2f} s)\n",
              dir.empty() ? "embedded default" : dir, dataset.num_nodes(), dataset.graph.num_edges(),
              timer.seconds());
@@ -154,7 +153,7 @@ void bench_encoded_gather(const at::Tensor& table, const at::Tensor& ids, int re
 }
 
 void run_bench_gather(const SamplingBenchOptions& o, int64_t rows, int repeats, bool memory_map) {
-  const io::Dataset dataset = load_or_generate(o.data, /*features_in_memory=*/!memory_map);
+  const io::Dataset dataset = load_or_generate(o.data, /*tables_in_memory=*/!memory_map);
   GL_CHECK(dataset.node_features.count("feat"), "bench gather needs a node feature named 'feat'");
   const at::Tensor table = dataset.node_features.at("feat").contiguous();
   const int64_t n = table.size(0);

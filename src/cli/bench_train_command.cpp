@@ -16,6 +16,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/dist/process_environment.h"
 #include "graphloom/dist/process_launcher.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
@@ -36,8 +37,10 @@ double dgl_seeds_per_second(const std::vector<int64_t>& fanouts) {
 
 io::Dataset bench_dataset(const std::string& dir) {
   configure_allocator();  // as `graphloom train`
-  return dir.empty() ? io::generate_planted({})
-                     : io::load_dataset(dir, {.features_in_memory = true});
+  return dir.empty()
+             ? io::generate_planted({})
+             : io::load_dataset(
+                   dir, {.tables_in_memory = dist::process_environment().local_world_size <= 1});
 }
 
 struct BenchTrainCommand {

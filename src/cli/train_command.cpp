@@ -10,6 +10,7 @@
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/dist/graph_server.h"
+#include "graphloom/dist/process_environment.h"
 #include "graphloom/dist/process_group.h"
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/io/dataset.h"
@@ -149,7 +150,9 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     spdlog::info("no --data: generating the embedded default dataset (planted partition)");
     dataset = io::generate_planted({});
   } else {
-    dataset = io::load_dataset(command.data, {.features_in_memory = true});
+    // One trainer per machine reads its tables into memory; several share the page cache.
+    dataset = io::load_dataset(
+        command.data, {.tables_in_memory = dist::process_environment().local_world_size <= 1});
   }
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes ({:.1f} s)", dataset.name,
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,

@@ -4,6 +4,7 @@
 namespace graphloom::dist {
 
 bool same_token(std::string_view given, std::string_view expected) {
+  if (expected.empty()) return given.empty();
   unsigned char difference = given.size() == expected.size() ? 0 : 1;
   for (std::size_t i = 0; i < given.size(); ++i) {
     difference |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);

@@ -372,6 +372,8 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
   builder.AddListeningPort(options.address, credentials, &impl_->port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  // No SO_REUSEPORT: a second server on a port in use must fail, not share the port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument("grpc.http2.max_frame_size", (1 << 24) - 1);
   builder.AddChannelArgument("grpc.http2.lookahead_bytes", 64 << 20);
   builder.RegisterService(impl_->service.get());

@@ -157,6 +157,16 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
                   return c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
                 });
   } else {
+    if (env.rank == 0 && env.local_world_size < env.world_size && !is_loopback(env.master_addr)) {
+      // Other machines must reach this address; on Debian a host name often resolves to
+      // 127.0.1.1 on its own machine (/etc/hosts), which they cannot.
+      const std::string local = address_towards(env.master_addr, env.master_port);
+      GL_CHECK(local.rfind("127.", 0) != 0,
+               "MASTER_ADDR '{}' is a loopback address ({}) on rank 0's machine, but the job "
+               "spans machines ({} of its {} ranks run here): set MASTER_ADDR to an address of "
+               "rank 0 that the other machines reach",
+               env.master_addr, local, env.local_world_size, env.world_size);
+    }
     if (env.rank == 0) {
       if (options.token.empty()) {
         spdlog::warn(

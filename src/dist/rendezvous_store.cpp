@@ -18,6 +18,8 @@ namespace {
 
 // Longest wait a request may ask for: c10d's kNoTimeout (0) means "forever".
 constexpr int64_t kLongestWaitMs = int64_t{24} * 3600 * 1000;
+// Keys and values are small (addresses, ids); both ends allow this much.
+constexpr int kMaxMessageBytes = 16 << 20;
 
 int64_t wait_ms(std::chrono::milliseconds timeout) {
   return timeout.count() <= 0 ? kLongestWaitMs : std::min(timeout.count(), kLongestWaitMs);
@@ -50,8 +52,9 @@ class StoreService final : public rpc::RendezvousStore::Service {
   grpc::Status Get(grpc::ServerContext* context, const rpc::StoreRequest* request,
                    rpc::StoreResponse* response) override {
     return handle(context, [&](std::unique_lock<std::mutex>& lock) {
-      if (!wait_for(lock, {request->key()}, request->timeout_ms())) {
-        return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "key not set in time");
+      if (grpc::Status waited = wait_for(lock, {request->key()}, request->timeout_ms());
+          !waited.ok()) {
+        return waited;
       }
       response->set_value(values_.at(request->key()));
       return grpc::Status::OK;
@@ -111,9 +114,7 @@ class StoreService final : public rpc::RendezvousStore::Service {
                     rpc::StoreResponse*) override {
     return handle(context, [&](std::unique_lock<std::mutex>& lock) {
       const std::vector<std::string> keys(request->keys().begin(), request->keys().end());
-      return wait_for(lock, keys, request->timeout_ms())
-                 ? grpc::Status::OK
-                 : grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "keys not set in time");
+      return wait_for(lock, keys, request->timeout_ms());
     });
   }
 
@@ -145,22 +146,27 @@ class StoreService final : public rpc::RendezvousStore::Service {
       }
     }
     std::unique_lock lock(mutex_);
+    if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the rendezvous store is shutting down"};
     return body(lock);
   }
 
-  // Whether every key is present before `timeout_ms` passes (false also when stopping).
-  bool wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
-                int64_t timeout_ms) {
+  // OK once every key is present; DEADLINE_EXCEEDED when `timeout_ms` passes first,
+  // UNAVAILABLE when the store shuts down meanwhile (rank 0 is exiting).
+  grpc::Status wait_for(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
+                        int64_t timeout_ms) {
     const auto deadline =
         std::chrono::steady_clock::now() +
         std::chrono::milliseconds(std::clamp<int64_t>(timeout_ms, 0, kLongestWaitMs));
-    return changed_.wait_until(lock, deadline, [&] {
+    const bool present = changed_.wait_until(lock, deadline, [&] {
       if (stopping_) return true;
       for (const std::string& key : keys) {
         if (values_.count(key) == 0) return false;
       }
       return true;
-    }) && !stopping_;
+    });
+    if (stopping_) return {grpc::StatusCode::UNAVAILABLE, "the rendezvous store is shutting down"};
+    if (!present) return {grpc::StatusCode::DEADLINE_EXCEEDED, "not set in time"};
+    return grpc::Status::OK;
   }
 
   const std::string token_;
@@ -183,7 +189,11 @@ RendezvousStoreServer::RendezvousStoreServer(const std::string& address, std::st
   impl_->service = std::make_unique<StoreService>(std::move(token));
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &impl_->port);
-  builder.SetMaxReceiveMessageSize(16 << 20);  // keys and values are small
+  // gRPC would share a port with another process that also asks for SO_REUSEPORT, such as a
+  // second job's store on the same MASTER_PORT: the kernel would split the ranks between them.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(impl_->service.get());
   impl_->server = builder.BuildAndStart();
   const std::size_t colon = address.rfind(':');
@@ -211,8 +221,8 @@ struct RendezvousStore::Impl {
                           std::chrono::milliseconds reach, int64_t wait = 0) const {
     grpc::ClientContext context;
     context.set_wait_for_ready(true);  // rank 0 may not be listening yet
-    context.set_deadline(std::chrono::system_clock::now() + reach +
-                         std::chrono::milliseconds(wait));
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(wait_ms(reach) + wait));
     if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
     rpc::StoreResponse response;
     const grpc::Status status = (stub.get()->*method)(&context, request, &response);
@@ -224,7 +234,7 @@ struct RendezvousStore::Impl {
                status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "timed out"
                : status.error_code() == grpc::StatusCode::UNAUTHENTICATED
                    ? "this process lacks the job's cluster token"
-                   : "is rank 0 running and reachable?");
+                   : "rank 0 exited, or is not running or reachable");
     }
     return response;
   }
@@ -235,8 +245,11 @@ RendezvousStore::RendezvousStore(std::string address, std::string token,
     : c10d::Store(timeout), impl_(std::make_unique<Impl>()) {
   impl_->address = std::move(address);
   impl_->token = std::move(token);
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  arguments.SetMaxSendMessageSize(kMaxMessageBytes);
   impl_->stub = rpc::RendezvousStore::NewStub(
-      grpc::CreateChannel(impl_->address, grpc::InsecureChannelCredentials()));
+      grpc::CreateCustomChannel(impl_->address, grpc::InsecureChannelCredentials(), arguments));
 }
 
 RendezvousStore::~RendezvousStore() = default;

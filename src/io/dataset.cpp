@@ -89,8 +89,10 @@ auto with_file_context(const fs::path& file, Fn&& fn) {
   }
 }
 
+// `read_tables`: read a CSC graph's indptr and indices into memory (on huge pages) instead
+// of mapping them.
 graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t num_nodes,
-                           const LoadOptions& options) {
+                           const LoadOptions& options, bool read_tables) {
   const json& spec = meta.root().at("graph");
   GL_CHECK(spec.is_object(), "'{}': 'graph' must be an object", meta.file().string());
   check_unknown_keys(spec, {"edges", "indptr", "indices", "edge_ids", "weights", "type_per_edge"},
@@ -130,10 +132,9 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
            meta.file().string());
   graph::CscGraph graph;
   graph.num_nodes = num_nodes;
-  // Copied onto huge pages whatever `memory_map` says: sampling reads them at random, and on a
-  // file's 4 KB pages nearly every read would also miss the TLB.
-  graph.indptr = copy_to_huge_pages(meta.array(spec, "indptr", options.memory_map));
-  graph.indices = copy_to_huge_pages(meta.array(spec, "indices", options.memory_map));
+  const bool map_tables = options.memory_map && !read_tables;
+  graph.indptr = meta.array(spec, "indptr", map_tables);
+  graph.indices = meta.array(spec, "indices", map_tables);
   if (spec.contains("edge_ids")) graph.edge_ids = meta.array(spec, "edge_ids", options.memory_map);
   graph.weights = weights;
   graph.type_per_edge = edge_types;
@@ -144,24 +145,59 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
   return graph;
 }
 
-// Read onto huge pages when asked and it fits; otherwise as `memory_map` says, without
-// read-ahead when mapped (rows are read at random).
-at::Tensor load_feature_table(const Metadata& meta, const json& object, const std::string& key,
-                              const LoadOptions& options) {
-  if (options.features_in_memory) {
-    const fs::path path =
-        meta.file().parent_path() / meta.get<std::string>(object, key, "a file name");
-    if (fs::exists(path)) {
-      const NpyHeader header = read_npy_header(path);
-      int64_t bytes = c10::elementSize(header.dtype);
-      for (const int64_t size : header.shape) bytes *= size;
-      const int64_t available = available_memory_bytes();
-      if (bytes <= available / 2) return meta.array(object, key, /*memory_map=*/false);
-      spdlog::info(
-          "'{}' ({:.2f} GB) stays memory-mapped: more than half of the {:.2f} GB available",
-          path.string(), bytes / 1e9, available / 1e9);
+// Bytes of the arrays that LoadOptions::tables_in_memory reads: a CSC graph's indptr and
+// indices and every feature table (with its row scales).
+int64_t random_access_table_bytes(const Metadata& meta) {
+  const json& root = meta.root();
+  const fs::path dir = meta.file().parent_path();
+  std::vector<fs::path> files;
+  const json& graph = root.at("graph");
+  for (const char* key : {"indptr", "indices"}) {
+    if (graph.is_object() && graph.contains(key) && graph.at(key).is_string())
+      files.push_back(dir / graph.at(key).get<std::string>());
+  }
+  if (root.contains("node_features") && root.at("node_features").is_object()) {
+    for (const auto& [name, entry] : root.at("node_features").items()) {
+      if (entry.is_string()) files.push_back(dir / entry.get<std::string>());
+      for (const char* key : {"file", "row_scale"}) {
+        if (entry.is_object() && entry.contains(key) && entry.at(key).is_string())
+          files.push_back(dir / entry.at(key).get<std::string>());
+      }
     }
   }
+  int64_t total = 0;
+  for (const fs::path& file : files) {
+    if (!fs::exists(file)) continue;  // reported with its key when it is loaded
+    const NpyHeader header = read_npy_header(file);
+    int64_t bytes = static_cast<int64_t>(c10::elementSize(header.dtype));
+    for (const int64_t size : header.shape) bytes *= size;
+    total += bytes;
+  }
+  return total;
+}
+
+// Whether the tables read at random go into memory: asked for, and all of them together fit
+// in half of what this process may still use.
+bool read_tables_into_memory(const Metadata& meta, const LoadOptions& options) {
+  if (!options.tables_in_memory) return false;
+  const int64_t bytes = random_access_table_bytes(meta);
+  const int64_t available = available_memory_bytes();
+  if (available > 0 && bytes <= available / 2) return true;
+  if (available > 0) {
+    spdlog::info(
+        "graph and feature tables ({:.2f} GB) stay memory-mapped: more than half of the {:.2f} "
+        "GB available",
+        bytes / 1e9, available / 1e9);
+  } else {
+    spdlog::info("graph and feature tables stay memory-mapped: available memory unknown");
+  }
+  return false;
+}
+
+// A feature table: read into memory, or mapped without read-ahead (rows are read at random).
+at::Tensor load_feature_table(const Metadata& meta, const json& object, const std::string& key,
+                              const LoadOptions& options, bool read_tables) {
+  if (read_tables) return meta.array(object, key, /*memory_map=*/false);
   at::Tensor values = meta.array(object, key, options.memory_map);
   if (options.memory_map) advise_random_access(values.data_ptr(), values.nbytes());
   return values;
@@ -236,7 +272,8 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   GL_CHECK(root.contains("graph"), "'{}': missing key 'graph'", meta.file().string());
 
   Timer timer;
-  dataset.graph = load_graph(meta, dir, num_nodes, options);
+  const bool read_tables = read_tables_into_memory(meta, options);
+  dataset.graph = load_graph(meta, dir, num_nodes, options, read_tables);
   if (root.contains("node_types") || root.contains("edge_types")) {
     load_schema(meta, dataset);
   }
@@ -247,9 +284,10 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
     for (const auto& [name, entry] : root.at("node_features").items()) {
       const json& object = entry.is_object() ? entry : root.at("node_features");
       const std::string key = entry.is_object() ? "file" : name;
-      dataset.node_features[name] = load_feature_table(meta, object, key, options);
+      dataset.node_features[name] = load_feature_table(meta, object, key, options, read_tables);
       if (entry.is_object() && entry.contains("row_scale")) {
-        dataset.node_feature_scales[name] = meta.array(entry, "row_scale", options.memory_map);
+        dataset.node_feature_scales[name] =
+            meta.array(entry, "row_scale", options.memory_map && !read_tables);
       }
     }
   }

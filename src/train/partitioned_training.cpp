@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -191,11 +192,26 @@ std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path
   return machines;
 }
 
+namespace {
+
+// A lone trainer has no process group to agree on a job id with.
+std::string random_job_id() {
+  std::random_device device;
+  return fmt::format("{:08x}{:08x}", device(), device());
+}
+
+}  // namespace
+
+std::string inference_tensor_name(const std::string& job_id, int64_t layer) {
+  return fmt::format("inference-{}-{}", job_id, layer);
+}
+
 // Pushes are acknowledged by the owners, so a barrier after every rank's pushes makes the
 // layer readable.
 LayerOutputFactory dist_tensor_outputs(dist::DistGraph& graph, dist::ProcessGroup* group) {
-  return [&graph, group](int64_t layer, int64_t dim) {
-    auto tensor = std::make_shared<dist::DistTensor>(graph, fmt::format("inference-{}", layer),
+  const std::string job = group != nullptr ? group->job_id() : random_job_id();
+  return [&graph, group, job](int64_t layer, int64_t dim) {
+    auto tensor = std::make_shared<dist::DistTensor>(graph, inference_tensor_name(job, layer),
                                                      dist::TensorSchema{at::kFloat, {dim}});
     return LayerOutput{
         .write =

@@ -6,8 +6,23 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 namespace graphloom {
 namespace {
+
+// What this process may still use: known here, and never more than the machine's memory.
+TEST(System, AvailableMemoryIsKnownAndBelowTheMachinesMemory) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t total_kb = 0;
+  meminfo >> key >> total_kb;
+  ASSERT_EQ(key, "MemTotal:");
+  const int64_t available = available_memory_bytes();
+  EXPECT_GT(available, 0);
+  EXPECT_LE(available, total_kb * 1024);
+}
 
 TEST(System, SetNumThreadsShortensOpenBlasThreadSpin) {
   using Timeout = int (*)();

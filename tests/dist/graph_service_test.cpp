@@ -258,6 +258,16 @@ TEST_F(GraphServiceTest, DistEmbeddingUpdatesAreAtomicPerRow) {
             std::string::npos);
 }
 
+TEST_F(GraphServiceTest, ASecondServerOnAPortInUseFailsInsteadOfSharingIt) {
+  EXPECT_NE(error_of([&] {
+              GraphServer({.partition_dir = dir_->path() / "parts",
+                           .part = 0,
+                           .address = servers_[0]->address(),
+                           .token = kToken});
+            }),
+            "");
+}
+
 TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
   const std::string address = servers_[0]->address();
   for (const char* token : {"", "not-the-token"}) {

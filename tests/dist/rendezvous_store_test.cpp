@@ -106,11 +106,56 @@ TEST(RendezvousStore, ListensOnlyOnTheGivenAddress) {
       << listeners[0];
 }
 
+TEST(RendezvousStore, ASecondStoreOnAPortInUseFailsInsteadOfSharingIt) {
+  const RendezvousStoreServer first("127.0.0.1:0", "secret");
+  const std::string message =
+      error_of([&] { RendezvousStoreServer second(address_of(first), "secret"); });
+  EXPECT_NE(message.find(fmt::format("port {}", first.port())), std::string::npos) << message;
+  EXPECT_NE(message.find("in use"), std::string::npos) << message;
+}
+
+TEST(RendezvousStore, ShuttingDownEndsWaitingCallsAtOnce) {
+  auto server = std::make_unique<RendezvousStoreServer>("127.0.0.1:0", "");
+  const std::string address = address_of(*server);
+  std::string message;
+  std::thread waiter([&] {
+    RendezvousStore store(address, "", 60s);
+    message = error_of([&] { store.get("never"); });
+  });
+  std::this_thread::sleep_for(200ms);
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();
+  waiter.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_NE(message.find("shutting down"), std::string::npos) << message;
+}
+
+// Connects `world` ranks (threads) with the given tokens; returns each rank's error ("" when
+// it joined).
+std::vector<std::string> connect_ranks(const std::vector<std::string>& tokens) {
+  const int world = static_cast<int>(tokens.size());
+  const int port = find_free_port();
+  std::vector<std::string> errors(world);
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < world; ++rank) {
+    ranks.emplace_back([&, rank] {
+      ProcessEnvironment env;
+      env.rank = rank;
+      env.world_size = world;
+      env.master_port = port;
+      errors[rank] = error_of([&] {
+        const auto group = ProcessGroup::connect(env, {.timeout = 3s, .token = tokens[rank]});
+        group->barrier();
+      });
+    });
+  }
+  for (std::thread& rank : ranks) rank.join();
+  return errors;
+}
+
 TEST(RendezvousStore, ProcessGroupsJoinWithTheTokenAndNotWithout) {
-  // Two ranks with the job's token form a group; a rank with another token cannot join.
-  std::vector<int> sums(2);
-  testing::run_ranks(2, [&](ProcessGroup& group) { sums[group.rank()] = group.world_size(); });
-  EXPECT_EQ(sums, (std::vector<int>{2, 2}));
+  // Ranks holding the job's token form a group and run a collective.
+  EXPECT_EQ(connect_ranks({"job-token", "job-token"}), (std::vector<std::string>{"", ""}));
   const int port = find_free_port();
   std::string joined_error;
   std::thread owner([&] {

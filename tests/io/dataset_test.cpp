@@ -96,7 +96,7 @@ TEST(Dataset, FeaturesInMemoryAreReadOntoHugePages) {
   dataset.node_features["feat"] = at::randn({4, 1 << 18});
   save_dataset(dataset, dir / "out", false);
   const Dataset mapped = load_dataset(dir / "out");
-  const Dataset read = load_dataset(dir / "out", {.features_in_memory = true});
+  const Dataset read = load_dataset(dir / "out", {.tables_in_memory = true});
   EXPECT_TRUE(at::equal(read.node_features.at("feat"), dataset.node_features.at("feat")));
   EXPECT_TRUE(at::equal(mapped.node_features.at("feat"), dataset.node_features.at("feat")));
   // The mapped table starts right after the file's .npy header; the one read into memory

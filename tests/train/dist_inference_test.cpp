@@ -47,7 +47,9 @@ TEST(DistTensorInference, TwoTrainersOnTwoPartsEqualOneProcessOnTheJoinedGraph) 
   const dist::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
   std::mutex init;
   std::vector<at::Tensor> results(2);
+  std::string job;
   run_ranks(2, [&](dist::ProcessGroup& group) {
+    if (group.rank() == 0) job = group.job_id();
     dist::DistGraph graph(addresses, client);
     std::shared_ptr<nn::GnnModel> model;
     {
@@ -65,7 +67,7 @@ TEST(DistTensorInference, TwoTrainersOnTwoPartsEqualOneProcessOnTheJoinedGraph) 
   }
   // The last layer's rows live on the servers: a new client reads them back.
   dist::DistGraph reader(addresses, client);
-  const dist::DistTensor output(reader, "inference-2", {at::kFloat, {3}});
+  const dist::DistTensor output(reader, inference_tensor_name(job, 2), {at::kFloat, {3}});
   EXPECT_TRUE(
       at::allclose(output.pull(at::arange(data.num_nodes(), at::kLong)), expected, 1e-4, 1e-5));
 }

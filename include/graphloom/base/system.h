@@ -9,7 +9,8 @@ namespace graphloom {
 int64_t peak_rss_bytes();
 // Current resident set size in bytes (VmRSS), or 0 where unavailable.
 int64_t current_rss_bytes();
-// Memory the kernel estimates is available without swapping (MemAvailable), or 0 where unknown.
+// Memory this process may still use: the kernel's MemAvailable, capped by what the process's
+// cgroup (v2 memory.max) leaves; 0 where unknown.
 int64_t available_memory_bytes();
 
 // Keeps large freed blocks in the heap instead of returning them to the kernel: mini-batch

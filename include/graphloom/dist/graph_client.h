@@ -90,6 +90,8 @@ class GraphClient {
   // As pull(), handing each arriving chunk to `sink` instead of assembling a tensor.
   void pull_into(const std::string& name, const at::Tensor& ids, const TensorSchema& schema,
                  const RowSink& sink) const;
+  // Writes rows `ids` of `name`, in chunks sent concurrently: an id given twice ends with
+  // either row, and a failure part-way leaves the chunks already sent written.
   void push(const std::string& name, const at::Tensor& ids, const at::Tensor& rows) const;
   // A node tensor on the server's part (idempotent for the same schema).
   void create_tensor(const std::string& name, const TensorSchema& schema,

@@ -42,11 +42,13 @@ struct Dataset {
 struct LoadOptions {
   bool strict = false;     // unknown metadata keys are errors
   bool memory_map = true;  // features and splits point into the files (no copy)
-  // Feature tables that fit in half the available memory are read into memory on huge pages
-  // even with memory_map: mini-batch gathers read their rows at random, and on the file's 4 KB
-  // pages most rows also miss the TLB (`bench gather --data er`: see docs/benchmarks.md).
-  // Bigger tables stay memory-mapped.
-  bool features_in_memory = false;
+  // The arrays read at random (a CSC graph's indptr and indices, the feature tables) are read
+  // into memory on huge pages even with memory_map, when all of them together fit in half the
+  // memory available (cgroup limits included): on a file's 4 KB pages most random reads also
+  // miss the TLB (`bench sample` / `bench gather --data er`: docs/benchmarks.md). Otherwise
+  // they stay memory-mapped. Processes that share a machine's page cache (several local
+  // trainers) are better off mapped.
+  bool tables_in_memory = false;
   bool keep_edge_ids = false;  // for an `edges` graph: keep each CSC edge's row in edges.npy
 };
 

@@ -38,10 +38,13 @@ struct PartitionedJob {
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                 dist::ProcessGroup* group);
 
-// Layer outputs of full-neighbor inference as DistTensors on the graph servers ("inference-L",
-// DGL's DistTensor), split like the nodes: no trainer holds a whole layer. `graph` must
-// outlive the factory and what it makes.
+// Layer outputs of full-neighbor inference as DistTensors on the graph servers (DGL's
+// DistTensor), split like the nodes: no trainer holds a whole layer. They are named per job
+// (inference_tensor_name with the group's job id), so jobs sharing servers do not meet; each
+// evaluation of a job reuses its tensors, which stay on the servers until they exit.
+// `graph` must outlive the factory and what it makes.
 LayerOutputFactory dist_tensor_outputs(dist::DistGraph& graph, dist::ProcessGroup* group);
+std::string inference_tensor_name(const std::string& job_id, int64_t layer);
 
 // Link prediction on a partitioned graph (the partition of a dataset with edge splits; typed
 // or not): each trainer takes its share of the training pairs and samples over DistGraph; the
