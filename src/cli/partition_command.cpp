@@ -149,7 +149,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--seed", c->seed, "Random seed (METIS and random)")->capture_default_str();
   cmd->add_flag("--out-edges", c->out_edges,
                 "Also store each part's out-edges, so that servers can sample in the out "
-                "direction (about 12 more bytes per edge on disk; untyped graphs)");
+                "direction (about 12 more bytes per edge on disk)");
   cmd->add_option("--halo", c->halo, "Record the 1-hop in-neighbors owned by other parts (0 or 1)")
       ->check(CLI::Range(0, 1))
       ->capture_default_str();

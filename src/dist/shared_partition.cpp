@@ -28,6 +28,8 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
     arrays.emplace_back("out-edge-ids", &part.out_graph.edge_ids);
     if (part.out_graph.weights.defined())
       arrays.emplace_back("out-weights", &part.out_graph.weights);
+    if (part.out_graph.type_per_edge.defined())
+      arrays.emplace_back("out-type-per-edge", &part.out_graph.type_per_edge);
   }
   if (part.labels.defined()) arrays.emplace_back("labels", &part.labels);
   for (auto& [name, tensor] : part.features) arrays.emplace_back("feature-" + name, &tensor);
@@ -215,6 +217,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.out_graph.edge_ids = tensor;
     } else if (key == "out-weights") {
       part.out_graph.weights = tensor;
+    } else if (key == "out-type-per-edge") {
+      part.out_graph.type_per_edge = tensor;
     } else if (key == "labels") {
       part.labels = tensor;
     } else if (key.rfind("feature-", 0) == 0) {

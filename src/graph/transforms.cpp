@@ -42,7 +42,8 @@ CscGraph reverse(const CscGraph& graph) {
   input.dst = graph.indices;
   input.num_nodes = graph.num_nodes;
   input.weights = graph.weights;
-  input.edge_ids = graph.edge_ids;  // undefined: input positions are the ids, as in `graph`
+  input.edge_ids = graph.edge_ids;         // undefined: input positions are the ids, as in `graph`
+  input.edge_types = graph.type_per_edge;  // typed: each column grouped by type again
   CscGraph out = csc_from_coo(input);
   out.node_type_offset = graph.node_type_offset;
   return out;

@@ -150,6 +150,16 @@ graph::CscGraph load_out_edges(const fs::path& dir, const PartitionInfo& info, i
   }
   if (fs::exists(dir / "out_weights.npy"))
     out.weights = load_checked(dir / "out_weights.npy", edges, false);
+  if (!info.schema.empty()) {
+    const fs::path file = dir / "out_type_per_edge.npy";
+    out.type_per_edge = load_checked(file, edges, false);
+    GL_CHECK(!out.type_per_edge.is_floating_point() &&
+                 (edges == 0 ||
+                  (out.type_per_edge.min().item<int64_t>() >= 0 &&
+                   out.type_per_edge.max().item<int64_t>() < info.schema.num_edge_types())),
+             "'{}': edge types must be integers in [0, {})", file.string(),
+             info.schema.num_edge_types());
+  }
   return out;
 }
 

@@ -46,6 +46,9 @@ graph::CscGraph reversed_in_new_ids(const graph::CscGraph& graph, const at::Tens
   input.src = at::repeat_interleave(at::arange(graph.num_nodes, index_type), degrees, /*dim=*/0,
                                     /*output_size=*/positions.numel());
   if (graph.has_weights()) input.weights = graph.weights.index_select(0, positions);
+  // Typed graphs: each column grouped by type, as the sampler needs (ids stay positions).
+  if (graph.type_per_edge.defined())
+    input.edge_types = graph.type_per_edge.index_select(0, positions);
   return graph::csc_from_coo(input);  // edge ids: input positions
 }
 
@@ -103,9 +106,6 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   // count alone (out-edges leave through every part).
   const at::Tensor in_degrees = graph.in_degrees();
   const at::Tensor out_degrees = graph.out_degrees();
-  GL_CHECK(!options.out_edges || !typed,
-           "--out-edges is not supported on typed graphs yet (their out-edges would need "
-           "per-type ordering)");
   info.out_edges = options.out_edges;
   const graph::CscGraph reversed = options.out_edges
                                        ? reversed_in_new_ids(graph, order, old_to_new, index_type)
@@ -173,6 +173,8 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
       writer.save(dir / "out_edge_ids.npy", reversed.edge_ids.slice(0, first, last));
       if (graph.has_weights())
         writer.save(dir / "out_weights.npy", reversed.weights.slice(0, first, last));
+      if (typed)
+        writer.save(dir / "out_type_per_edge.npy", reversed.type_per_edge.slice(0, first, last));
       info.out_edges_per_part.push_back(last - first);
     }
     info.edges_per_part.push_back(positions.numel());

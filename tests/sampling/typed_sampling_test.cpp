@@ -78,6 +78,37 @@ TEST(TypedSampling, EveryEdgeTypeGetsItsOwnFanout) {
   }
 }
 
+// Out-edges of a typed graph: per-type fanouts count each node's out-edges of that type, and
+// every pick reports the type and id its edge has in the in-edge CSC.
+TEST(TypedSampling, OutDirectionKeepsPerTypeFanoutsAndEdgeTypes) {
+  const graph::CscGraph graph = random_typed_graph();
+  std::map<std::pair<int64_t, int64_t>, int64_t> out_degree;  // (source, type) -> count
+  const at::Tensor types = graph.type_per_edge.to(at::kLong);
+  const at::Tensor sources = graph.indices.to(at::kLong);
+  for (int64_t e = 0; e < graph.num_edges(); ++e)
+    ++out_degree[{sources[e].item<int64_t>(), types[e].item<int64_t>()}];
+  const LocalNeighborSource source(graph);
+  SampleOptions options;
+  options.direction = EdgeDirection::kOut;
+  options.edge_type_fanouts = {1, 3, 0};
+  const SampledEdges picks = source.sample_neighbors(at::arange(200, at::kLong), 2, options);
+  ASSERT_TRUE(picks.edge_types.defined());
+  const at::Tensor type_by_id = at::empty({graph.num_edges()}, at::kLong);
+  type_by_id.index_copy_(0, graph.edge_ids_or_positions(), types);
+  EXPECT_TRUE(type_by_id.index_select(0, picks.edge_ids).equal(picks.edge_types));
+  for (int64_t v = 0; v < 200; ++v) {
+    std::map<int64_t, int64_t> count;
+    for (int64_t j = picks.indptr[v].item<int64_t>(); j < picks.indptr[v + 1].item<int64_t>(); ++j)
+      ++count[picks.edge_types[j].item<int64_t>()];
+    for (int64_t r = 0; r < 3; ++r) {
+      const auto it = out_degree.find({v, r});
+      const int64_t available = it == out_degree.end() ? 0 : it->second;
+      EXPECT_EQ(count[r], std::min(available, options.edge_type_fanouts[r]))
+          << "node " << v << " type " << r;
+    }
+  }
+}
+
 TEST(TypedSampling, BlocksCarryEdgeTypesAndBatchesAreReproducible) {
   const LocalNeighborSource source(random_typed_graph());
   const NeighborSampler sampler(&source,

@@ -56,7 +56,7 @@ struct WriteOptions {
   uint64_t seed = 0;
   std::string command;     // recorded in partition.json
   int64_t halo_hops = 0;   // 0 or 1
-  bool out_edges = false;  // also write each part's out-edges (untyped graphs)
+  bool out_edges = false;  // also write each part's out-edges
   bool overwrite = false;
 };
 
@@ -88,7 +88,8 @@ struct Partition {
   at::Tensor halo_nodes;                     // relabelled ids of 1-hop in-neighbors elsewhere
   // With out-edges: columns = owned nodes (local), indices = destinations (global relabelled
   // ids), edge_ids = each edge's global id (the one its destination's part gives it). Each
-  // column is in edge id order, as in the reverse of the joined graph. Undefined otherwise.
+  // column is in edge id order (typed graphs: grouped by edge type first), as in the reverse of
+  // the joined graph. Undefined otherwise.
   graph::CscGraph out_graph;
 };
 
