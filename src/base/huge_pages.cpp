@@ -44,11 +44,4 @@ at::Tensor empty_on_huge_pages(at::IntArrayRef sizes, at::ScalarType dtype) {
       data, sizes, [length](void* p) { ::munmap(p, length); }, at::TensorOptions().dtype(dtype));
 }
 
-at::Tensor copy_to_huge_pages(const at::Tensor& tensor) {
-  if (!tensor.defined()) return tensor;
-  at::Tensor copy = empty_on_huge_pages(tensor.sizes(), tensor.scalar_type());
-  copy.copy_(tensor);
-  return copy;
-}
-
 }  // namespace graphloom

@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
-#include "graphloom/base/huge_pages.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/features/row_codec.h"

@@ -11,7 +11,6 @@
 
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
-#include "graphloom/base/huge_pages.h"
 #include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
 #include "graphloom/base/system.h"
@@ -24,8 +23,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-constexpr const char* kFormat = "graphloom-dataset";
 
 json read_metadata(const fs::path& file) {
   std::ifstream in(file);
@@ -258,8 +255,8 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
       {"format", "version", "name", "num_nodes", "directed", "graph", "node_features", "labels",
        "num_classes", "splits", "edge_splits", "node_types", "edge_types"},
       "the top level", meta.file(), options.strict);
-  GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kFormat,
-           "'{}': format must be \"{}\"", meta.file().string(), kFormat);
+  GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kDatasetFormat,
+           "'{}': format must be \"{}\"", meta.file().string(), kDatasetFormat);
   const int version = meta.get<int>(root, "version", "1");
   GL_CHECK(version == 1, "'{}': unsupported version {} (this graphloom reads version 1)",
            meta.file().string(), version);
@@ -362,92 +359,6 @@ void validate_dataset(const Dataset& dataset) {
                low < -1 ? low : high);
     }
   }
-}
-
-void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
-  validate_dataset(dataset);
-  AtomicDirectory out(dir, overwrite);
-  const fs::path& staging = out.staging();
-  const graph::CscGraph& graph = dataset.graph;
-
-  json graph_meta = {{"indptr", "indptr.npy"}, {"indices", "indices.npy"}};
-  save_npy(staging / "indptr.npy", graph.indptr);
-  save_npy(staging / "indices.npy", graph.indices);
-  if (graph.has_edge_ids()) {
-    save_npy(staging / "edge_ids.npy", graph.edge_ids);
-    graph_meta["edge_ids"] = "edge_ids.npy";
-  }
-  if (graph.has_weights()) {
-    save_npy(staging / "weights.npy", graph.weights);
-    graph_meta["weights"] = "weights.npy";
-  }
-  if (graph.type_per_edge.defined()) {
-    save_npy(staging / "type_per_edge.npy", graph.type_per_edge.contiguous());
-    graph_meta["type_per_edge"] = "type_per_edge.npy";
-  }
-  json meta = {{"format", kFormat},
-               {"version", 1},
-               {"name", dataset.name},
-               {"num_nodes", dataset.num_nodes()},
-               {"directed", dataset.directed},
-               {"graph", graph_meta}};
-  if (!dataset.schema.empty()) {
-    const at::Tensor offsets = dataset.graph.node_type_offset.contiguous();
-    json node_types = json::array();
-    for (int64_t t = 0; t < dataset.schema.num_node_types(); ++t) {
-      node_types.push_back(
-          {{"name", dataset.schema.node_types[static_cast<std::size_t>(t)]},
-           {"count", offsets[t + 1].item<int64_t>() - offsets[t].item<int64_t>()}});
-    }
-    json edge_types = json::array();
-    for (const graph::EdgeType& type : dataset.schema.edge_types) {
-      edge_types.push_back({type.src, type.relation, type.dst});
-    }
-    meta["node_types"] = node_types;
-    meta["edge_types"] = edge_types;
-  }
-  if (!dataset.node_features.empty()) {
-    json features = json::object();
-    for (const auto& [name, feature] : dataset.node_features) {
-      const std::string file = "feat_" + name + ".npy";
-      save_npy(staging / file, feature);
-      features[name] = file;
-      if (dataset.node_feature_scales.count(name)) {
-        const std::string scale_file = "feat_" + name + "_row_scale.npy";
-        save_npy(staging / scale_file, dataset.node_feature_scales.at(name));
-        features[name] = {{"file", file}, {"row_scale", scale_file}};
-      }
-    }
-    meta["node_features"] = features;
-  }
-  if (dataset.labels.defined()) {
-    save_npy(staging / "labels.npy", dataset.labels);
-    meta["labels"] = "labels.npy";
-    meta["num_classes"] = dataset.num_classes;
-  }
-  if (!dataset.splits.empty()) {
-    json splits = json::object();
-    for (const auto& [name, ids] : dataset.splits) {
-      const std::string file = name + "_idx.npy";
-      save_npy(staging / file, ids);
-      splits[name] = file;
-    }
-    meta["splits"] = splits;
-  }
-  if (!dataset.edge_splits.empty()) {
-    json splits = json::object();
-    for (const auto& [name, pairs] : dataset.edge_splits) {
-      const std::string file = "edges_" + name + ".npy";
-      save_npy(staging / file, pairs.contiguous());
-      splits[name] = file;
-    }
-    meta["edge_splits"] = splits;
-  }
-  const std::string text = meta.dump(1) + "\n";
-  AtomicFile metadata(staging / "metadata.json");
-  metadata.write(text.data(), text.size());
-  metadata.commit();
-  out.commit();
 }
 
 }  // namespace graphloom::io

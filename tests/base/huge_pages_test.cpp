@@ -57,17 +57,5 @@ TEST(HugePages, SmallTensorIsAnOrdinaryAllocation) {
   EXPECT_EQ(mapping_flags(t.data_ptr()).find(" hg"), std::string::npos);
 }
 
-TEST(HugePages, CopyKeepsValuesShapeAndDtype) {
-  const at::Tensor source = at::randn({1 << 16, 24}, at::kFloat);  // 6 MB
-  const at::Tensor copy = copy_to_huge_pages(source);
-  EXPECT_TRUE(at::equal(copy, source));
-  EXPECT_NE(copy.data_ptr(), source.data_ptr());
-  EXPECT_FALSE(copy_to_huge_pages(at::Tensor()).defined());
-  // A non-contiguous source is copied into a contiguous tensor.
-  const at::Tensor transposed = copy_to_huge_pages(source.t());
-  EXPECT_TRUE(transposed.is_contiguous());
-  EXPECT_TRUE(at::equal(transposed, source.t()));
-}
-
 }  // namespace
 }  // namespace graphloom

@@ -127,8 +127,9 @@ void expect_out_edges_of_joined_reverse(const std::vector<Partition>& loaded) {
     EXPECT_TRUE(at::equal(out.indices.to(at::kLong),
                           reference.indices.slice(0, first, last).to(at::kLong)));
     EXPECT_TRUE(at::equal(out.edge_ids, reference.edge_ids_or_positions().slice(0, first, last)));
-    if (reference.has_weights())
+    if (reference.has_weights()) {
       EXPECT_TRUE(at::equal(out.weights, reference.weights.slice(0, first, last)));
+    }
     if (reference.type_per_edge.defined()) {
       EXPECT_TRUE(at::equal(out.type_per_edge.to(at::kLong),
                             reference.type_per_edge.slice(0, first, last).to(at::kLong)));

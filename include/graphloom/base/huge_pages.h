@@ -13,7 +13,4 @@ namespace graphloom {
 // last reference goes; below that it is an ordinary allocation.
 at::Tensor empty_on_huge_pages(at::IntArrayRef sizes, at::ScalarType dtype);
 
-// A copy of `tensor` on huge pages (an undefined tensor stays undefined).
-at::Tensor copy_to_huge_pages(const at::Tensor& tensor);
-
 }  // namespace graphloom

@@ -39,6 +39,9 @@ struct Dataset {
   int64_t num_nodes() const { return graph.num_nodes; }
 };
 
+// The "format" value of metadata.json.
+inline constexpr const char* kDatasetFormat = "graphloom-dataset";
+
 struct LoadOptions {
   bool strict = false;     // unknown metadata keys are errors
   bool memory_map = true;  // features and splits point into the files (no copy)
