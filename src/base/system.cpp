@@ -2,6 +2,7 @@
 #include "graphloom/base/system.h"
 
 #include "graphloom/base/error.h"
+#include "graphloom/base/large_block_cache.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -58,7 +59,7 @@ int64_t cgroup_headroom_bytes() {
       return headroom(dir + "/memory.max", dir + "/memory.current");
     }
     if (const auto at = line.find(":memory:"); at != std::string::npos) {
-      for (const std::string dir :
+      for (const std::string& dir :
            {"/sys/fs/cgroup/memory" + line.substr(at + 8), std::string("/sys/fs/cgroup/memory")}) {
         if (std::filesystem::exists(dir + "/memory.limit_in_bytes"))
           return headroom(dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes");
@@ -89,10 +90,12 @@ int64_t available_memory_bytes() {
 void configure_allocator() {
   // One arena: per-thread arenas cap their heaps at 64 MB and fall back to mmap() for larger
   // blocks, such as a batch's feature rows (hundreds of MB) gathered in loader workers.
-  // The few large allocations per batch make arena contention irrelevant.
+  // The few large allocations per batch make arena contention irrelevant. Tensors from 4 MB up
+  // do not reach malloc at all: they come from the large-block cache.
   mallopt(M_ARENA_MAX, 1);
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  install_large_block_cache();
 }
 
 namespace {

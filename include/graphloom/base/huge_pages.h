@@ -6,7 +6,19 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstddef>
+
 namespace graphloom {
+
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+
+inline std::size_t round_up_to_huge_pages(std::size_t bytes) {
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+// A fresh anonymous mapping of `length` bytes (a multiple of kHugePageBytes), 2 MB aligned and
+// advised for huge pages; the caller munmap()s it. Throws graphloom::Error when out of memory.
+void* map_huge_pages(std::size_t length);
 
 // An uninitialised contiguous tensor. From 2 MB up it has its own anonymous mapping, 2 MB
 // aligned and advised for huge pages (ordinary memory where THP is "never"), unmapped when the

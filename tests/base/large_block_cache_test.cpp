@@ -1,0 +1,98 @@
+// The large-block cache: small requests pass through, freed blocks are reused best-fit, the
+// least recently freed go when the mapped total would pass the peak in use plus the margin.
+#include "graphloom/base/large_block_cache.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/CPUAllocator.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace graphloom {
+namespace {
+
+constexpr std::size_t kMB = std::size_t{1} << 20;
+
+TEST(LargeBlockCache, SmallRequestsGoToTheDefaultAllocator) {
+  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 0});
+  c10::DataPtr small = cache.allocate(kMB);
+  ASSERT_NE(small.get(), nullptr);
+  std::memset(small.get(), 1, kMB);
+  EXPECT_EQ(cache.stats().maps, 0);
+  EXPECT_EQ(cache.stats().in_use_bytes, 0u);
+}
+
+TEST(LargeBlockCache, AFreedBlockIsReusedForTheNextRequestThatFitsIt) {
+  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 64 * kMB});
+  c10::DataPtr first = cache.allocate(10 * kMB);
+  std::memset(first.get(), 1, 10 * kMB);  // writable in full
+  void* address = first.get();
+  EXPECT_GE(cache.stats().in_use_bytes, 10 * kMB);
+  first.clear();
+  EXPECT_EQ(cache.stats().in_use_bytes, 0u);
+  // Slightly bigger still fits (blocks have spare room); much smaller or bigger does not.
+  c10::DataPtr again = cache.allocate(10 * kMB + 100);
+  EXPECT_EQ(again.get(), address);
+  EXPECT_EQ(cache.stats().reuses, 1);
+  again.clear();
+  c10::DataPtr smaller = cache.allocate(5 * kMB);
+  EXPECT_NE(smaller.get(), address);
+  c10::DataPtr bigger = cache.allocate(20 * kMB);
+  EXPECT_NE(bigger.get(), address);
+  const LargeBlockCacheStats stats = cache.stats();
+  EXPECT_EQ(stats.maps, 3);
+  EXPECT_EQ(stats.reuses, 1);
+  EXPECT_EQ(stats.mapped_bytes, stats.in_use_bytes + 12 * kMB);  // the free 10 MB block
+}
+
+TEST(LargeBlockCache, LeastRecentlyFreedBlocksAreUnmappedBeyondThePeakPlusMargin) {
+  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 10 * kMB});
+  c10::DataPtr a = cache.allocate(8 * kMB);
+  c10::DataPtr b = cache.allocate(8 * kMB);
+  a.clear();  // freed first
+  b.clear();
+  EXPECT_EQ(cache.stats().peak_in_use_bytes, 20 * kMB);  // two 10 MB blocks
+  // 20 MB fits neither; mapping it next to both would pass the peak + 10 MB: a is unmapped.
+  c10::DataPtr c = cache.allocate(19 * kMB);
+  LargeBlockCacheStats stats = cache.stats();
+  EXPECT_EQ(stats.unmaps, 1);
+  EXPECT_EQ(stats.mapped_bytes, 10 * kMB + 20 * kMB);
+  EXPECT_EQ(stats.peak_in_use_bytes, 20 * kMB);
+  c10::DataPtr d = cache.allocate(8 * kMB);  // b's block, still cached
+  EXPECT_EQ(cache.stats().reuses, 1);
+  c.clear();
+  d.clear();
+  stats = cache.stats();
+  EXPECT_EQ(stats.in_use_bytes, 0u);
+  EXPECT_EQ(stats.peak_in_use_bytes, 30 * kMB);
+}
+
+TEST(LargeBlockCache, RawAllocationsOfAnySizeGoBackThroughTheRawDeleter) {
+  LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 64 * kMB});
+  void* small = cache.raw_allocate(kMB);
+  void* large = cache.raw_allocate(6 * kMB);
+  std::memset(large, 1, 6 * kMB);
+  EXPECT_EQ(cache.stats().in_use_bytes, 8 * kMB);
+  cache.raw_deallocate(small);
+  cache.raw_deallocate(large);
+  EXPECT_EQ(cache.stats().in_use_bytes, 0u);
+  EXPECT_EQ(cache.raw_allocate(6 * kMB), large);  // cached
+  cache.raw_deallocate(large);
+}
+
+TEST(LargeBlockCache, InstalledItServesLibtorchsLargeTensors) {
+  install_large_block_cache();
+  install_large_block_cache();  // once only
+  const int64_t maps = large_block_cache_stats().maps;
+  {
+    at::Tensor large = at::ones({2 * static_cast<int64_t>(kMB)});  // 8 MB of float32
+    EXPECT_EQ(large.sum().item<double>(), 2.0 * kMB);
+    EXPECT_EQ(large_block_cache_stats().maps, maps + 1);
+  }
+  at::Tensor again = at::empty({2 * static_cast<int64_t>(kMB)});
+  EXPECT_EQ(large_block_cache_stats().maps, maps + 1);  // the freed block again
+  EXPECT_NE(c10::GetCPUAllocator(), c10::GetDefaultCPUAllocator());
+}
+
+}  // namespace
+}  // namespace graphloom
