@@ -110,6 +110,12 @@ FeatureInfo TensorFeatureSource::info(const std::string& name) const {
   return {decoded ? at::kFloat : t.scalar_type(), t.sizes().slice(1).vec(), t.size(0)};
 }
 
+at::Tensor TensorFeatureSource::whole_table(const std::string& name) const {
+  const EncodedRows& rows = table(name);
+  return info(name).dtype == rows.values.scalar_type() && !rows.row_scale.defined() ? rows.values
+                                                                                    : at::Tensor();
+}
+
 void TensorFeatureSource::gather(const std::string& name, const at::Tensor& ids,
                                  at::Tensor& out) const {
   const EncodedRows& rows = table(name);

@@ -1,176 +1,17 @@
-// The aggregation kernel (SpMM over the block's CSC) and its exact backward.
-//
-// Forward runs over destinations (each output row owned by one thread). The gradient for x
-// runs over sources through the block's transpose, so it too writes each row from one thread:
-// no atomics, deterministic sums. Max keeps the arg-max source per output element; its
-// backward runs over feature columns, which are disjoint between threads.
+// Aggregation (SpMM over the block's CSC) as an autograd function with its exact backward.
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <limits>
-
+#include "aggregate_kernels.h"
 #include "graphloom/base/error.h"
 #include "graphloom/nn/sparse_ops.h"
 
 namespace graphloom::nn {
 namespace {
 
+using namespace kernels;
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
-
-// Source -> (edge positions) grouping of a block: a counting sort of its indices.
-struct Transpose {
-  at::Tensor indptr;  // [num_src + 1]
-  at::Tensor edges;   // [E] edge positions grouped by source
-  at::Tensor dst;     // [E] destination of each edge position
-};
-
-Transpose transpose(const BlockView& block) {
-  const int64_t num_src = block.num_src;
-  const int64_t num_edges = block.num_edges();
-  Transpose t{at::zeros({num_src + 1}, at::kLong), at::empty({num_edges}, at::kLong),
-              at::repeat_interleave(at::arange(block.num_dst(), at::kLong), in_degrees(block))};
-  int64_t* ptr = t.indptr.data_ptr<int64_t>();
-  const int64_t* src = block.indices.data_ptr<int64_t>();
-  for (int64_t e = 0; e < num_edges; ++e) ++ptr[src[e] + 1];
-  for (int64_t s = 0; s < num_src; ++s) ptr[s + 1] += ptr[s];
-  std::vector<int64_t> next(ptr, ptr + num_src);
-  int64_t* edges = t.edges.data_ptr<int64_t>();
-  for (int64_t e = 0; e < num_edges; ++e) edges[next[src[e]]++] = e;
-  return t;
-}
-
-// Per-edge coefficient for head h: the edge weight (if any) times 1/deg(d) (for mean).
-template <typename T>
-struct Coefficient {
-  const T* weight;  // [E, H] or null
-  const int64_t* indptr;
-  int64_t heads;
-  bool mean;
-  T operator()(int64_t e, int64_t d, int64_t h) const {
-    T c = weight != nullptr ? weight[e * heads + h] : T(1);
-    if (mean) c /= static_cast<T>(indptr[d + 1] - indptr[d]);
-    return c;
-  }
-};
-
-// Rows read through an index are random accesses of a few hundred bytes: fetch the row this
-// many edges ahead into L2, as the feature gather does (`bench train`: the forward aggregation
-// took a quarter of all CPU time without it).
-constexpr int64_t kRowsAhead = 8;
-
-template <typename T>
-void prefetch_row(const T* row, int64_t values) {
-  const auto* bytes = reinterpret_cast<const char*>(row);
-  for (int64_t b = 0; b < values * static_cast<int64_t>(sizeof(T)); b += 64) {
-    __builtin_prefetch(bytes + b, 0, 2);
-  }
-}
-
-template <typename T>
-void sum_forward(const BlockView& b, const T* x, const Coefficient<T>& coef, int64_t heads,
-                 int64_t feats, T* out) {
-  const int64_t* indptr = b.indptr.data_ptr<int64_t>();
-  const int64_t* src = b.indices.data_ptr<int64_t>();
-  const int64_t row = heads * feats;
-  const int64_t num_edges = b.num_edges();
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < b.num_dst(); ++d) {
-    T* o = out + d * row;
-    std::fill(o, o + row, T(0));
-    for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) {
-      if (e + kRowsAhead < num_edges) prefetch_row(x + src[e + kRowsAhead] * row, row);
-      const T* xs = x + src[e] * row;
-      for (int64_t h = 0; h < heads; ++h) {
-        const T c = coef(e, d, h);
-        for (int64_t f = 0; f < feats; ++f) o[h * feats + f] += c * xs[h * feats + f];
-      }
-    }
-  }
-}
-
-template <typename T>
-void sum_backward_x(const BlockView& b, const Transpose& t, const T* grad_out,
-                    const Coefficient<T>& coef, int64_t heads, int64_t feats, T* grad_x) {
-  const int64_t* ptr = t.indptr.data_ptr<int64_t>();
-  const int64_t* edges = t.edges.data_ptr<int64_t>();
-  const int64_t* dst = t.dst.data_ptr<int64_t>();
-  const int64_t row = heads * feats;
-  const int64_t num_edges = b.num_edges();
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t s = 0; s < b.num_src; ++s) {
-    T* g = grad_x + s * row;
-    std::fill(g, g + row, T(0));
-    for (int64_t k = ptr[s]; k < ptr[s + 1]; ++k) {
-      if (k + kRowsAhead < num_edges) {
-        prefetch_row(grad_out + dst[edges[k + kRowsAhead]] * row, row);
-      }
-      const int64_t e = edges[k];
-      const T* go = grad_out + dst[e] * row;
-      for (int64_t h = 0; h < heads; ++h) {
-        const T c = coef(e, dst[e], h);
-        for (int64_t f = 0; f < feats; ++f) g[h * feats + f] += c * go[h * feats + f];
-      }
-    }
-  }
-}
-
-// grad_weight[e, h] = <grad_out[d, h, :], x[s, h, :]>
-template <typename T>
-void sum_backward_weight(const BlockView& b, const T* x, const T* grad_out, int64_t heads,
-                         int64_t feats, T* grad_weight) {
-  const int64_t* indptr = b.indptr.data_ptr<int64_t>();
-  const int64_t* src = b.indices.data_ptr<int64_t>();
-  const int64_t row = heads * feats;
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < b.num_dst(); ++d) {
-    for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) {
-      for (int64_t h = 0; h < heads; ++h) {
-        T dot = 0;
-        for (int64_t f = 0; f < feats; ++f) {
-          dot += grad_out[d * row + h * feats + f] * x[src[e] * row + h * feats + f];
-        }
-        grad_weight[e * heads + h] = dot;
-      }
-    }
-  }
-}
-
-template <typename T>
-void max_forward(const BlockView& b, const T* x, int64_t row, T* out, int64_t* arg) {
-  const int64_t* indptr = b.indptr.data_ptr<int64_t>();
-  const int64_t* src = b.indices.data_ptr<int64_t>();
-#pragma omp parallel for schedule(dynamic, 64)
-  for (int64_t d = 0; d < b.num_dst(); ++d) {
-    T* o = out + d * row;
-    int64_t* a = arg + d * row;
-    std::fill(o, o + row, -std::numeric_limits<T>::infinity());
-    std::fill(a, a + row, int64_t{-1});
-    for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) {
-      const T* xs = x + src[e] * row;
-      for (int64_t j = 0; j < row; ++j) {
-        if (xs[j] > o[j]) {
-          o[j] = xs[j];
-          a[j] = src[e];
-        }
-      }
-    }
-    for (int64_t j = 0; j < row; ++j) {
-      if (a[j] < 0) o[j] = 0;
-    }
-  }
-}
-
-template <typename T>
-void max_backward(int64_t num_dst, const T* grad_out, const int64_t* arg, int64_t row, T* grad_x) {
-#pragma omp parallel for schedule(static)
-  for (int64_t j = 0; j < row; ++j) {
-    for (int64_t d = 0; d < num_dst; ++d) {
-      const int64_t s = arg[d * row + j];
-      if (s >= 0) grad_x[s * row + j] += grad_out[d * row + j];
-    }
-  }
-}
 
 class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
  public:
@@ -192,11 +33,16 @@ class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
       } else {
         const Coefficient<scalar_t> coef{w, indptr.data_ptr<int64_t>(), heads,
                                          reduce == Reduce::kMean};
-        sum_forward(block, x.data_ptr<scalar_t>(), coef, heads, feats, out.data_ptr<scalar_t>());
+        sum_forward(block, x.data_ptr<scalar_t>(), coef, heads, feats, out.data_ptr<scalar_t>(),
+                    heads * feats);
       }
     });
-    ctx->save_for_backward({x, weight, indptr, indices, arg});
+    // x itself is needed only for the weights' gradient: not keeping it otherwise lets a
+    // layer's input (the largest activation) go as soon as the forward pass is done with it.
+    ctx->save_for_backward({weight.numel() > 0 ? x : at::Tensor(), weight, indptr, indices, arg});
     ctx->saved_data["num_src"] = num_src;
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["feats"] = feats;
     ctx->saved_data["reduce"] = reduce_code;
     return out;
   }
@@ -208,13 +54,14 @@ class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
     const BlockView block{saved[2], saved[3], ctx->saved_data["num_src"].toInt()};
     const auto reduce = static_cast<Reduce>(ctx->saved_data["reduce"].toInt());
     const at::Tensor grad_out = grad_outputs[0].contiguous();
-    const int64_t heads = x.size(1);
-    const int64_t feats = x.size(2);
+    const int64_t heads = ctx->saved_data["heads"].toInt();
+    const int64_t feats = ctx->saved_data["feats"].toInt();
+    const std::vector<int64_t> x_shape{block.num_src, heads, feats};
     at::Tensor grad_x;
     at::Tensor grad_weight;
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "aggregate_backward", [&] {
+    AT_DISPATCH_FLOATING_TYPES(grad_out.scalar_type(), "aggregate_backward", [&] {
       if (reduce == Reduce::kMax) {
-        grad_x = at::zeros_like(x);
+        grad_x = at::zeros(x_shape, grad_out.options());
         max_backward(block.num_dst(), grad_out.data_ptr<scalar_t>(), saved[4].data_ptr<int64_t>(),
                      heads * feats, grad_x.data_ptr<scalar_t>());
         return;
@@ -223,9 +70,9 @@ class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
       const Coefficient<scalar_t> coef{w, block.indptr.data_ptr<int64_t>(), heads,
                                        reduce == Reduce::kMean};
       if (ctx->needs_input_grad(0)) {
-        grad_x = at::empty_like(x);
-        sum_backward_x(block, transpose(block), grad_out.data_ptr<scalar_t>(), coef, heads, feats,
-                       grad_x.data_ptr<scalar_t>());
+        grad_x = at::empty(x_shape, grad_out.options());
+        sum_backward_x(block, transpose(block), grad_out.data_ptr<scalar_t>(), heads * feats, coef,
+                       heads, feats, grad_x.data_ptr<scalar_t>());
       }
       if (w != nullptr && ctx->needs_input_grad(1)) {
         grad_weight = at::empty_like(weight);
@@ -238,6 +85,18 @@ class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
 };
 
 }  // namespace
+
+BlockView BlockView::over_table(int64_t table_rows) const {
+  GL_CHECK(source_rows.defined() && source_rows.numel() == num_src,
+           "over_table: the block needs source_rows for its {} sources", num_src);
+  return {indptr, source_rows.index_select(0, indices), table_rows, {}, edge_types, {}};
+}
+
+at::Tensor destination_rows(const BlockView& block, const at::Tensor& x) {
+  return block.source_rows.defined()
+             ? x.index_select(0, block.source_rows.slice(0, 0, block.num_dst()))
+             : x.slice(0, 0, block.num_dst());
+}
 
 at::Tensor in_degrees(const BlockView& block) {
   return block.indptr.slice(0, 1) - block.indptr.slice(0, 0, -1);

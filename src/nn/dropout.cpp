@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <mutex>
+#include <utility>
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
@@ -21,9 +22,10 @@ using torch::autograd::tensor_list;
 constexpr int64_t kChunk = 4096;
 
 // out[i] = in[i] * scale where kept, else 0. Each element gets 16 random bits (p is resolved
-// to 1/65536); the comparison loop is branch-free and vectorizes.
-template <typename T>
-void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p) {
+// to 1/65536); the comparison loop is branch-free and vectorizes. With Relu, out[i] =
+// max(in[i], 0) * scale where kept, and bit i % 64 of positive[i / 64] says whether out[i] > 0.
+template <bool Relu, typename T>
+void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p, uint64_t* positive) {
   const auto threshold = static_cast<uint16_t>(std::min(65535.0, p * 65536.0));
   const T scale = static_cast<T>(1.0 / (1.0 - p));
   const int64_t chunks = (n + kChunk - 1) / kChunk;
@@ -44,7 +46,18 @@ void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p) {
     const int64_t count = std::min(n - begin, kChunk);
     const T* x = in + begin;
     T* y = out + begin;
-    for (int64_t j = 0; j < count; ++j) y[j] = x[j] * factor[j];
+    if constexpr (Relu) {
+      for (int64_t j = 0; j < count; ++j) y[j] = std::max(x[j], T(0)) * factor[j];
+      uint64_t* words = positive + begin / 64;  // kChunk is a multiple of 64
+      for (int64_t w = 0; w * 64 < count; ++w) {
+        uint64_t bits = 0;
+        const int64_t end = std::min<int64_t>(64, count - w * 64);
+        for (int64_t i = 0; i < end; ++i) bits |= static_cast<uint64_t>(y[w * 64 + i] > 0) << i;
+        words[w] = bits;
+      }
+    } else {
+      for (int64_t j = 0; j < count; ++j) y[j] = x[j] * factor[j];
+    }
   }
 }
 
@@ -52,9 +65,49 @@ at::Tensor masked(const at::Tensor& x, uint64_t key, double p) {
   const at::Tensor in = x.contiguous();
   at::Tensor out = at::empty_like(in);
   AT_DISPATCH_FLOATING_TYPES(in.scalar_type(), "fast_dropout", [&] {
-    apply_mask(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p);
+    apply_mask<false>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
+                      nullptr);
   });
   return out;
+}
+
+// relu then dropout: the output and a bit per element saying where it is positive, which is
+// all backward needs (a positive output was kept and had a positive input).
+std::pair<at::Tensor, at::Tensor> relu_masked(const at::Tensor& x, uint64_t key, double p) {
+  const at::Tensor in = x.contiguous();
+  at::Tensor out = at::empty_like(in);
+  at::Tensor positive = at::empty({(in.numel() + 63) / 64}, at::kLong);
+  AT_DISPATCH_FLOATING_TYPES(in.scalar_type(), "relu_dropout", [&] {
+    apply_mask<true>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
+                     reinterpret_cast<uint64_t*>(positive.data_ptr<int64_t>()));
+  });
+  return {out, positive};
+}
+
+template <typename T>
+void relu_dropout_gradient(const uint64_t* positive, const T* grad_y, int64_t n, double p,
+                           T* grad_x) {
+  const T scale = static_cast<T>(1.0 / (1.0 - p));
+  const int64_t words = (n + 63) / 64;
+#pragma omp parallel for schedule(static)
+  for (int64_t w = 0; w < words; ++w) {
+    // A word's bits -> per-element factors, then one multiply: loops without branches.
+    T factor[64];
+    for (int64_t i = 0; i < 64; ++i) factor[i] = static_cast<T>((positive[w] >> i) & 1) * scale;
+    const int64_t begin = w * 64;
+    const int64_t count = std::min<int64_t>(64, n - begin);
+    for (int64_t i = 0; i < count; ++i) grad_x[begin + i] = grad_y[begin + i] * factor[i];
+  }
+}
+
+at::Tensor relu_dropout_backward(const at::Tensor& positive, const at::Tensor& grad_y, double p) {
+  const at::Tensor grad = grad_y.contiguous();
+  at::Tensor grad_x = at::empty_like(grad);
+  AT_DISPATCH_FLOATING_TYPES(grad.scalar_type(), "relu_dropout_backward", [&] {
+    relu_dropout_gradient(reinterpret_cast<const uint64_t*>(positive.data_ptr<int64_t>()),
+                          grad.data_ptr<scalar_t>(), grad.numel(), p, grad_x.data_ptr<scalar_t>());
+  });
+  return grad_x;
 }
 
 class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
@@ -70,6 +123,21 @@ class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
   }
 };
 
+class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t key, double p) {
+    auto [y, positive] = relu_masked(x, static_cast<uint64_t>(key), p);
+    ctx->saved_data["p"] = p;
+    ctx->save_for_backward({positive});
+    return y;
+  }
+  static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
+    const at::Tensor positive = ctx->get_saved_variables()[0];
+    return {
+        relu_dropout_backward(positive, grad_outputs[0], ctx->saved_data["p"].toDouble()), {}, {}};
+  }
+};
+
 uint64_t next_key() {
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
@@ -82,6 +150,15 @@ at::Tensor fast_dropout(const at::Tensor& x, double p, bool training) {
   GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
   if (!training || p == 0) return x;
   return DropoutFunction::apply(full_precision(x), static_cast<int64_t>(next_key()), p);
+}
+
+at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
+  GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
+  if (!training) return at::relu(x);
+  // With p = 0 every element is kept (no key drawn, as fast_dropout): still one bit saved
+  // per element instead of relu's saved output.
+  const uint64_t key = p > 0 ? next_key() : 0;
+  return ReluDropoutFunction::apply(full_precision(x), static_cast<int64_t>(key), p);
 }
 
 }  // namespace graphloom::nn

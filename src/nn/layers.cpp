@@ -26,25 +26,34 @@ SAGEConvImpl::SAGEConvImpl(int64_t in, int64_t out, std::string aggregator)
 }
 
 torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
-  const torch::Tensor x_dst = x.slice(0, 0, block.num_dst());
-  torch::Tensor out;
+  const bool in_place = block.source_rows.defined();
+  GL_CHECK(!in_place || reads_table(),
+           "SAGEConv ({} aggregator, projecting first: {}) cannot read its input in place",
+           aggregator_, project_first_);
   if (aggregator_ == "pool") {
     const torch::Tensor pooled = aggregate(block, torch::relu(fc_pool_(x)), Reduce::kMax);
-    out = fc_self_(x_dst) + fc_neigh_(pooled);
-  } else {
-    const torch::Tensor source = project_first_ ? fc_neigh_(x) : x;
-    torch::Tensor neigh;
-    if (aggregator_ == "mean") {
-      neigh = aggregate(block, source, Reduce::kMean);
-    } else {  // gcn: mean over the neighbors and the node itself
-      const torch::Tensor degree = in_degrees(block).to(x.scalar_type()).unsqueeze(1);
-      neigh = (aggregate(block, source, Reduce::kSum) + source.slice(0, 0, block.num_dst())) /
-              (degree + 1);
-    }
-    if (!project_first_) neigh = fc_neigh_(neigh);
-    out = aggregator_ == "gcn" ? neigh : fc_self_(x_dst) + neigh;
+    return fc_self_(x.slice(0, 0, block.num_dst())) + fc_neigh_(pooled) + bias_;
   }
-  return out + bias_;
+  const Reduce reduce = aggregator_ == "mean" ? Reduce::kMean : Reduce::kSum;
+  const int64_t num_dst = block.num_dst();
+  if (project_first_) {
+    const torch::Tensor x_dst = x.slice(0, 0, num_dst);
+    const torch::Tensor source = fc_neigh_(x);
+    torch::Tensor neigh = aggregate(block, source, reduce);
+    if (aggregator_ == "mean") return fc_self_(x_dst) + neigh + bias_;
+    const torch::Tensor degree = in_degrees(block).to(neigh.scalar_type()).unsqueeze(1);
+    return (neigh + source.slice(0, 0, num_dst)) / (degree + 1) + bias_;
+  }
+  // [h_dst | aggregated], the block's source rows read in place when it names them.
+  const torch::Tensor both = self_and_neighbors(block, x, reduce);
+  const int64_t in = both.size(1) / 2;
+  if (aggregator_ == "mean") {
+    return at::addmm(bias_, both, at::cat({fc_self_->weight, fc_neigh_->weight}, 1).t());
+  }
+  // gcn: the mean over the neighbors and the node itself
+  const torch::Tensor degree = in_degrees(block).to(both.scalar_type()).unsqueeze(1);
+  const torch::Tensor neigh = (both.narrow(1, 0, in) + both.narrow(1, in, in)) / (degree + 1);
+  return at::addmm(bias_, neigh, fc_neigh_->weight.t());
 }
 
 GraphConvImpl::GraphConvImpl(int64_t in, int64_t out) {

@@ -11,12 +11,14 @@
 
 namespace graphloom::nn {
 
-torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torch::Tensor x) {
+torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torch::Tensor x,
+                                const at::Tensor& x_rows) {
   GL_CHECK(static_cast<int64_t>(blocks.size()) == num_layers(),
            "the model has {} layers but the mini-batch has {} blocks (check --fanouts)",
            num_layers(), blocks.size());
   for (int64_t l = 0; l < num_layers(); ++l) {
-    const BlockView block = BlockView::of(blocks[l]);
+    BlockView block = BlockView::of(blocks[l]);
+    if (l == 0) block.source_rows = x_rows;
     if (checkpoint_layers_ && is_training()) {
       x = checkpoint(
           [this, l, block](const torch::Tensor& in) { return layer_forward(l, block, in); }, x,
@@ -31,6 +33,7 @@ torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torc
 namespace {
 
 // Shared skeleton: `layers_` convolutions, dropout before each, an activation between.
+// Layer l's output is the next layer's input after activation and dropout.
 template <typename Layer>
 class StackedModel : public GnnModel {
  public:
@@ -50,11 +53,23 @@ class StackedModel : public GnnModel {
   std::vector<torch::Tensor> layer_parameters(int64_t layer) const override {
     return layers_[static_cast<std::size_t>(layer)]->parameters();
   }
+  bool reads_input_table() const override {
+    return input_dropout_->p() == 0 && first_layer_reads_table();
+  }
   torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                               const torch::Tensor& x) override {
-    const torch::Tensor in = layer == 0 ? input_dropout_(x) : dropout_(x);
-    torch::Tensor h = layers_[static_cast<std::size_t>(layer)]->forward(block, in);
-    if (layer + 1 < num_layers()) h = elu_ ? torch::elu(h) : torch::relu(h);
+    BlockView edges = block;
+    torch::Tensor in = x;
+    if (block.source_rows.defined() && !(layer == 0 && reads_input_table())) {
+      in = x.index_select(0, block.source_rows);
+      edges.source_rows = at::Tensor();
+    }
+    // A hidden layer's input dropout is applied by the layer before, fused with its activation.
+    if (layer == 0) in = input_dropout_(in);
+    torch::Tensor h = layers_[static_cast<std::size_t>(layer)]->forward(edges, in);
+    if (layer + 1 < num_layers()) {
+      h = elu_ ? dropout_(torch::elu(h)) : relu_dropout(h, dropout_->p(), is_training());
+    }
     return h;
   }
 
@@ -64,6 +79,8 @@ class StackedModel : public GnnModel {
     dims_.push_back(output_dim);
   }
   std::vector<Layer>& layers() { return layers_; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  virtual bool first_layer_reads_table() const { return false; }
   ModelConfig config_;
 
  private:
@@ -86,6 +103,9 @@ class GraphSAGE : public StackedModel<SAGEConv> {
       add(SAGEConv(input_width(c, l), width(c, l), c.aggregator), width(c, l));
     }
   }
+
+ private:
+  bool first_layer_reads_table() const override { return layers().front()->reads_table(); }
 };
 
 class GCN : public StackedModel<GraphConv> {
@@ -130,7 +150,7 @@ class MLPLayerImpl : public torch::nn::Module {
  public:
   MLPLayerImpl(int64_t in, int64_t out) { fc_ = register_module("fc", torch::nn::Linear(in, out)); }
   torch::Tensor forward(const BlockView& block, const torch::Tensor& x) {
-    return fc_(x.slice(0, 0, block.num_dst()));
+    return fc_(destination_rows(block, x));
   }
 
  private:
@@ -144,6 +164,9 @@ class MLP : public StackedModel<MLPLayer> {
     for (int64_t l = 0; l < c.layers; ++l)
       add(MLPLayer(input_width(c, l), width(c, l)), width(c, l));
   }
+
+ private:
+  bool first_layer_reads_table() const override { return true; }
 };
 
 }  // namespace

@@ -129,7 +129,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
     block.num_dst = frontier.numel();
     block.indptr = picks.indptr;
     block.indices = relabeled.indices;
-    block.edge_ids = picks.edge_ids;
+    if (options_.edge_ids) block.edge_ids = picks.edge_ids;
     block.edge_types = picks.edge_types;
     frontier = block.src_ids;
   }

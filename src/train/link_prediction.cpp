@@ -138,6 +138,12 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
     if (shared_embedding != nullptr) return shared_embedding->pull(ids);
     return model.has_embedding() ? model.embed(ids) : inputs.rows->gather("feat", ids);
   };
+  // An encoder that reads its input in place gets the whole feature table: no gathered copy.
+  const at::Tensor feature_table = has_features && shared_embedding == nullptr &&
+                                           !model.has_embedding() && !lightgcn &&
+                                           model.encoder().reads_input_table()
+                                       ? inputs.rows->whole_table("feat")
+                                       : at::Tensor();
   torch::optim::Adam optimizer(
       model.parameters(), torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
   TrainState state;
@@ -239,9 +245,13 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
         std::tie(seeds, position) = at::_unique(nodes, /*sorted=*/true, /*return_inverse=*/true);
         const sampling::MiniBatch batch = sampler.sample(seeds, static_cast<uint64_t>(epoch), b);
         input_nodes = batch.input_nodes();
-        x = input_rows(input_nodes);
-        if (shared_embedding != nullptr) x.set_requires_grad(true);
-        h = model.encoder().forward(batch.blocks, x);
+        if (feature_table.defined()) {
+          h = model.encoder().forward(batch.blocks, feature_table, input_nodes);
+        } else {
+          x = input_rows(input_nodes);
+          if (shared_embedding != nullptr) x.set_requires_grad(true);
+          h = model.encoder().forward(batch.blocks, x);
+        }
       }
       const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
       const torch::Tensor positive =

@@ -166,7 +166,8 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   const features::FeatureSource& rows = *inputs.rows;
   const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
                                                     .edge_type_fanouts = options.edge_type_fanouts,
-                                                    .seed = options.seed});
+                                                    .seed = options.seed,
+                                                    .edge_ids = false});
   // Nodes already split per trainer (node_split) are this rank's whole item set.
   const bool split_here = data_parallel(group) && !inputs.train_nodes_split;
   const sampling::ItemSampler items(inputs.train_nodes,
@@ -219,12 +220,16 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   };
   MetricsLog log(main_rank ? options.metrics_log : std::filesystem::path(),
                  /*append=*/options.resume);
-  loader::DataLoader loader(
-      &items, &sampler, &rows,
-      {.num_workers = options.num_workers,
-       .prefetch = options.prefetch,
-       .feature_names =
-           embedding != nullptr ? std::vector<std::string>{} : std::vector<std::string>{"feat"}});
+  // A model that reads its input in place gets the whole feature table and the input nodes as
+  // its rows: the loader gathers no copy of them (the biggest tensor of a batch by far).
+  const at::Tensor feature_table =
+      embedding == nullptr && model->reads_input_table() ? rows.whole_table("feat") : at::Tensor();
+  const bool gather_features = embedding == nullptr && !feature_table.defined();
+  loader::DataLoader loader(&items, &sampler, &rows,
+                            {.num_workers = options.num_workers,
+                             .prefetch = options.prefetch,
+                             .feature_names = gather_features ? std::vector<std::string>{"feat"}
+                                                              : std::vector<std::string>{}});
   const Evaluator evaluator{
       *model, source, sampler, input_rows, options, group, inputs.layer_outputs};
   const bool show_progress = options.progress && main_rank;
@@ -256,11 +261,13 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       // Embedding rows are pulled here, as leaves whose gradient goes back to their owners.
       const torch::Tensor x = embedding != nullptr
                                   ? embedding->pull(batch->input_nodes()).set_requires_grad(true)
-                                  : batch->features.at("feat");
+                              : gather_features ? batch->features.at("feat")
+                                                : feature_table;
       torch::Tensor logits;
       {
         const AutocastScope autocast(bf16);
-        logits = full_precision(model->forward(batch->blocks, x));
+        logits = full_precision(model->forward(
+            batch->blocks, x, feature_table.defined() ? batch->input_nodes() : at::Tensor()));
       }
       const torch::Tensor loss = torch::nn::functional::cross_entropy(
           logits, batch->labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));

@@ -31,6 +31,16 @@ TEST(TensorFeatureSource, GathersRowsOfAnyDtype) {
   EXPECT_EQ(source.gather("feat", at::empty({0}, at::kLong)).sizes(), at::IntArrayRef({0, 64}));
 }
 
+TEST(TensorFeatureSource, WholeTableOnlyWhenRowsAreGatheredAsStored) {
+  const at::Tensor table = at::randn({5, 3});
+  TensorFeatureSource source({{"feat", table}, {"half", at::randn({5, 3}).to(at::kHalf)}});
+  source.add("scaled", at::randn({5, 3}), at::ones({5}));
+  EXPECT_EQ(source.whole_table("feat").data_ptr(), table.data_ptr());  // no copy
+  EXPECT_FALSE(source.whole_table("half").defined());                  // decoded on gather
+  EXPECT_FALSE(source.whole_table("scaled").defined());                // scaled on gather
+  EXPECT_THROW(source.whole_table("labels"), Error);
+}
+
 TEST(TensorFeatureSource, ErrorsNameTheFeature) {
   const TensorFeatureSource source({{"feat", at::zeros({5, 2})}});
   try {

@@ -130,6 +130,65 @@ TEST(Models, CheckpointedLayersGiveTheSameGradientsWithDropout) {
   }
 }
 
+// Input nodes {3, 7, 1, 9, 0, 5} of a 10-node graph, then the first three, then two seeds.
+std::vector<sampling::Block> sampled_blocks() {
+  std::vector<sampling::Block> blocks(2);
+  blocks[0].src_ids = torch::tensor({3, 7, 1, 9, 0, 5}, torch::kLong);
+  blocks[0].num_dst = 3;
+  blocks[0].indptr = torch::tensor({0, 2, 4, 6}, torch::kLong);
+  blocks[0].indices = torch::tensor({1, 3, 0, 4, 5, 2}, torch::kLong);
+  blocks[1].src_ids = torch::tensor({3, 7, 1}, torch::kLong);
+  blocks[1].num_dst = 2;
+  blocks[1].indptr = torch::tensor({0, 2, 3}, torch::kLong);
+  blocks[1].indices = torch::tensor({1, 2, 0}, torch::kLong);
+  return blocks;
+}
+
+TEST(Models, ReadingTheFeatureTableInPlaceEqualsGatheredInputRows) {
+  const auto blocks = sampled_blocks();
+  const torch::Tensor table = torch::randn({10, 5});
+  const torch::Tensor ids = blocks[0].src_ids;
+  struct Case {
+    ModelConfig config;
+    bool in_place;  // reads_input_table(): no gathered copy
+  };
+  const std::vector<Case> cases = {
+      {{.kind = "sage", .aggregator = "mean"}, true},
+      {{.kind = "sage", .aggregator = "gcn"}, true},
+      {{.kind = "sage", .aggregator = "pool"}, false},
+      {{.kind = "sage", .input_dropout = 0.2}, false},  // dropout of the table: gathers first
+      {{.kind = "sage", .hidden = 3}, false},           // in > out: projects before aggregating
+      {{.kind = "mlp"}, true},
+      {{.kind = "gcn"}, false},
+      {{.kind = "gat", .heads = 2}, false}};
+  for (const Case& c : cases) {
+    ModelConfig config = c.config;
+    config.in = 5;
+    config.hidden = c.config.hidden == 256 ? 8 : c.config.hidden;
+    config.out = 3;
+    config.layers = 2;
+    config.dropout = 0.5;
+    const std::string name = config.kind + "/" + config.aggregator;
+    torch::manual_seed(1);
+    auto model = make_model(config);
+    EXPECT_EQ(model->reads_input_table(), c.in_place) << name;
+    torch::Tensor outputs[2];
+    std::vector<torch::Tensor> grads[2];
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      model->zero_grad();
+      torch::manual_seed(7);  // the same dropout masks
+      outputs[in_place] = in_place ? model->forward(blocks, table, ids)
+                                   : model->forward(blocks, table.index_select(0, ids));
+      outputs[in_place].pow(2).sum().backward();
+      for (const auto& p : model->parameters()) grads[in_place].push_back(p.grad().clone());
+    }
+    EXPECT_TRUE(torch::allclose(outputs[0], outputs[1], 1e-5, 1e-6)) << name;
+    for (std::size_t i = 0; i < grads[0].size(); ++i) {
+      EXPECT_TRUE(torch::allclose(grads[0][i], grads[1][i], 1e-5, 1e-6)) << name << " grad " << i;
+    }
+  }
+}
+
 TEST(Models, Bfloat16AutocastRunsDenseLayersInBfloat16AndStaysClose) {
   const auto blocks = two_blocks();
   const torch::Tensor x = torch::randn({6, 16});

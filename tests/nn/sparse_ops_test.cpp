@@ -91,6 +91,48 @@ TEST(Aggregate, GradientsMatchFiniteDifferences) {
             1e-6);
 }
 
+TEST(Aggregate, SelfAndNeighborsIsDestinationRowsBesideTheAggregate) {
+  const BlockView b = small_block();
+  const torch::Tensor x = torch::randn({5, 4}, torch::kDouble);
+  for (const Reduce reduce : {Reduce::kSum, Reduce::kMean}) {
+    const torch::Tensor both = self_and_neighbors(b, x, reduce);
+    EXPECT_TRUE(torch::equal(both.narrow(1, 0, 4), x.slice(0, 0, b.num_dst())));
+    EXPECT_TRUE(torch::allclose(both.narrow(1, 4, 4), aggregate(b, x, reduce)));
+    const auto f = [&](const std::vector<torch::Tensor>& in) {
+      return self_and_neighbors(b, in[0], reduce);
+    };
+    EXPECT_LT(gradient_error(f, {x}), 1e-6);
+    // Reading a table in place: the same values, and the gradient reaches the table's rows.
+    BlockView over_rows = b;
+    over_rows.source_rows = torch::tensor({6, 0, 3, 3, 1}, torch::kLong);
+    const torch::Tensor table = torch::randn({7, 4}, torch::kDouble);
+    const torch::Tensor gathered = table.index_select(0, over_rows.source_rows);
+    EXPECT_TRUE(torch::allclose(self_and_neighbors(over_rows, table, reduce),
+                                self_and_neighbors(b, gathered, reduce)));
+    const auto g = [&](const std::vector<torch::Tensor>& in) {
+      return self_and_neighbors(over_rows, in[0], reduce);
+    };
+    EXPECT_LT(gradient_error(g, {table}), 1e-6);
+  }
+  EXPECT_THROW(self_and_neighbors(b, x, Reduce::kMax), Error);
+  EXPECT_THROW(self_and_neighbors(b, x.slice(0, 0, 4), Reduce::kSum), Error);
+}
+
+TEST(Aggregate, OverATableReadsTheSourcesRowsInPlace) {
+  BlockView b = small_block();
+  b.source_rows = torch::tensor({6, 0, 3, 3, 1}, torch::kLong);  // two sources share a row
+  const torch::Tensor table = torch::randn({7, 4}, torch::kDouble);
+  const torch::Tensor gathered = table.index_select(0, b.source_rows);
+  const BlockView over = b.over_table(table.size(0));
+  EXPECT_EQ(over.num_src, 7);
+  for (const Reduce reduce : {Reduce::kSum, Reduce::kMean, Reduce::kMax}) {
+    EXPECT_TRUE(torch::allclose(aggregate(over, table, reduce), aggregate(b, gathered, reduce)));
+  }
+  EXPECT_TRUE(torch::equal(destination_rows(b, table), gathered.slice(0, 0, b.num_dst())));
+  EXPECT_TRUE(torch::equal(destination_rows(small_block(), gathered), gathered.slice(0, 0, 3)));
+  EXPECT_THROW(small_block().over_table(7), Error);  // no source_rows
+}
+
 TEST(EdgeOps, EdgeAddAndSoftmaxValues) {
   const BlockView b = small_block();
   const torch::Tensor a = torch::randn({5, 2}, torch::kDouble);

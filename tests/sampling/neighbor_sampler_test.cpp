@@ -59,6 +59,22 @@ TEST(NeighborSampler, BlocksSatisfyTheirInvariants) {
   EXPECT_TRUE(at::equal(batch.input_nodes(), batch.blocks[0].src_ids));
 }
 
+TEST(NeighborSampler, WithoutEdgeIdsTheBlocksAreOtherwiseTheSame) {
+  const graph::CscGraph graph = random_graph(2000, 30000);
+  const LocalNeighborSource source(graph);
+  const NeighborSampler with_ids(&source, {.fanouts = {5, 4}, .seed = 7});
+  const NeighborSampler without(&source, {.fanouts = {5, 4}, .seed = 7, .edge_ids = false});
+  const at::Tensor seeds = at::tensor({3, 99, 1500}, at::kLong);
+  const MiniBatch a = with_ids.sample(seeds, 0, 0);
+  const MiniBatch b = without.sample(seeds, 0, 0);
+  for (std::size_t l = 0; l < 2; ++l) {
+    EXPECT_TRUE(a.blocks[l].edge_ids.defined());
+    EXPECT_FALSE(b.blocks[l].edge_ids.defined());
+    EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
+    EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices));
+  }
+}
+
 TEST(NeighborSampler, SameBatchesWithOneAndTwoThreads) {
   const graph::CscGraph graph = random_graph(5000, 80000);
   const LocalNeighborSource source(graph);

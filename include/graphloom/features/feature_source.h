@@ -27,6 +27,11 @@ class FeatureSource {
 
   // Allocates the output and gathers into it.
   at::Tensor gather(const std::string& name, const at::Tensor& ids) const;
+
+  // The whole of `name` as one tensor whose row i is row i, when this source holds it in this
+  // process's memory as gathered (no decoding, no remote rows); undefined otherwise. A consumer
+  // that can read rows through an index (a model's first layer) then needs no gathered copy.
+  virtual at::Tensor whole_table(const std::string& name) const { return {}; }
 };
 
 }  // namespace graphloom::features

@@ -13,10 +13,16 @@ namespace graphloom::nn {
 // checkpointed generator states make it reproducible.
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool training);
 
+// fast_dropout(relu(x)) (the same mask) in one pass that keeps one bit per element for
+// backward: relu would keep its output, and the next layer's input would stay alive through it
+// until backward (the largest activation of a sampled batch).
+at::Tensor relu_dropout(const at::Tensor& x, double p, bool training);
+
 class FastDropoutImpl : public torch::nn::Module {
  public:
   explicit FastDropoutImpl(double p) : p_(p) {}
   torch::Tensor forward(const torch::Tensor& x) { return fast_dropout(x, p_, is_training()); }
+  double p() const { return p_; }
 
  private:
   double p_;

@@ -20,6 +20,9 @@ class SAGEConvImpl : public torch::nn::Module {
  public:
   SAGEConvImpl(int64_t in, int64_t out, std::string aggregator);
   torch::Tensor forward(const BlockView& block, const torch::Tensor& x);
+  // Whether forward() reads a table input (block.source_rows) in place: mean and gcn
+  // aggregation before projecting only touch the sampled rows.
+  bool reads_table() const { return aggregator_ != "pool" && !project_first_; }
 
  private:
   std::string aggregator_;

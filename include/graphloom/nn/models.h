@@ -37,7 +37,8 @@ class GnnModel : public torch::nn::Module {
   virtual int64_t num_layers() const = 0;
   // Width of layer l's output.
   virtual int64_t output_dim(int64_t layer) const = 0;
-  // Layer l with the dropout of its input and, except for the last layer, its activation.
+  // Layer l: the input dropout (layer 0), the convolution and, except for the last layer, the
+  // activation and the next layer's input dropout.
   virtual torch::Tensor layer_forward(int64_t layer, const BlockView& block,
                                       const torch::Tensor& x) = 0;
   // The parameters of layer l (what a checkpointed layer hands gradients to).
@@ -45,7 +46,13 @@ class GnnModel : public torch::nn::Module {
   // Whole-graph degrees for layers that normalize by them (GCN); others ignore them.
   virtual void set_graph_degrees(const at::Tensor& in_degrees, const at::Tensor& out_degrees) {}
   // Applies every layer: blocks[0] to the input rows x, blocks.back() yields the seeds' logits.
-  torch::Tensor forward(const std::vector<sampling::Block>& blocks, torch::Tensor x);
+  // With x_rows, x is a table (e.g. the whole feature table) and input node i is its row
+  // x_rows[i]: the first layer reads those rows in place if it can, or gathers them first.
+  torch::Tensor forward(const std::vector<sampling::Block>& blocks, torch::Tensor x,
+                        const at::Tensor& x_rows = {});
+  // Whether forward() with x_rows reads the table in place, without a gathered copy; if not,
+  // callers should rather gather the rows where it overlaps with training (the loader).
+  virtual bool reads_input_table() const { return false; }
   void set_checkpoint_layers(bool enabled) { checkpoint_layers_ = enabled; }
 
  private:

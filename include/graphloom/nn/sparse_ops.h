@@ -24,19 +24,35 @@ struct BlockView {
   int64_t num_src = 0;
   at::Tensor src_ids;     // int64 [num_src] global ids (optional; layers that need node data)
   at::Tensor edge_types;  // int64 [num_edges] (typed graphs; relational layers need it)
+  // int64 [num_src] (optional): the layer's input is a table (e.g. the whole feature table)
+  // whose row source_rows[s] is source s. A first layer that reads its input rows in place
+  // gets this instead of a gathered copy of them (hundreds of MB per batch on big graphs).
+  at::Tensor source_rows;
 
   int64_t num_dst() const { return indptr.numel() - 1; }
   int64_t num_edges() const { return indices.numel(); }
   static BlockView of(const sampling::Block& block) {
-    return {block.indptr, block.indices, block.num_src(), block.src_ids, block.edge_types};
+    return {block.indptr, block.indices, block.num_src(), block.src_ids, block.edge_types, {}};
   }
+  // With source_rows: the same edges with the table's rows (table_rows of them) as sources, so
+  // that aggregation reads the table directly. Node ids (src_ids) do not carry over.
+  BlockView over_table(int64_t table_rows) const;
 };
+
+// The destinations' rows of a layer input x: its first num_dst rows, or with source_rows the
+// table's rows of the destinations (a gathered copy of those few).
+at::Tensor destination_rows(const BlockView& block, const at::Tensor& x);
 
 // out[d] = reduce over in-edges e = (s -> d) of weight[e] * x[s].
 //   x: [num_src, F] or [num_src, H, F] (float or double); weight: undefined or [E] / [E, H]
 //   (sum only). Destinations without in-edges get 0. Differentiable in x and weight.
 at::Tensor aggregate(const BlockView& block, const at::Tensor& x, Reduce reduce,
                      const at::Tensor& weight = {});
+
+// [x's destination rows | aggregate(block, x, reduce)] as one [num_dst, 2F] tensor (2-D x,
+// sum or mean, no weights): what GraphSAGE multiplies by [W_self | W_neigh] in one GEMM. With
+// block.source_rows, x is a table read in place. Differentiable in x.
+at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& x, Reduce reduce);
 
 // e[k] = a[src(k)] + b[dst(k)] for every edge k: a [num_src, H], b [num_dst, H] -> [E, H].
 at::Tensor edge_add(const BlockView& block, const at::Tensor& a, const at::Tensor& b);

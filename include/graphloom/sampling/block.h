@@ -17,7 +17,7 @@ struct Block {
   int64_t num_dst = 0;
   at::Tensor indptr;    // int64 [num_dst + 1]: CSC over destination nodes
   at::Tensor indices;   // int64 [num_edges]: positions in src_ids
-  at::Tensor edge_ids;  // int64 [num_edges]: global edge ids
+  at::Tensor edge_ids;  // int64 [num_edges]: global edge ids (unless the sampler drops them)
   // int64 [num_edges] on typed graphs: the edge type of each edge (each destination's edges
   // grouped by type, in type order); undefined on homogeneous graphs.
   at::Tensor edge_types;
