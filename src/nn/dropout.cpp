@@ -7,7 +7,6 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <mutex>
-#include <utility>
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
@@ -61,27 +60,22 @@ void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p, uint64_t
   }
 }
 
-at::Tensor masked(const at::Tensor& x, uint64_t key, double p) {
+// The dropout of x; with `positive`, of relu(x), and a bit per element there saying where the
+// output is positive: all backward needs (a positive output was kept and had a positive input).
+at::Tensor masked(const at::Tensor& x, uint64_t key, double p, at::Tensor* positive = nullptr) {
   const at::Tensor in = x.contiguous();
   at::Tensor out = at::empty_like(in);
+  if (positive != nullptr) *positive = at::empty({(in.numel() + 63) / 64}, at::kLong);
   AT_DISPATCH_FLOATING_TYPES(in.scalar_type(), "fast_dropout", [&] {
-    apply_mask<false>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
-                      nullptr);
+    if (positive != nullptr) {
+      apply_mask<true>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
+                       reinterpret_cast<uint64_t*>(positive->data_ptr<int64_t>()));
+    } else {
+      apply_mask<false>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
+                        nullptr);
+    }
   });
   return out;
-}
-
-// relu then dropout: the output and a bit per element saying where it is positive, which is
-// all backward needs (a positive output was kept and had a positive input).
-std::pair<at::Tensor, at::Tensor> relu_masked(const at::Tensor& x, uint64_t key, double p) {
-  const at::Tensor in = x.contiguous();
-  at::Tensor out = at::empty_like(in);
-  at::Tensor positive = at::empty({(in.numel() + 63) / 64}, at::kLong);
-  AT_DISPATCH_FLOATING_TYPES(in.scalar_type(), "relu_dropout", [&] {
-    apply_mask<true>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
-                     reinterpret_cast<uint64_t*>(positive.data_ptr<int64_t>()));
-  });
-  return {out, positive};
 }
 
 template <typename T>
@@ -126,7 +120,8 @@ class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
 class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t key, double p) {
-    auto [y, positive] = relu_masked(x, static_cast<uint64_t>(key), p);
+    at::Tensor positive;
+    at::Tensor y = masked(x, static_cast<uint64_t>(key), p, &positive);
     ctx->saved_data["p"] = p;
     ctx->save_for_backward({positive});
     return y;

@@ -259,10 +259,10 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
       t.fetch += batch->fetch_seconds;
       timer.reset();
       // Embedding rows are pulled here, as leaves whose gradient goes back to their owners.
-      const torch::Tensor x = embedding != nullptr
+      const torch::Tensor x = feature_table.defined() ? feature_table
+                              : embedding != nullptr
                                   ? embedding->pull(batch->input_nodes()).set_requires_grad(true)
-                              : gather_features ? batch->features.at("feat")
-                                                : feature_table;
+                                  : batch->features.at("feat");
       torch::Tensor logits;
       {
         const AutocastScope autocast(bf16);
