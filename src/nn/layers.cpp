@@ -5,6 +5,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/nn/dropout.h"
+#include "graphloom/nn/linear.h"
 
 namespace graphloom::nn {
 
@@ -31,16 +32,18 @@ torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor&
            "SAGEConv ({} aggregator, projecting first: {}) cannot read its input in place",
            aggregator_, project_first_);
   if (aggregator_ == "pool") {
-    const torch::Tensor pooled = aggregate(block, torch::relu(fc_pool_(x)), Reduce::kMax);
-    return fc_self_(x.slice(0, 0, block.num_dst())) + fc_neigh_(pooled) + bias_;
+    const torch::Tensor pooled = aggregate(
+        block, torch::relu(nn::linear(x, fc_pool_->weight, fc_pool_->bias)), Reduce::kMax);
+    return nn::linear(x.slice(0, 0, block.num_dst()), fc_self_->weight, bias_) +
+           nn::linear(pooled, fc_neigh_->weight);
   }
   const Reduce reduce = aggregator_ == "mean" ? Reduce::kMean : Reduce::kSum;
   const int64_t num_dst = block.num_dst();
   if (project_first_) {
     const torch::Tensor x_dst = x.slice(0, 0, num_dst);
-    const torch::Tensor source = fc_neigh_(x);
+    const torch::Tensor source = nn::linear(x, fc_neigh_->weight);
     torch::Tensor neigh = aggregate(block, source, reduce);
-    if (aggregator_ == "mean") return fc_self_(x_dst) + neigh + bias_;
+    if (aggregator_ == "mean") return nn::linear(x_dst, fc_self_->weight, bias_) + neigh;
     const torch::Tensor degree = in_degrees(block).to(neigh.scalar_type()).unsqueeze(1);
     return (neigh + source.slice(0, 0, num_dst)) / (degree + 1) + bias_;
   }
@@ -48,12 +51,12 @@ torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor&
   const torch::Tensor both = self_and_neighbors(block, x, reduce);
   const int64_t in = both.size(1) / 2;
   if (aggregator_ == "mean") {
-    return at::addmm(bias_, both, at::cat({fc_self_->weight, fc_neigh_->weight}, 1).t());
+    return nn::linear(both, at::cat({fc_self_->weight, fc_neigh_->weight}, 1), bias_);
   }
   // gcn: the mean over the neighbors and the node itself
   const torch::Tensor degree = in_degrees(block).to(both.scalar_type()).unsqueeze(1);
   const torch::Tensor neigh = (both.narrow(1, 0, in) + both.narrow(1, in, in)) / (degree + 1);
-  return at::addmm(bias_, neigh, fc_neigh_->weight.t());
+  return nn::linear(neigh, fc_neigh_->weight, bias_);
 }
 
 GraphConvImpl::GraphConvImpl(int64_t in, int64_t out) {
@@ -89,9 +92,9 @@ torch::Tensor GraphConvImpl::forward(const BlockView& block, const torch::Tensor
   }
   const bool project_first = fc_->weight.size(1) > fc_->weight.size(0);
   torch::Tensor h = x * src_norm;
-  if (project_first) h = fc_(h);
+  if (project_first) h = nn::linear(h, fc_->weight);
   h = aggregate(block, h, Reduce::kSum) * dst_norm;
-  if (!project_first) h = fc_(h);
+  if (!project_first) h = nn::linear(h, fc_->weight);
   return h + bias_;
 }
 
@@ -112,7 +115,7 @@ GATConvImpl::GATConvImpl(int64_t in, int64_t out, int64_t heads, bool concat,
 }
 
 torch::Tensor GATConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
-  const torch::Tensor features = fc_(x).view({x.size(0), heads_, out_});
+  const torch::Tensor features = nn::linear(x, fc_->weight).view({x.size(0), heads_, out_});
   const torch::Tensor score_src = (features * attention_src_).sum(-1);
   const torch::Tensor score_dst = (features.slice(0, 0, block.num_dst()) * attention_dst_).sum(-1);
   const torch::Tensor scores = F::leaky_relu(edge_add(block, score_src, score_dst),

@@ -7,6 +7,7 @@
 #include "graphloom/nn/checkpoint.h"
 #include "graphloom/nn/dropout.h"
 #include "graphloom/nn/layers.h"
+#include "graphloom/nn/linear.h"
 #include "graphloom/nn/relational_layers.h"
 
 namespace graphloom::nn {
@@ -150,7 +151,7 @@ class MLPLayerImpl : public torch::nn::Module {
  public:
   MLPLayerImpl(int64_t in, int64_t out) { fc_ = register_module("fc", torch::nn::Linear(in, out)); }
   torch::Tensor forward(const BlockView& block, const torch::Tensor& x) {
-    return fc_(destination_rows(block, x));
+    return nn::linear(destination_rows(block, x), fc_->weight, fc_->bias);
   }
 
  private:

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
+#include "graphloom/nn/linear.h"
 
 namespace graphloom::nn {
 
@@ -64,12 +65,12 @@ torch::Tensor RelationalConvImpl::forward(const BlockView& block, const torch::T
     const BlockView& view = views[static_cast<std::size_t>(r)];
     if (view.num_edges() == 0) continue;
     const torch::Tensor neigh = aggregate(view, x, Reduce::kMean);
-    const torch::Tensor term =
-        fc_relation_[static_cast<std::size_t>(r)]->as<torch::nn::Linear>()->forward(neigh);
+    const torch::Tensor term = nn::linear(
+        neigh, fc_relation_[static_cast<std::size_t>(r)]->as<torch::nn::Linear>()->weight);
     messages = messages.defined() ? messages + term : term;
     reached += (in_degrees(view) > 0).to(at::kFloat).unsqueeze(1);
   }
-  torch::Tensor out = fc_self_(x.slice(0, 0, block.num_dst())) + bias_;
+  torch::Tensor out = nn::linear(x.slice(0, 0, block.num_dst()), fc_self_->weight, bias_);
   if (!messages.defined()) return out;
   if (combine_ == "mean") messages = messages / reached.clamp_min(1).to(messages.scalar_type());
   return out + messages;

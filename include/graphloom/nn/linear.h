@@ -1,0 +1,16 @@
+// A dense layer's product, x W^T + b, computed in blocks of rows. OpenBLAS packs a thread's
+// whole share of the rows' side of a product into its per-thread buffer: a first layer's
+// 113k x 256 input (`bench train --data er`) touched 53 MB of each thread's buffer, resident
+// until exit, where blocks of rows touch a few.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace graphloom::nn {
+
+// x [rows, in] times weight [out, in] transposed, plus bias [out] when defined; differentiable
+// in all three. Under CPU autocast (--precision bf16) it is libtorch's addmm / mm, so that the
+// product runs in the autocast type.
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+
+}  // namespace graphloom::nn
