@@ -1,11 +1,14 @@
-// Best fit among the cached blocks, least recently freed out first. Capacities are whole huge
-// pages with 1/32 spare, so that the next step's slightly bigger tensor fits its block.
+// Best fit among the cached blocks; when none fits and a fresh mapping would pass the limit, the
+// free block closest in size is resized instead (mremap keeps its pages), and the least recently
+// freed go out only for what is still missing. Capacities are whole huge pages with 1/32 spare,
+// so that the next step's slightly bigger tensor fits its block.
 #include "graphloom/base/large_block_cache.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <sys/mman.h>
 
 #include <atomic>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 
@@ -59,10 +62,14 @@ c10::DataPtr LargeBlockCache::allocate(std::size_t bytes) const {
   } else {
     const std::size_t capacity = round_up_to_huge_pages(bytes + bytes / 32);
     stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes + capacity);
-    make_room(capacity);
-    block = new Block{this, map_huge_pages(capacity), capacity, {}};
-    stats_.mapped_bytes += capacity;
-    ++stats_.maps;
+    block = resize_a_free_block(capacity);
+    if (block == nullptr) {
+      make_room(capacity);
+      block = new Block{this, map_huge_pages(capacity), capacity, {}};
+      stats_.mapped_bytes += capacity;
+      stats_.fresh_bytes += capacity;
+      ++stats_.maps;
+    }
   }
   stats_.in_use_bytes += block->capacity;
   stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
@@ -97,6 +104,36 @@ void LargeBlockCache::give_back(Block* block) const {
   stats_.in_use_bytes -= block->capacity;
   block->age = free_by_age_.insert(free_by_age_.end(), block);
   free_by_size_.emplace(block->capacity, block);
+}
+
+LargeBlockCache::Block* LargeBlockCache::resize_a_free_block(std::size_t capacity) const {
+  const std::size_t limit = stats_.peak_in_use_bytes + options_.margin_bytes;
+  if (free_by_size_.empty() || stats_.mapped_bytes + capacity <= limit) return nullptr;
+  // The free block closest in size keeps the most of its pages: shrinking zeroes none, growing
+  // only the difference.
+  auto closest = free_by_size_.lower_bound(capacity);
+  if (closest == free_by_size_.end() ||
+      (closest != free_by_size_.begin() &&
+       capacity - std::prev(closest)->first < closest->first - capacity)) {
+    closest = std::prev(closest);
+  }
+  Block* block = closest->second;
+  free_by_size_.erase(closest);
+  free_by_age_.erase(block->age);
+  if (capacity > block->capacity) make_room(capacity - block->capacity);
+  try {
+    block->data = resize_huge_pages(block->data, block->capacity, capacity);
+  } catch (...) {
+    ::munmap(block->data, block->capacity);
+    stats_.mapped_bytes -= block->capacity;
+    delete block;
+    throw;
+  }
+  stats_.mapped_bytes = stats_.mapped_bytes - block->capacity + capacity;
+  stats_.fresh_bytes += capacity > block->capacity ? capacity - block->capacity : 0;
+  block->capacity = capacity;
+  ++stats_.resizes;
+  return block;
 }
 
 void LargeBlockCache::make_room(std::size_t extra) const {

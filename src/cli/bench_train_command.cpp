@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/large_block_cache.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/dist/process_environment.h"
@@ -103,6 +104,12 @@ void run_bench_train(const BenchTrainCommand& command, dist::ProcessGroup* group
         100.0 * t.allreduce / r.train_seconds);
   }
   fmt::print("  peak RSS {:.2f} GB (rank 0)\n", peak_rss_bytes() / 1e9);
+  const LargeBlockCacheStats cache = large_block_cache_stats();
+  fmt::print(
+      "  large blocks (rank 0): {:.0f} MB mapped, peak {:.0f} MB in use; {} maps, {} resizes, "
+      "{} unmaps, {} reuses; {:.0f} MB fresh\n",
+      cache.mapped_bytes / 1e6, cache.peak_in_use_bytes / 1e6, cache.maps, cache.resizes,
+      cache.unmaps, cache.reuses, cache.fresh_bytes / 1e6);
   if (!command.result_json.empty()) {
     const nlohmann::json figures = {{"seeds_per_s", r.seeds_per_second},
                                     {"train_seconds", r.train_seconds},

@@ -1,8 +1,10 @@
-// Huge-page tensors: aligned, advised, usable, and small ones left ordinary.
+// Huge-page tensors: aligned, advised, usable, and small ones left ordinary; mappings resized
+// with their contents.
 #include "graphloom/base/huge_pages.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -55,6 +57,32 @@ TEST(HugePages, SmallTensorIsAnOrdinaryAllocation) {
   at::Tensor t = empty_on_huge_pages({1000}, at::kLong);
   EXPECT_EQ(t.numel(), 1000);
   EXPECT_EQ(mapping_flags(t.data_ptr()).find(" hg"), std::string::npos);
+}
+
+TEST(HugePages, AResizedMappingKeepsItsContentsAndAlignment) {
+  auto* data = static_cast<unsigned char*>(map_huge_pages(2 * kHugePageBytes));
+  for (std::size_t i = 0; i < 2 * kHugePageBytes; ++i) data[i] = static_cast<unsigned char>(i);
+  // Something right after the mapping, so that growing it has to move it.
+  void* neighbour = ::mmap(data + 2 * kHugePageBytes, kHugePageBytes, PROT_READ,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  auto* grown =
+      static_cast<unsigned char*>(resize_huge_pages(data, 2 * kHugePageBytes, 4 * kHugePageBytes));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(grown) % kHugePageBytes, 0u);
+  if (neighbour != MAP_FAILED) {
+    EXPECT_NE(grown, data);
+  }
+  bool kept = true;
+  for (std::size_t i = 0; i < 2 * kHugePageBytes; ++i)
+    kept = kept && grown[i] == static_cast<unsigned char>(i);
+  EXPECT_TRUE(kept);
+  EXPECT_EQ(grown[4 * kHugePageBytes - 1], 0);  // the growth is fresh, zeroed memory
+  grown[4 * kHugePageBytes - 1] = 1;
+  auto* shrunk =
+      static_cast<unsigned char*>(resize_huge_pages(grown, 4 * kHugePageBytes, kHugePageBytes));
+  EXPECT_EQ(shrunk, grown);
+  EXPECT_EQ(shrunk[kHugePageBytes - 1], static_cast<unsigned char>(kHugePageBytes - 1));
+  ::munmap(shrunk, kHugePageBytes);
+  if (neighbour != MAP_FAILED) ::munmap(neighbour, kHugePageBytes);
 }
 
 }  // namespace

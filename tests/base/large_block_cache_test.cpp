@@ -1,5 +1,6 @@
-// The large-block cache: small requests pass through, freed blocks are reused best-fit, the
-// least recently freed go when the mapped total would pass the peak in use plus the margin.
+// The large-block cache: small requests pass through, freed blocks are reused best-fit, resized
+// when the mapped total would pass the peak in use plus the margin, and the least recently
+// freed go when resizing one is not enough.
 #include "graphloom/base/large_block_cache.h"
 
 #include <ATen/ATen.h>
@@ -45,26 +46,57 @@ TEST(LargeBlockCache, AFreedBlockIsReusedForTheNextRequestThatFitsIt) {
   EXPECT_EQ(stats.mapped_bytes, stats.in_use_bytes + 12 * kMB);  // the free 10 MB block
 }
 
-TEST(LargeBlockCache, LeastRecentlyFreedBlocksAreUnmappedBeyondThePeakPlusMargin) {
+TEST(LargeBlockCache, BeyondThePeakPlusMarginAFreeBlockIsResizedKeepingItsPages) {
   const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 10 * kMB});
+  c10::DataPtr a = cache.allocate(8 * kMB);
+  c10::DataPtr b = cache.allocate(8 * kMB);
+  std::memset(a.get(), 7, 8 * kMB);
+  a.clear();
+  b.clear();
+  EXPECT_EQ(cache.stats().peak_in_use_bytes, 20 * kMB);  // two 10 MB blocks
+  // 20 MB fits neither, and mapping it beside both would pass the peak + 10 MB: one of them
+  // grows to 20 MB instead, with nothing unmapped.
+  c10::DataPtr c = cache.allocate(19 * kMB);
+  std::memset(c.get(), 1, 19 * kMB);  // writable in full
+  LargeBlockCacheStats stats = cache.stats();
+  EXPECT_EQ(stats.maps, 2);
+  EXPECT_EQ(stats.resizes, 1);
+  EXPECT_EQ(stats.unmaps, 0);
+  EXPECT_EQ(stats.mapped_bytes, 10 * kMB + 20 * kMB);
+  c.clear();
+  // 5 MB is too small for the 10 MB block to be reused as is, and a fresh 6 MB block would pass
+  // the limit: the 10 MB block shrinks, keeping its contents (it is a's block, written above,
+  // or b's, never written: zeros).
+  c10::DataPtr d = cache.allocate(5 * kMB);
+  const auto* bytes = static_cast<const unsigned char*>(d.get());
+  EXPECT_TRUE(bytes[0] == 7 || bytes[0] == 0);
+  EXPECT_EQ(bytes[5 * kMB - 1], bytes[0]);
+  stats = cache.stats();
+  EXPECT_EQ(stats.maps, 2);
+  EXPECT_EQ(stats.resizes, 2);
+  EXPECT_EQ(stats.mapped_bytes, 6 * kMB + 20 * kMB);
+  d.clear();
+  EXPECT_EQ(cache.stats().in_use_bytes, 0u);
+}
+
+TEST(LargeBlockCache, LeastRecentlyFreedBlocksAreUnmappedWhenResizingIsNotEnough) {
+  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 0});
   c10::DataPtr a = cache.allocate(8 * kMB);
   c10::DataPtr b = cache.allocate(8 * kMB);
   a.clear();  // freed first
   b.clear();
-  EXPECT_EQ(cache.stats().peak_in_use_bytes, 20 * kMB);  // two 10 MB blocks
-  // 20 MB fits neither; mapping it next to both would pass the peak + 10 MB: a is unmapped.
-  c10::DataPtr c = cache.allocate(19 * kMB);
+  // 30 MB: a 10 MB block grows to it, and the other goes to stay under the new peak (30 MB).
+  c10::DataPtr c = cache.allocate(29 * kMB);
+  std::memset(c.get(), 1, 29 * kMB);
   LargeBlockCacheStats stats = cache.stats();
+  EXPECT_EQ(stats.resizes, 1);
   EXPECT_EQ(stats.unmaps, 1);
-  EXPECT_EQ(stats.mapped_bytes, 10 * kMB + 20 * kMB);
-  EXPECT_EQ(stats.peak_in_use_bytes, 20 * kMB);
-  c10::DataPtr d = cache.allocate(8 * kMB);  // b's block, still cached
-  EXPECT_EQ(cache.stats().reuses, 1);
+  EXPECT_EQ(stats.peak_in_use_bytes, 30 * kMB);
+  EXPECT_EQ(stats.mapped_bytes, 30 * kMB);
   c.clear();
-  d.clear();
   stats = cache.stats();
   EXPECT_EQ(stats.in_use_bytes, 0u);
-  EXPECT_EQ(stats.peak_in_use_bytes, 30 * kMB);
+  EXPECT_EQ(stats.mapped_bytes, 30 * kMB);  // cached for the next step
 }
 
 TEST(LargeBlockCache, RawAllocationsOfAnySizeGoBackThroughTheRawDeleter) {

@@ -20,6 +20,12 @@ inline std::size_t round_up_to_huge_pages(std::size_t bytes) {
 // advised for huge pages; the caller munmap()s it. Throws graphloom::Error when out of memory.
 void* map_huge_pages(std::size_t length);
 
+// Resizes such a mapping to `new_length` (a multiple of kHugePageBytes) and returns its address,
+// which may change. The first min(length, new_length) bytes keep their pages and contents; only
+// growth is faulted in (and zeroed by the kernel) when touched. Throws graphloom::Error when
+// out of memory; `data` is then unchanged.
+void* resize_huge_pages(void* data, std::size_t length, std::size_t new_length);
+
 // An uninitialised contiguous tensor. From 2 MB up it has its own anonymous mapping, 2 MB
 // aligned and advised for huge pages (ordinary memory where THP is "never"), unmapped when the
 // last reference goes; below that it is an ordinary allocation.

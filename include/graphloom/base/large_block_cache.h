@@ -4,8 +4,9 @@
 // small allocations of the loader and the autograd engine split freed blocks, and the heap
 // grew to ~1.5x the live peak (`bench train --data er`). Fresh mmap()s instead page-fault and
 // zero every block every step (half the throughput). This cache keeps freed large blocks,
-// each its own mapping on huge pages, reuses the best-fitting one, and unmaps the least
-// recently used when the mapped total would exceed the peak in use by more than a margin.
+// each its own mapping on huge pages, reuses the best-fitting one, resizes a cached block in
+// place of mapping a new one once the mapped total would exceed the peak in use by more than a
+// margin, and only then unmaps the least recently used.
 #pragma once
 
 #include <c10/core/Allocator.h>
@@ -22,16 +23,18 @@ struct LargeBlockCacheOptions {
   std::size_t min_block_bytes = std::size_t{4} << 20;  // smaller: the default CPU allocator
   // Mapped bytes (in use + cached) may exceed the peak in use by this much before the least
   // recently freed blocks are unmapped.
-  std::size_t margin_bytes = std::size_t{64} << 20;
+  std::size_t margin_bytes = std::size_t{96} << 20;
 };
 
 struct LargeBlockCacheStats {
   std::size_t mapped_bytes = 0;  // in use + cached
   std::size_t in_use_bytes = 0;
   std::size_t peak_in_use_bytes = 0;
-  int64_t maps = 0;    // blocks mapped
-  int64_t reuses = 0;  // allocations served from the cache
-  int64_t unmaps = 0;  // cached blocks given back to the kernel
+  std::size_t fresh_bytes = 0;  // mapped or grown: zeroed by the kernel when first touched
+  int64_t maps = 0;             // blocks mapped
+  int64_t reuses = 0;           // allocations served from the cache
+  int64_t resizes = 0;          // cached blocks resized for a request none fitted
+  int64_t unmaps = 0;           // cached blocks given back to the kernel
 };
 
 class LargeBlockCache final : public c10::Allocator {
@@ -52,6 +55,9 @@ class LargeBlockCache final : public c10::Allocator {
  private:
   static void release(void* data);
   void give_back(Block* block) const;
+  // The free block closest in size, resized to `capacity`, when mapping a fresh one would pass
+  // the limit; nullptr otherwise.
+  Block* resize_a_free_block(std::size_t capacity) const;
   // Unmaps least recently freed blocks until `extra` more bytes fit under the limit.
   void make_room(std::size_t extra) const;
 
