@@ -1,5 +1,4 @@
-// Dropout forward and backward share one mask generator: element i of a call keyed k is kept
-// iff the i-th draw of chunk i / kChunk of stream (k, chunk) is >= p.
+// Dropout forward and backward share one mask generator (dropout_mask.h).
 #include "graphloom/nn/dropout.h"
 
 #include <ATen/ATen.h>
@@ -8,6 +7,7 @@
 
 #include <mutex>
 
+#include "dropout_mask.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -15,39 +15,44 @@
 namespace graphloom::nn {
 namespace {
 
+using detail::apply_dropout_mask;
+using detail::kMaskChunk;
+using detail::next_dropout_key;
+using detail::relu_dropout_gradient;
+
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
-
-constexpr int64_t kChunk = 4096;
 
 // out[i] = in[i] * scale where kept, else 0. Each element gets 16 random bits (p is resolved
 // to 1/65536); the comparison loop is branch-free and vectorizes. With Relu, out[i] =
 // max(in[i], 0) * scale where kept, and bit i % 64 of positive[i / 64] says whether out[i] > 0.
+// Element 0 of `in` is element first_chunk * kMaskChunk of the masked tensor.
 template <bool Relu, typename T>
-void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p, uint64_t* positive) {
+void apply_mask(const T* in, T* out, int64_t n, int64_t first_chunk, uint64_t key, double p,
+                uint64_t* positive) {
   const auto threshold = static_cast<uint16_t>(std::min(65535.0, p * 65536.0));
   const T scale = static_cast<T>(1.0 / (1.0 - p));
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const int64_t chunks = (n + kMaskChunk - 1) / kMaskChunk;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    RandomStream rng(stream_key({key, static_cast<uint64_t>(c)}));
+    RandomStream rng(stream_key({key, static_cast<uint64_t>(first_chunk + c)}));
     // Random bits -> a per-element factor (0 or scale), then one multiply: two simple loops
     // that vectorize, instead of a random 50% branch per element.
-    T factor[kChunk];
-    for (int64_t k = 0; k < kChunk; k += 4) {
+    T factor[kMaskChunk];
+    for (int64_t k = 0; k < kMaskChunk; k += 4) {
       const uint64_t word = rng.next();
       for (int64_t i = 0; i < 4; ++i) {
         const auto draw = static_cast<uint32_t>((word >> (16 * i)) & 0xffff);
         factor[k + i] = draw >= threshold ? scale : T(0);
       }
     }
-    const int64_t begin = c * kChunk;
-    const int64_t count = std::min(n - begin, kChunk);
+    const int64_t begin = c * kMaskChunk;
+    const int64_t count = std::min(n - begin, kMaskChunk);
     const T* x = in + begin;
     T* y = out + begin;
     if constexpr (Relu) {
       for (int64_t j = 0; j < count; ++j) y[j] = std::max(x[j], T(0)) * factor[j];
-      uint64_t* words = positive + begin / 64;  // kChunk is a multiple of 64
+      uint64_t* words = positive + begin / 64;  // kMaskChunk is a multiple of 64
       for (int64_t w = 0; w * 64 < count; ++w) {
         uint64_t bits = 0;
         const int64_t end = std::min<int64_t>(64, count - w * 64);
@@ -60,27 +65,9 @@ void apply_mask(const T* in, T* out, int64_t n, uint64_t key, double p, uint64_t
   }
 }
 
-// The dropout of x; with `positive`, of relu(x), and a bit per element there saying where the
-// output is positive: all backward needs (a positive output was kept and had a positive input).
-at::Tensor masked(const at::Tensor& x, uint64_t key, double p, at::Tensor* positive = nullptr) {
-  const at::Tensor in = x.contiguous();
-  at::Tensor out = at::empty_like(in);
-  if (positive != nullptr) *positive = at::empty({(in.numel() + 63) / 64}, at::kLong);
-  AT_DISPATCH_FLOATING_TYPES(in.scalar_type(), "fast_dropout", [&] {
-    if (positive != nullptr) {
-      apply_mask<true>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
-                       reinterpret_cast<uint64_t*>(positive->data_ptr<int64_t>()));
-    } else {
-      apply_mask<false>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(), key, p,
-                        nullptr);
-    }
-  });
-  return out;
-}
-
 template <typename T>
-void relu_dropout_gradient(const uint64_t* positive, const T* grad_y, int64_t n, double p,
-                           T* grad_x) {
+void relu_dropout_gradient_kernel(const uint64_t* positive, const T* grad_y, int64_t n, double p,
+                                  T* grad_x) {
   const T scale = static_cast<T>(1.0 / (1.0 - p));
   const int64_t words = (n + 63) / 64;
 #pragma omp parallel for schedule(static)
@@ -94,13 +81,23 @@ void relu_dropout_gradient(const uint64_t* positive, const T* grad_y, int64_t n,
   }
 }
 
+// The dropout of x; with `positive`, of relu(x), and a bit per element there saying where the
+// output is positive: all backward needs (a positive output was kept and had a positive input).
+at::Tensor masked(const at::Tensor& x, uint64_t key, double p, at::Tensor* positive = nullptr) {
+  const at::Tensor in = x.contiguous();
+  at::Tensor out = at::empty_like(in);
+  if (positive != nullptr) *positive = at::empty({(in.numel() + 63) / 64}, at::kLong);
+  apply_dropout_mask(
+      in, out, 0, key, p,
+      positive != nullptr ? reinterpret_cast<uint64_t*>(positive->data_ptr<int64_t>()) : nullptr);
+  return out;
+}
+
 at::Tensor relu_dropout_backward(const at::Tensor& positive, const at::Tensor& grad_y, double p) {
   const at::Tensor grad = grad_y.contiguous();
   at::Tensor grad_x = at::empty_like(grad);
-  AT_DISPATCH_FLOATING_TYPES(grad.scalar_type(), "relu_dropout_backward", [&] {
-    relu_dropout_gradient(reinterpret_cast<const uint64_t*>(positive.data_ptr<int64_t>()),
-                          grad.data_ptr<scalar_t>(), grad.numel(), p, grad_x.data_ptr<scalar_t>());
-  });
+  relu_dropout_gradient(reinterpret_cast<const uint64_t*>(positive.data_ptr<int64_t>()), grad, 0, p,
+                        grad_x);
   return grad_x;
 }
 
@@ -133,18 +130,46 @@ class ReluDropoutFunction : public torch::autograd::Function<ReluDropoutFunction
   }
 };
 
-uint64_t next_key() {
+}  // namespace
+
+namespace detail {
+
+uint64_t next_dropout_key() {
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
   return generator.get<at::CPUGeneratorImpl>()->random64();
 }
 
-}  // namespace
+void apply_dropout_mask(const at::Tensor& in, const at::Tensor& out, int64_t first, uint64_t key,
+                        double p, uint64_t* positive) {
+  GL_CHECK(first % kMaskChunk == 0, "a dropout mask range starts at {}, not a multiple of {}",
+           first, kMaskChunk);
+  AT_DISPATCH_FLOATING_TYPES(in.scalar_type(), "fast_dropout", [&] {
+    if (positive != nullptr) {
+      apply_mask<true>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(),
+                       first / kMaskChunk, key, p, positive + first / 64);
+    } else {
+      apply_mask<false>(in.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), in.numel(),
+                        first / kMaskChunk, key, p, nullptr);
+    }
+  });
+}
+
+void relu_dropout_gradient(const uint64_t* positive, const at::Tensor& grad_y, int64_t first,
+                           double p, const at::Tensor& grad_x) {
+  GL_CHECK(first % 64 == 0, "a dropout gradient range starts at {}, not a multiple of 64", first);
+  AT_DISPATCH_FLOATING_TYPES(grad_y.scalar_type(), "relu_dropout_backward", [&] {
+    relu_dropout_gradient_kernel(positive + first / 64, grad_y.data_ptr<scalar_t>(), grad_y.numel(),
+                                 p, grad_x.data_ptr<scalar_t>());
+  });
+}
+
+}  // namespace detail
 
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool training) {
   GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
   if (!training || p == 0) return x;
-  return DropoutFunction::apply(full_precision(x), static_cast<int64_t>(next_key()), p);
+  return DropoutFunction::apply(full_precision(x), static_cast<int64_t>(next_dropout_key()), p);
 }
 
 at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
@@ -152,7 +177,7 @@ at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
   if (!training) return at::relu(x);
   // With p = 0 every element is kept (no key drawn, as fast_dropout): still one bit saved
   // per element instead of relu's saved output.
-  const uint64_t key = p > 0 ? next_key() : 0;
+  const uint64_t key = p > 0 ? next_dropout_key() : 0;
   return ReluDropoutFunction::apply(full_precision(x), static_cast<int64_t>(key), p);
 }
 

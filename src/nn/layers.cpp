@@ -26,11 +26,18 @@ SAGEConvImpl::SAGEConvImpl(int64_t in, int64_t out, std::string aggregator)
   bias_ = register_parameter("bias", torch::zeros({out}));
 }
 
-torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
-  const bool in_place = block.source_rows.defined();
-  GL_CHECK(!in_place || reads_table(),
+void SAGEConvImpl::check_input(const BlockView& block) const {
+  GL_CHECK(!block.source_rows.defined() || reads_table(),
            "SAGEConv ({} aggregator, projecting first: {}) cannot read its input in place",
            aggregator_, project_first_);
+}
+
+torch::Tensor SAGEConvImpl::self_and_neighbor_weight() const {
+  return at::cat({fc_self_->weight, fc_neigh_->weight}, 1);
+}
+
+torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor& x) {
+  check_input(block);
   if (aggregator_ == "pool") {
     const torch::Tensor pooled = aggregate(
         block, torch::relu(nn::linear(x, fc_pool_->weight, fc_pool_->bias)), Reduce::kMax);
@@ -51,12 +58,20 @@ torch::Tensor SAGEConvImpl::forward(const BlockView& block, const torch::Tensor&
   const torch::Tensor both = self_and_neighbors(block, x, reduce);
   const int64_t in = both.size(1) / 2;
   if (aggregator_ == "mean") {
-    return nn::linear(both, at::cat({fc_self_->weight, fc_neigh_->weight}, 1), bias_);
+    return nn::linear(both, self_and_neighbor_weight(), bias_);
   }
   // gcn: the mean over the neighbors and the node itself
   const torch::Tensor degree = in_degrees(block).to(both.scalar_type()).unsqueeze(1);
   const torch::Tensor neigh = (both.narrow(1, 0, in) + both.narrow(1, in, in)) / (degree + 1);
   return nn::linear(neigh, fc_neigh_->weight, bias_);
+}
+
+torch::Tensor SAGEConvImpl::forward_relu_dropout(const BlockView& block, const torch::Tensor& x,
+                                                 double p, bool training) {
+  if (aggregator_ != "mean" || project_first_) return relu_dropout(forward(block, x), p, training);
+  check_input(block);
+  return linear_relu_dropout(self_and_neighbors(block, x, Reduce::kMean),
+                             self_and_neighbor_weight(), bias_, p, training);
 }
 
 GraphConvImpl::GraphConvImpl(int64_t in, int64_t out) {

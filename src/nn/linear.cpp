@@ -1,5 +1,6 @@
 // Forward and the input's gradient go a block of rows at a time into one output tensor; the
-// weight's gradient is one product (its row side is the weight's, small).
+// weight's gradient is one product (its row side is the weight's, small). The fused form with
+// relu and dropout goes a block at a time through backward too.
 #include "graphloom/nn/linear.h"
 
 #include <ATen/ATen.h>
@@ -7,6 +8,10 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+
+#include "dropout_mask.h"
+#include "graphloom/base/error.h"
+#include "graphloom/nn/dropout.h"
 
 namespace graphloom::nn {
 namespace {
@@ -30,6 +35,11 @@ at::Tensor product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const
     }
   }
   return out;
+}
+
+// No bias is an empty one: custom autograd functions take no undefined inputs.
+at::Tensor bias_or_empty(const at::Tensor& bias, const at::Tensor& weight) {
+  return bias.defined() ? bias : at::empty({0}, weight.options());
 }
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
@@ -56,15 +66,85 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
   }
 };
 
+// relu_dropout(x W^T + b): each block of rows is masked in place right after its product, and
+// backward turns one block of the output's gradient at a time into the product's gradient, so
+// neither the unmasked output nor the product's whole gradient is ever held.
+class LinearReluDropoutFunction : public torch::autograd::Function<LinearReluDropoutFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias, int64_t key, double p) {
+    const int64_t width = weight.size(0);
+    at::Tensor out = at::empty({x.size(0), width}, x.options());
+    at::Tensor positive = at::empty({(out.numel() + 63) / 64}, at::kLong);
+    auto* bits = reinterpret_cast<uint64_t*>(positive.data_ptr<int64_t>());
+    const at::Tensor weight_t = weight.t();
+    const bool has_bias = bias.numel() > 0;
+    for (int64_t begin = 0; begin < x.size(0); begin += kRowsPerBlock) {
+      const int64_t rows = std::min(kRowsPerBlock, x.size(0) - begin);
+      at::Tensor block = out.narrow(0, begin, rows);
+      if (has_bias) {
+        at::addmm_out(block, bias, x.narrow(0, begin, rows), weight_t);
+      } else {
+        at::mm_out(block, x.narrow(0, begin, rows), weight_t);
+      }
+      detail::apply_dropout_mask(block, block, begin * width, static_cast<uint64_t>(key), p, bits);
+    }
+    ctx->save_for_backward({x, weight, positive});
+    ctx->saved_data["bias"] = has_bias;
+    ctx->saved_data["p"] = p;
+    return out;
+  }
+
+  static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& weight = saved[1];
+    const auto* bits = reinterpret_cast<const uint64_t*>(saved[2].data_ptr<int64_t>());
+    const double p = ctx->saved_data["p"].toDouble();
+    const at::Tensor grad = grad_outputs[0].contiguous();
+    const int64_t width = weight.size(0);
+    at::Tensor grad_x;
+    at::Tensor grad_weight;
+    at::Tensor grad_bias;
+    if (ctx->needs_input_grad(0)) grad_x = at::empty_like(x);
+    if (ctx->needs_input_grad(1)) grad_weight = at::zeros_like(weight);
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) {
+      grad_bias = at::zeros({width}, grad.options());
+    }
+    const at::Tensor product_grad =
+        at::empty({std::min(kRowsPerBlock, x.size(0)), width}, grad.options());
+    for (int64_t begin = 0; begin < x.size(0); begin += kRowsPerBlock) {
+      const int64_t rows = std::min(kRowsPerBlock, x.size(0) - begin);
+      const at::Tensor block = product_grad.narrow(0, 0, rows);
+      detail::relu_dropout_gradient(bits, grad.narrow(0, begin, rows), begin * width, p, block);
+      if (grad_bias.defined()) grad_bias += block.sum(0);
+      if (grad_weight.defined()) grad_weight.addmm_(block.t(), x.narrow(0, begin, rows));
+      if (grad_x.defined()) {
+        at::Tensor rows_grad = grad_x.narrow(0, begin, rows);
+        at::mm_out(rows_grad, block, weight);
+      }
+    }
+    return {grad_x, grad_weight, grad_bias, {}, {}};
+  }
+};
+
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (at::autocast::is_cpu_enabled()) {
     return bias.defined() ? at::addmm(bias, x, weight.t()) : at::mm(x, weight.t());
   }
-  // No bias is an empty one: custom autograd functions take no undefined inputs.
-  return LinearFunction::apply(x.contiguous(), weight,
-                               bias.defined() ? bias : at::empty({0}, weight.options()));
+  return LinearFunction::apply(x.contiguous(), weight, bias_or_empty(bias, weight));
+}
+
+at::Tensor linear_relu_dropout(const at::Tensor& x, const at::Tensor& weight,
+                               const at::Tensor& bias, double p, bool training) {
+  if (!training) return at::relu(linear(x, weight, bias));
+  if (at::autocast::is_cpu_enabled()) return relu_dropout(linear(x, weight, bias), p, training);
+  GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
+  const uint64_t key = p > 0 ? detail::next_dropout_key() : 0;  // as relu_dropout draws it
+  return LinearReluDropoutFunction::apply(x.contiguous(), weight, bias_or_empty(bias, weight),
+                                          static_cast<int64_t>(key), p);
 }
 
 }  // namespace graphloom::nn

@@ -67,11 +67,15 @@ class StackedModel : public GnnModel {
     }
     // A hidden layer's input dropout is applied by the layer before, fused with its activation.
     if (layer == 0) in = input_dropout_(in);
-    torch::Tensor h = layers_[static_cast<std::size_t>(layer)]->forward(edges, in);
-    if (layer + 1 < num_layers()) {
-      h = elu_ ? dropout_(torch::elu(h)) : relu_dropout(h, dropout_->p(), is_training());
+    Layer& conv = layers_[static_cast<std::size_t>(layer)];
+    if (layer + 1 == num_layers()) return conv->forward(edges, in);
+    if (elu_) return dropout_(torch::elu(conv->forward(edges, in)));
+    // A layer that can fuses relu and dropout into its last product.
+    if constexpr (requires { conv->forward_relu_dropout(edges, in, 0.5, true); }) {
+      return conv->forward_relu_dropout(edges, in, dropout_->p(), is_training());
+    } else {
+      return relu_dropout(conv->forward(edges, in), dropout_->p(), is_training());
     }
-    return h;
   }
 
  protected:

@@ -20,11 +20,18 @@ class SAGEConvImpl : public torch::nn::Module {
  public:
   SAGEConvImpl(int64_t in, int64_t out, std::string aggregator);
   torch::Tensor forward(const BlockView& block, const torch::Tensor& x);
+  // relu_dropout(forward(block, x), p, training), with the same mask; the mean aggregator
+  // fuses it into its dense product (linear_relu_dropout).
+  torch::Tensor forward_relu_dropout(const BlockView& block, const torch::Tensor& x, double p,
+                                     bool training);
   // Whether forward() reads a table input (block.source_rows) in place: mean and gcn
   // aggregation before projecting only touch the sampled rows.
   bool reads_table() const { return aggregator_ != "pool" && !project_first_; }
 
  private:
+  void check_input(const BlockView& block) const;
+  // [W_self | W_neigh], for the product with [h_dst | aggregated]
+  torch::Tensor self_and_neighbor_weight() const;
   std::string aggregator_;
   bool project_first_;  // mean/gcn with in > out: project before aggregating (fewer flops)
   torch::nn::Linear fc_self_{nullptr};

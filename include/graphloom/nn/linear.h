@@ -13,4 +13,10 @@ namespace graphloom::nn {
 // product runs in the autocast type.
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
+// relu_dropout(linear(x, weight, bias), p, training), with the same mask, in one pass over each
+// block of rows while it is in cache. It keeps x, the weight and a bit per output element for
+// backward, where relu_dropout's output and gradient each held a full [rows, out] tensor.
+at::Tensor linear_relu_dropout(const at::Tensor& x, const at::Tensor& weight,
+                               const at::Tensor& bias, double p, bool training);
+
 }  // namespace graphloom::nn
