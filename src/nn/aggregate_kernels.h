@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "graphloom/base/cpu_dispatch.h"
 #include "graphloom/nn/sparse_ops.h"
 
 namespace graphloom::nn::kernels {
@@ -65,25 +66,56 @@ void prefetch_row(const T* row, int64_t values) {
   }
 }
 
+// out = sum over edges e in [begin, end) of coefficient(e, d, h) * x[source[e]] per head h.
+template <typename T>
+GRAPHLOOM_CPU_DISPATCH void sum_edges_into_row(const T* x, const int64_t* source, int64_t begin,
+                                               int64_t end, int64_t num_edges,
+                                               const Coefficient<T>& coef, int64_t d, int64_t heads,
+                                               int64_t feats, T* out) {
+  const int64_t row = heads * feats;
+  std::fill(out, out + row, T(0));
+  for (int64_t e = begin; e < end; ++e) {
+    if (e + kRowsAhead < num_edges) prefetch_row(x + source[e + kRowsAhead] * row, row);
+    const T* xs = x + source[e] * row;
+    for (int64_t h = 0; h < heads; ++h) {
+      const T c = coef(e, d, h);
+      for (int64_t f = 0; f < feats; ++f) out[h * feats + f] += c * xs[h * feats + f];
+    }
+  }
+}
+
 // Output rows are `out_stride` apart (row = heads * feats when packed).
 template <typename T>
 void sum_forward(const BlockView& b, const T* x, const Coefficient<T>& coef, int64_t heads,
                  int64_t feats, T* out, int64_t out_stride) {
   const int64_t* indptr = b.indptr.data_ptr<int64_t>();
   const int64_t* src = b.indices.data_ptr<int64_t>();
-  const int64_t row = heads * feats;
   const int64_t num_edges = b.num_edges();
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t d = 0; d < b.num_dst(); ++d) {
-    T* o = out + d * out_stride;
-    std::fill(o, o + row, T(0));
-    for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) {
-      if (e + kRowsAhead < num_edges) prefetch_row(x + src[e + kRowsAhead] * row, row);
-      const T* xs = x + src[e] * row;
-      for (int64_t h = 0; h < heads; ++h) {
-        const T c = coef(e, d, h);
-        for (int64_t f = 0; f < feats; ++f) o[h * feats + f] += c * xs[h * feats + f];
-      }
+    sum_edges_into_row(x, src, indptr[d], indptr[d + 1], num_edges, coef, d, heads, feats,
+                       out + d * out_stride);
+  }
+}
+
+// grad = sum over the edges edges[k], k in [begin, end), of coefficient * grad_out[dst[edge]].
+template <typename T>
+GRAPHLOOM_CPU_DISPATCH void sum_gradient_into_row(const T* grad_out, int64_t grad_stride,
+                                                  const int64_t* edges, const int64_t* dst,
+                                                  int64_t begin, int64_t end, int64_t num_edges,
+                                                  const Coefficient<T>& coef, int64_t heads,
+                                                  int64_t feats, T* grad) {
+  const int64_t row = heads * feats;
+  std::fill(grad, grad + row, T(0));
+  for (int64_t k = begin; k < end; ++k) {
+    if (k + kRowsAhead < num_edges) {
+      prefetch_row(grad_out + dst[edges[k + kRowsAhead]] * grad_stride, row);
+    }
+    const int64_t e = edges[k];
+    const T* go = grad_out + dst[e] * grad_stride;
+    for (int64_t h = 0; h < heads; ++h) {
+      const T c = coef(e, dst[e], h);
+      for (int64_t f = 0; f < feats; ++f) grad[h * feats + f] += c * go[h * feats + f];
     }
   }
 }
@@ -99,19 +131,8 @@ void sum_backward_x(const BlockView& b, const Transpose& t, const T* grad_out, i
   const int64_t num_edges = b.num_edges();
 #pragma omp parallel for schedule(dynamic, 64)
   for (int64_t s = 0; s < b.num_src; ++s) {
-    T* g = grad_x + s * row;
-    std::fill(g, g + row, T(0));
-    for (int64_t k = ptr[s]; k < ptr[s + 1]; ++k) {
-      if (k + kRowsAhead < num_edges) {
-        prefetch_row(grad_out + dst[edges[k + kRowsAhead]] * grad_stride, row);
-      }
-      const int64_t e = edges[k];
-      const T* go = grad_out + dst[e] * grad_stride;
-      for (int64_t h = 0; h < heads; ++h) {
-        const T c = coef(e, dst[e], h);
-        for (int64_t f = 0; f < feats; ++f) g[h * feats + f] += c * go[h * feats + f];
-      }
-    }
+    sum_gradient_into_row(grad_out, grad_stride, edges, dst, ptr[s], ptr[s + 1], num_edges, coef,
+                          heads, feats, grad_x + s * row);
   }
 }
 

@@ -5,9 +5,11 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <cstring>
 #include <mutex>
 
 #include "dropout_mask.h"
+#include "graphloom/base/cpu_dispatch.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -23,9 +25,36 @@ using detail::relu_dropout_gradient;
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// out[i] = in[i] * scale where kept, else 0. Each element gets 16 random bits (p is resolved
-// to 1/65536); the comparison loop is branch-free and vectorizes. With Relu, out[i] =
-// max(in[i], 0) * scale where kept, and bit i % 64 of positive[i / 64] says whether out[i] > 0.
+// y[i] = x[i] * scale where kept, else 0, for the `count` <= kMaskChunk elements of a chunk
+// whose draws come from `stream`. Each element gets 16 random bits (p is resolved to 1/65536);
+// the comparison loop is branch-free and vectorizes. With Relu, y[i] = max(x[i], 0) * scale
+// where kept, and bit i % 64 of words[i / 64] says whether y[i] > 0.
+template <bool Relu, typename T>
+GRAPHLOOM_CPU_DISPATCH void mask_chunk(const T* x, T* y, int64_t count, uint64_t stream,
+                                       uint16_t threshold, T scale, uint64_t* words) {
+  // The generator's serial draws first, then loops that vectorize (compare, select, multiply)
+  // instead of a random 50% branch per element.
+  RandomStream rng(stream);
+  uint16_t draws[kMaskChunk];
+  for (int64_t k = 0; k < kMaskChunk; k += 4) {
+    const uint64_t word = rng.next();
+    std::memcpy(draws + k, &word, sizeof(word));
+  }
+  if constexpr (Relu) {
+    for (int64_t j = 0; j < count; ++j) {
+      y[j] = std::max(x[j], T(0)) * (draws[j] >= threshold ? scale : T(0));
+    }
+    for (int64_t w = 0; w * 64 < count; ++w) {
+      uint64_t bits = 0;
+      const int64_t end = std::min<int64_t>(64, count - w * 64);
+      for (int64_t i = 0; i < end; ++i) bits |= static_cast<uint64_t>(y[w * 64 + i] > 0) << i;
+      words[w] = bits;
+    }
+  } else {
+    for (int64_t j = 0; j < count; ++j) y[j] = x[j] * (draws[j] >= threshold ? scale : T(0));
+  }
+}
+
 // Element 0 of `in` is element first_chunk * kMaskChunk of the masked tensor.
 template <bool Relu, typename T>
 void apply_mask(const T* in, T* out, int64_t n, int64_t first_chunk, uint64_t key, double p,
@@ -35,33 +64,28 @@ void apply_mask(const T* in, T* out, int64_t n, int64_t first_chunk, uint64_t ke
   const int64_t chunks = (n + kMaskChunk - 1) / kMaskChunk;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    RandomStream rng(stream_key({key, static_cast<uint64_t>(first_chunk + c)}));
-    // Random bits -> a per-element factor (0 or scale), then one multiply: two simple loops
-    // that vectorize, instead of a random 50% branch per element.
-    T factor[kMaskChunk];
-    for (int64_t k = 0; k < kMaskChunk; k += 4) {
-      const uint64_t word = rng.next();
-      for (int64_t i = 0; i < 4; ++i) {
-        const auto draw = static_cast<uint32_t>((word >> (16 * i)) & 0xffff);
-        factor[k + i] = draw >= threshold ? scale : T(0);
-      }
-    }
     const int64_t begin = c * kMaskChunk;
-    const int64_t count = std::min(n - begin, kMaskChunk);
-    const T* x = in + begin;
-    T* y = out + begin;
-    if constexpr (Relu) {
-      for (int64_t j = 0; j < count; ++j) y[j] = std::max(x[j], T(0)) * factor[j];
-      uint64_t* words = positive + begin / 64;  // kMaskChunk is a multiple of 64
-      for (int64_t w = 0; w * 64 < count; ++w) {
-        uint64_t bits = 0;
-        const int64_t end = std::min<int64_t>(64, count - w * 64);
-        for (int64_t i = 0; i < end; ++i) bits |= static_cast<uint64_t>(y[w * 64 + i] > 0) << i;
-        words[w] = bits;
-      }
-    } else {
-      for (int64_t j = 0; j < count; ++j) y[j] = x[j] * factor[j];
-    }
+    // kMaskChunk is a multiple of 64: a chunk's bits are whole words
+    mask_chunk<Relu>(in + begin, out + begin, std::min(n - begin, kMaskChunk),
+                     stream_key({key, static_cast<uint64_t>(first_chunk + c)}), threshold, scale,
+                     Relu ? positive + begin / 64 : nullptr);
+  }
+}
+
+// grad_x[i] = grad_y[i] * scale where bit i of the words is set, else 0, for count <= 64 *
+// kGradientWords elements.
+constexpr int64_t kGradientWords = 64;
+
+template <typename T>
+GRAPHLOOM_CPU_DISPATCH void relu_dropout_gradient_chunk(const uint64_t* positive, const T* grad_y,
+                                                        int64_t count, T scale, T* grad_x) {
+  for (int64_t w = 0; w * 64 < count; ++w) {
+    // A word's bits -> per-element factors, then one multiply: loops without branches.
+    T factor[64];
+    for (int64_t i = 0; i < 64; ++i) factor[i] = static_cast<T>((positive[w] >> i) & 1) * scale;
+    const int64_t begin = w * 64;
+    const int64_t end = std::min<int64_t>(64, count - begin);
+    for (int64_t i = 0; i < end; ++i) grad_x[begin + i] = grad_y[begin + i] * factor[i];
   }
 }
 
@@ -69,15 +93,13 @@ template <typename T>
 void relu_dropout_gradient_kernel(const uint64_t* positive, const T* grad_y, int64_t n, double p,
                                   T* grad_x) {
   const T scale = static_cast<T>(1.0 / (1.0 - p));
-  const int64_t words = (n + 63) / 64;
+  constexpr int64_t kChunk = 64 * kGradientWords;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
-  for (int64_t w = 0; w < words; ++w) {
-    // A word's bits -> per-element factors, then one multiply: loops without branches.
-    T factor[64];
-    for (int64_t i = 0; i < 64; ++i) factor[i] = static_cast<T>((positive[w] >> i) & 1) * scale;
-    const int64_t begin = w * 64;
-    const int64_t count = std::min<int64_t>(64, n - begin);
-    for (int64_t i = 0; i < count; ++i) grad_x[begin + i] = grad_y[begin + i] * factor[i];
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kChunk;
+    relu_dropout_gradient_chunk(positive + begin / 64, grad_y + begin, std::min(n - begin, kChunk),
+                                scale, grad_x + begin);
   }
 }
 
