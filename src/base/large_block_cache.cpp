@@ -5,6 +5,7 @@
 #include "graphloom/base/large_block_cache.h"
 
 #include <c10/core/CPUAllocator.h>
+#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -174,6 +175,14 @@ void install_large_block_cache() {
 LargeBlockCacheStats large_block_cache_stats() {
   const LargeBlockCache* cache = installed;
   return cache != nullptr ? cache->stats() : LargeBlockCacheStats{};
+}
+
+std::string describe(const LargeBlockCacheStats& stats) {
+  return fmt::format(
+      "{:.0f} MB mapped, peak {:.0f} MB in use; {} maps, {} resizes, {} unmaps, {} reuses; {:.0f} "
+      "MB fresh",
+      stats.mapped_bytes / 1e6, stats.peak_in_use_bytes / 1e6, stats.maps, stats.resizes,
+      stats.unmaps, stats.reuses, stats.fresh_bytes / 1e6);
 }
 
 }  // namespace graphloom

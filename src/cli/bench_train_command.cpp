@@ -104,12 +104,7 @@ void run_bench_train(const BenchTrainCommand& command, dist::ProcessGroup* group
         100.0 * t.allreduce / r.train_seconds);
   }
   fmt::print("  peak RSS {:.2f} GB (rank 0)\n", peak_rss_bytes() / 1e9);
-  const LargeBlockCacheStats cache = large_block_cache_stats();
-  fmt::print(
-      "  large blocks (rank 0): {:.0f} MB mapped, peak {:.0f} MB in use; {} maps, {} resizes, "
-      "{} unmaps, {} reuses; {:.0f} MB fresh\n",
-      cache.mapped_bytes / 1e6, cache.peak_in_use_bytes / 1e6, cache.maps, cache.resizes,
-      cache.unmaps, cache.reuses, cache.fresh_bytes / 1e6);
+  fmt::print("  large blocks (rank 0): {}\n", describe(large_block_cache_stats()));
   if (!command.result_json.empty()) {
     const nlohmann::json figures = {{"seeds_per_s", r.seeds_per_second},
                                     {"train_seconds", r.train_seconds},

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -149,6 +150,9 @@ int run_launch(const LaunchCommand& launch) {
   if (launch.token_file.empty()) {
     spdlog::warn("launch: no --token-file: servers run with --insecure");
   }
+  // Machines of the ip config on one host (distinct ports) share its cores.
+  std::map<std::string, int> machines_on_host;
+  for (const auto& machine : machines) ++machines_on_host[host_of(machine[0])];
   std::vector<dist::ProcessSpec> processes;
   for (std::size_t m = 0; m < machines.size(); ++m) {
     const std::string& first = machines[m][0];
@@ -190,7 +194,8 @@ int run_launch(const LaunchCommand& launch) {
                                                  .local_rank = t,
                                                  .local_world_size = launch.num_trainers,
                                                  .master_addr = master_ip,
-                                                 .master_port = master_port})};
+                                                 .master_port = master_port},
+                                                launch.num_trainers * machines_on_host[ip])};
       processes.push_back(on_machine(launch, ip, local, trainer));
     }
   }

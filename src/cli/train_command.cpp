@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/large_block_cache.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/dist/graph_server.h"
@@ -125,6 +126,10 @@ void resolve_edge_type_fanouts(TrainCommand& command, const graph::GraphSchema& 
 void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   const bool main_rank = group == nullptr || group->rank() == 0;
   configure_allocator();  // mini-batch buffers come and go every step
+  // How the step buffers were served, whichever way training ends.
+  struct LogAllocator {
+    ~LogAllocator() { spdlog::debug("large blocks: {}", describe(large_block_cache_stats())); }
+  } log_allocator;
   Timer timer;
   command.options.progress = !command.no_progress;
   if (!command.part_config.empty()) {

@@ -84,9 +84,11 @@ ProcessEnvironment parse_process_environment(const Lookup& lookup) {
   return env;
 }
 
-std::map<std::string, std::string> launch_variables(const ProcessEnvironment& env) {
+std::map<std::string, std::string> launch_variables(const ProcessEnvironment& env,
+                                                    int processes_on_host) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = std::max(1, cores / env.local_world_size);
+  const int sharing = processes_on_host > 0 ? processes_on_host : env.local_world_size;
+  const int threads = std::max(1, cores / sharing);
   return {{"RANK", std::to_string(env.rank)},
           {"WORLD_SIZE", std::to_string(env.world_size)},
           {"LOCAL_RANK", std::to_string(env.local_rank)},

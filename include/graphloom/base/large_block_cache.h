@@ -16,6 +16,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace graphloom {
 
@@ -74,5 +75,8 @@ void install_large_block_cache();
 
 // The installed cache's figures; all zero when none is installed.
 LargeBlockCacheStats large_block_cache_stats();
+
+// "453 MB mapped, peak 403 MB in use; 17 maps, 1 resizes, 0 unmaps, 469 reuses; 476 MB fresh"
+std::string describe(const LargeBlockCacheStats& stats);
 
 }  // namespace graphloom

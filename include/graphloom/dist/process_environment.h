@@ -37,7 +37,9 @@ ProcessEnvironment parse_process_environment(const std::function<const char*(con
 ProcessEnvironment process_environment();
 
 // The variables (torchrun's names) a launcher gives a process so that process_environment()
-// reads `env` back, plus OMP_NUM_THREADS: this machine's cores shared by its local processes.
-std::map<std::string, std::string> launch_variables(const ProcessEnvironment& env);
+// reads `env` back, plus OMP_NUM_THREADS: this machine's cores shared by the processes on its
+// host (processes_on_host; 0: its env.local_world_size local processes).
+std::map<std::string, std::string> launch_variables(const ProcessEnvironment& env,
+                                                    int processes_on_host = 0);
 
 }  // namespace graphloom::dist
