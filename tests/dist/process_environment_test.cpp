@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "support/test_support.h"
 
@@ -103,6 +105,29 @@ TEST(ProcessEnvironment, BadValuesNameTheVariable) {
               parse({{"RANK", "0"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}});
             }).find("MASTER_ADDR"),
             std::string::npos);
+}
+
+// A launched process reads its place back, and gets its share of this host's cores: those of
+// its own machine's trainers, or of every process the launcher puts on this host.
+TEST(ProcessEnvironment, LaunchVariablesRoundTripAndShareTheCores) {
+  const ProcessEnvironment env{.rank = 3,
+                               .world_size = 4,
+                               .local_rank = 1,
+                               .local_world_size = 2,
+                               .master_addr = "10.0.0.1",
+                               .master_port = 29600};
+  const auto variables = launch_variables(env);
+  const ProcessEnvironment back = parse(variables);
+  EXPECT_EQ(back.rank, 3);
+  EXPECT_EQ(back.world_size, 4);
+  EXPECT_EQ(back.local_rank, 1);
+  EXPECT_EQ(back.local_world_size, 2);
+  EXPECT_EQ(back.master_addr, "10.0.0.1");
+  EXPECT_EQ(back.master_port, 29600);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(variables.at("OMP_NUM_THREADS"), std::to_string(std::max(1, cores / 2)));
+  EXPECT_EQ(launch_variables(env, 4).at("OMP_NUM_THREADS"), std::to_string(std::max(1, cores / 4)));
+  EXPECT_EQ(launch_variables(env, 1000).at("OMP_NUM_THREADS"), "1");
 }
 
 }  // namespace
