@@ -22,19 +22,28 @@ using torch::autograd::tensor_list;
 // 16384 rows of 256 floats are 16 MB, shared by the threads: a few MB of packing buffer each.
 constexpr int64_t kRowsPerBlock = 16384;
 
-// out = a b (+ bias), a block of a's rows at a time.
-at::Tensor product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias) {
+// out = a b (+ bias when defined and not empty), a block of a's rows at a time;
+// after_block(block, first_row) sees each block of out right after its product.
+template <typename AfterBlock>
+at::Tensor product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias,
+                                 AfterBlock&& after_block) {
   at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
+  const bool has_bias = bias.defined() && bias.numel() > 0;
   for (int64_t begin = 0; begin < a.size(0); begin += kRowsPerBlock) {
     const int64_t rows = std::min(kRowsPerBlock, a.size(0) - begin);
     at::Tensor block = out.narrow(0, begin, rows);
-    if (bias.defined()) {
+    if (has_bias) {
       at::addmm_out(block, bias, a.narrow(0, begin, rows), b);
     } else {
       at::mm_out(block, a.narrow(0, begin, rows), b);
     }
+    after_block(block, begin);
   }
   return out;
+}
+
+at::Tensor product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias) {
+  return product_in_row_blocks(a, b, bias, [](const at::Tensor&, int64_t) {});
 }
 
 // No bias is an empty one: custom autograd functions take no undefined inputs.
@@ -48,7 +57,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
                             const at::Tensor& bias) {
     ctx->save_for_backward({x, weight});
     ctx->saved_data["bias"] = bias.numel() > 0;
-    return product_in_row_blocks(x, weight.t(), bias.numel() > 0 ? bias : at::Tensor());
+    return product_in_row_blocks(x, weight.t(), bias);
   }
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
@@ -74,23 +83,15 @@ class LinearReluDropoutFunction : public torch::autograd::Function<LinearReluDro
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias, int64_t key, double p) {
     const int64_t width = weight.size(0);
-    at::Tensor out = at::empty({x.size(0), width}, x.options());
-    at::Tensor positive = at::empty({(out.numel() + 63) / 64}, at::kLong);
+    at::Tensor positive = at::empty({(x.size(0) * width + 63) / 64}, at::kLong);
     auto* bits = reinterpret_cast<uint64_t*>(positive.data_ptr<int64_t>());
-    const at::Tensor weight_t = weight.t();
-    const bool has_bias = bias.numel() > 0;
-    for (int64_t begin = 0; begin < x.size(0); begin += kRowsPerBlock) {
-      const int64_t rows = std::min(kRowsPerBlock, x.size(0) - begin);
-      at::Tensor block = out.narrow(0, begin, rows);
-      if (has_bias) {
-        at::addmm_out(block, bias, x.narrow(0, begin, rows), weight_t);
-      } else {
-        at::mm_out(block, x.narrow(0, begin, rows), weight_t);
-      }
-      detail::apply_dropout_mask(block, block, begin * width, static_cast<uint64_t>(key), p, bits);
-    }
+    at::Tensor out =
+        product_in_row_blocks(x, weight.t(), bias, [&](const at::Tensor& block, int64_t first_row) {
+          detail::apply_dropout_mask(block, block, first_row * width, static_cast<uint64_t>(key), p,
+                                     bits);
+        });
     ctx->save_for_backward({x, weight, positive});
-    ctx->saved_data["bias"] = has_bias;
+    ctx->saved_data["bias"] = bias.numel() > 0;
     ctx->saved_data["p"] = p;
     return out;
   }
