@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <memory>
 #include <set>
 
