@@ -2,9 +2,11 @@
 #include "graphloom/dist/graph_client.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -12,6 +14,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
+#include "pulled_rows.h"
 #include "rpc_bytes.h"
 
 namespace graphloom::dist {
@@ -48,7 +51,17 @@ auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
 
 struct GraphClient::Impl {
   ClientOptions options;
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<rpc::GraphService::Stub> stub;
+  // Pull with its response left in gRPC's buffer (read by deliver_rows)
+  std::unique_ptr<grpc::internal::RpcMethod> raw_pull;
+
+  grpc::Status pull_raw(grpc::ClientContext* context, const rpc::PullRequest& request,
+                        grpc::ByteBuffer* response) const {
+    return grpc::internal::BlockingUnaryCall<rpc::PullRequest, grpc::ByteBuffer,
+                                             google::protobuf::MessageLite, grpc::ByteBuffer>(
+        channel.get(), *raw_pull, context, request, response);
+  }
 
   // One call with deadline, token and retries on UNAVAILABLE; throws naming the server.
   template <typename Request, typename Response, typename Method>
@@ -60,7 +73,7 @@ struct GraphClient::Impl {
       context.set_deadline(std::chrono::system_clock::now() + options.deadline);
       if (!options.token.empty()) context.AddMetadata("authorization", "Bearer " + options.token);
       Response response;
-      const grpc::Status status = ((*stub).*method)(&context, request, &response);
+      const grpc::Status status = std::invoke(method, *stub, &context, request, &response);
       if (status.ok()) return response;
       if (status.error_code() == grpc::StatusCode::UNAVAILABLE && attempt < options.retries) {
         std::this_thread::sleep_for(backoff);
@@ -113,8 +126,10 @@ GraphClient::GraphClient(std::string address, ClientOptions options)
     }
     credentials = grpc::SslCredentials(tls);
   }
-  impl_->stub =
-      rpc::GraphService::NewStub(grpc::CreateCustomChannel(address_, credentials, arguments));
+  impl_->channel = grpc::CreateCustomChannel(address_, credentials, arguments);
+  impl_->stub = rpc::GraphService::NewStub(impl_->channel);
+  impl_->raw_pull = std::make_unique<grpc::internal::RpcMethod>(
+      "/graphloom.rpc.GraphService/Pull", grpc::internal::RpcMethod::NORMAL_RPC, impl_->channel);
 }
 
 GraphClient::~GraphClient() = default;
@@ -188,12 +203,15 @@ void GraphClient::pull_into(const std::string& name, const at::Tensor& ids,
     rpc::PullRequest request;
     request.set_name(name);
     request.set_ids(to_bytes(chunk_ids));
-    const auto response = impl_->call<rpc::PullRequest, rpc::PullResponse>(
-        address_, "Pull", &rpc::GraphService::Stub::Pull, request);
-    GL_CHECK(static_cast<int64_t>(response.rows().size()) == chunk_ids.numel() * row_bytes,
-             "graph server {}: {} bytes for {} rows of '{}' ({} bytes each)", address_,
-             response.rows().size(), chunk_ids.numel(), name, row_bytes);
-    sink(begin, response.rows().data(), chunk_ids.numel());
+    const Impl& impl = *impl_;
+    const grpc::ByteBuffer response = impl.call<rpc::PullRequest, grpc::ByteBuffer>(
+        address_, "Pull",
+        [&impl](rpc::GraphService::Stub&, grpc::ClientContext* context,
+                const rpc::PullRequest& pull,
+                grpc::ByteBuffer* out) { return impl.pull_raw(context, pull, out); },
+        request);
+    deliver_pulled_rows(response, row_bytes, chunk_ids.numel(), begin, sink,
+                        fmt::format("graph server {}: rows of '{}'", address_, name));
     return true;
   };
   for_each_chunk(all.numel(), chunk, pull_chunk);

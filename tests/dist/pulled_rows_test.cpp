@@ -1,0 +1,89 @@
+// Reading Pull responses from gRPC's slices: rows split between slices arrive whole and in
+// order, and a response of the wrong size or shape is refused before any row is handed over.
+#include "dist/pulled_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "graphloom/base/error.h"
+#include "support/test_support.h"
+
+namespace graphloom::dist {
+namespace {
+
+// A serialized PullResponse with `rows` bytes, cut into slices at `cuts` (byte offsets).
+grpc::ByteBuffer response_in_slices(const std::string& rows, const std::vector<std::size_t>& cuts) {
+  std::string message;
+  if (!rows.empty()) {
+    message.push_back(0x0a);
+    for (uint64_t n = rows.size();; n >>= 7) {
+      message.push_back(static_cast<char>((n & 0x7f) | (n >= 0x80 ? 0x80 : 0)));
+      if (n < 0x80) break;
+    }
+    message += rows;
+  }
+  std::vector<grpc::Slice> slices;
+  std::size_t begin = 0;
+  for (const std::size_t cut : cuts) {
+    slices.emplace_back(message.data() + begin, cut - begin);
+    begin = cut;
+  }
+  slices.emplace_back(message.data() + begin, message.size() - begin);
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+struct Received {
+  std::string bytes;
+  std::vector<int64_t> firsts;
+};
+
+TEST(PulledRows, RowsSplitBetweenSlicesArriveWholeAndInOrder) {
+  std::string rows;
+  for (int i = 0; i < 300 * 7; ++i) rows.push_back(static_cast<char>(i * 31));
+  // Cuts inside the length varint (300 * 7 = 2100 takes two bytes), inside rows, on a row
+  // boundary, and two next to each other.
+  const grpc::ByteBuffer response = response_in_slices(rows, {2, 10, 17, 24, 24 + 7, 1000, 1001});
+  Received received;
+  deliver_pulled_rows(
+      response, 7, 300, 5,
+      [&](int64_t first, const char* data, int64_t count) {
+        EXPECT_EQ(first, 5 + static_cast<int64_t>(received.bytes.size()) / 7);
+        received.firsts.push_back(first);
+        received.bytes.append(data, static_cast<std::size_t>(count * 7));
+      },
+      "test");
+  EXPECT_EQ(received.bytes, rows);
+  EXPECT_GT(received.firsts.size(), 3u);
+  // No rows: an empty response.
+  int calls = 0;
+  deliver_pulled_rows(
+      response_in_slices("", {}), 7, 0, 0, [&](int64_t, const char*, int64_t) { ++calls; }, "test");
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(PulledRows, AResponseOfTheWrongSizeOrShapeIsRefusedBeforeAnyRow) {
+  const std::string rows(70, 'x');
+  int calls = 0;
+  const GraphClient::RowSink count_calls = [&](int64_t, const char*, int64_t) { ++calls; };
+  EXPECT_NE(testing::error_of([&] {
+              deliver_pulled_rows(response_in_slices(rows, {30}), 7, 11, 0, count_calls,
+                                  "server A");
+            }).find("server A: 70 bytes"),
+            std::string::npos);
+  grpc::Slice wrong_tag(std::string("\x12\x01x"));
+  EXPECT_NE(testing::error_of([&] {
+              deliver_pulled_rows(grpc::ByteBuffer(&wrong_tag, 1), 1, 1, 0, count_calls, "B");
+            }).find("unexpected field tag 18"),
+            std::string::npos);
+  grpc::Slice truncated(std::string("\x0a\x80"));
+  EXPECT_NE(testing::error_of([&] {
+              deliver_pulled_rows(grpc::ByteBuffer(&truncated, 1), 1, 1, 0, count_calls, "C");
+            }).find("truncated"),
+            std::string::npos);
+  EXPECT_EQ(calls, 0);
+}
+
+}  // namespace
+}  // namespace graphloom::dist
