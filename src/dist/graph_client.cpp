@@ -53,7 +53,7 @@ struct GraphClient::Impl {
   ClientOptions options;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<rpc::GraphService::Stub> stub;
-  // Pull with its response left in gRPC's buffer (read by deliver_rows)
+  // Pull with its response left in gRPC's buffer (read by deliver_pulled_rows)
   std::unique_ptr<grpc::internal::RpcMethod> raw_pull;
 
   grpc::Status pull_raw(grpc::ClientContext* context, const rpc::PullRequest& request,
