@@ -139,10 +139,15 @@ void run_bench_dist(const DistBenchOptions& o) {
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_sample, n / dist_sample, local_sample / dist_sample);
   const double local_load = time_loader(local_sampler, local_rows, seeds, o.batch_size);
+  distributed.pulled_bytes(/*reset=*/true);
   const double dist_load = time_loader(dist_sampler, distributed, seeds, o.batch_size);
+  const auto pulled = static_cast<double>(distributed.pulled_bytes());
   fmt::print("loader (sample + features + labels)\n");
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_load, n / dist_load, local_load / dist_load);
+  // What bounds the ratio: every remote row crosses the loopback socket.
+  fmt::print("  rows pulled from remote parts: {:.0f} MB per batch ({:.0f} MB/s while loading)\n",
+             pulled / static_cast<double>(o.batches) / 1e6, pulled / dist_load / 1e6);
 
   fmt::print("pull of random 'feat' rows of part 1 ({} rows per call)\n", o.pull_rows);
   const dist::TensorSchema schema = {whole.features.at("feat").scalar_type(),

@@ -12,7 +12,7 @@ bool same_token(std::string_view given, std::string_view expected) {
   return difference == 0;
 }
 
-bool carries_token(const grpc::ServerContext& context, const std::string& token, bool* found) {
+bool carries_token(const grpc::ServerContextBase& context, const std::string& token, bool* found) {
   const auto& metadata = context.client_metadata();
   const auto it = metadata.find("authorization");
   *found = it != metadata.end();

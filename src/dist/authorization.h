@@ -13,6 +13,6 @@ namespace graphloom::dist {
 bool same_token(std::string_view given, std::string_view expected);
 
 // Whether `context`'s call carries `token`; `found` tells whether it carried any.
-bool carries_token(const grpc::ServerContext& context, const std::string& token, bool* found);
+bool carries_token(const grpc::ServerContextBase& context, const std::string& token, bool* found);
 
 }  // namespace graphloom::dist

@@ -20,6 +20,7 @@
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
+#include "pulled_rows.h"
 #include "rpc_bytes.h"
 #include "sparse_optimizer.h"
 
@@ -33,7 +34,11 @@ namespace {
 // Edge-type fanouts a request may carry: far above any real schema, far below a memory risk.
 constexpr int kMaxEdgeTypes = 1 << 15;
 
-class GraphServiceImpl final : public rpc::GraphService::Service {
+// Pull is a raw method: gRPC sends the gathered rows from where they were gathered
+// (pulled_rows.h), where protobuf would zero a string, gather into it and copy it into gRPC's
+// buffer. gRPC offers raw handlers only through its callback API.
+class GraphServiceImpl final
+    : public rpc::GraphService::WithRawCallbackMethod_Pull<rpc::GraphService::Service> {
  public:
   GraphServiceImpl(const ServerOptions& options, std::function<void()> request_shutdown)
       : options_(options),
@@ -99,25 +104,32 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
     });
   }
 
-  grpc::Status Pull(grpc::ServerContext* context, const rpc::PullRequest* request,
-                    rpc::PullResponse* response) override {
-    return handle(context, "Pull", [&] {
-      const at::Tensor table = tensor(request->name());
-      const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
+  grpc::ServerUnaryReactor* Pull(grpc::CallbackServerContext* context,
+                                 const grpc::ByteBuffer* request_bytes,
+                                 grpc::ByteBuffer* response) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(handle(context, "Pull", [&] {
+      rpc::PullRequest request;
+      grpc::ByteBuffer owned(*request_bytes);  // parsing consumes the buffer (a reference)
+      GL_CHECK(grpc::SerializationTraits<rpc::PullRequest>::Deserialize(&owned, &request).ok(),
+               "unreadable Pull request");
+      const at::Tensor table = tensor(request.name());
+      const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
       const int64_t row_bytes =
           table.numel() / std::max<int64_t>(table.size(0), 1) * table.element_size();
       GL_CHECK(local.numel() * row_bytes <= options_.max_message_bytes,
-               "{} rows of '{}' exceed the {}-byte message limit", local.numel(), request->name(),
+               "{} rows of '{}' exceed the {}-byte message limit", local.numel(), request.name(),
                options_.max_message_bytes);
       std::vector<int64_t> shape(table.sizes().begin(), table.sizes().end());
       shape[0] = local.numel();
-      // Gathered straight into the response's buffer: no intermediate tensor.
-      std::string* bytes = response->mutable_rows();
-      bytes->resize(static_cast<std::size_t>(local.numel() * row_bytes));
-      at::Tensor rows = at::from_blob(bytes->data(), shape, table.options());
-      std::shared_lock lock(mutex_);
-      features::gather_rows(table, local, rows);
-    });
+      at::Tensor rows = at::empty(shape, table.options());
+      {
+        std::shared_lock lock(mutex_);
+        features::gather_rows(table, local, rows);
+      }
+      *response = pulled_rows_response(rows);
+    }));
+    return reactor;
   }
 
   grpc::Status Push(grpc::ServerContext* context, const rpc::PushRequest* request,
@@ -257,7 +269,7 @@ class GraphServiceImpl final : public rpc::GraphService::Service {
   // Token check, then `body`; library errors are the client's fault (INVALID_ARGUMENT), the
   // server stays up either way.
   template <typename Body>
-  grpc::Status handle(grpc::ServerContext* context, const char* method, Body&& body) {
+  grpc::Status handle(grpc::ServerContextBase* context, const char* method, Body&& body) {
     if (!options_.insecure) {
       bool found = false;
       if (!carries_token(*context, options_.token, &found)) {

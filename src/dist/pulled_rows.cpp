@@ -3,11 +3,38 @@
 #include "pulled_rows.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "graphloom/base/error.h"
 
 namespace graphloom::dist {
+namespace {
+
+constexpr uint8_t kRowsFieldTag = 0x0a;  // field 1, length-delimited
+
+}  // namespace
+
+grpc::ByteBuffer pulled_rows_response(const at::Tensor& rows) {
+  const auto bytes = static_cast<uint64_t>(rows.nbytes());
+  if (bytes == 0) {  // proto3 leaves an empty field out
+    const grpc::Slice empty;
+    return grpc::ByteBuffer(&empty, 1);
+  }
+  uint8_t header[11] = {kRowsFieldTag};
+  std::size_t header_size = 1;
+  uint64_t length = bytes;
+  for (; length > 0x7f; length >>= 7) {
+    header[header_size++] = static_cast<uint8_t>((length & 0x7f) | 0x80);
+  }
+  header[header_size++] = static_cast<uint8_t>(length);
+  const grpc::Slice slices[2] = {
+      grpc::Slice(header, header_size),
+      grpc::Slice(
+          rows.data_ptr(), bytes, [](void* kept) { delete static_cast<at::Tensor*>(kept); },
+          new at::Tensor(rows))};
+  return grpc::ByteBuffer(slices, 2);
+}
 
 void deliver_pulled_rows(const grpc::ByteBuffer& response, int64_t row_bytes, int64_t count,
                          int64_t first, const GraphClient::RowSink& sink, const std::string& what) {
@@ -25,7 +52,7 @@ void deliver_pulled_rows(const grpc::ByteBuffer& response, int64_t row_bytes, in
   };
   uint64_t length = 0;
   if (const int tag = next_byte(); tag != -1) {
-    GL_CHECK(tag == 0x0a, "{}: unexpected field tag {} in the response", what, tag);
+    GL_CHECK(tag == kRowsFieldTag, "{}: unexpected field tag {} in the response", what, tag);
     for (int shift = 0;; shift += 7) {
       const int byte = next_byte();
       GL_CHECK(byte != -1 && shift < 64, "{}: truncated response", what);

@@ -1,6 +1,8 @@
-// Reading a Pull response where gRPC received it (internal to the dist module).
+// The Pull response's wire format, written and read in gRPC's own slices (internal to the dist
+// module): protobuf would copy the rows once more on each side, into a string and out of it.
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <grpcpp/support/byte_buffer.h>
 
 #include <cstdint>
@@ -17,5 +19,9 @@ namespace graphloom::dist {
 // is joined in a small buffer. Errors start with `what`.
 void deliver_pulled_rows(const grpc::ByteBuffer& response, int64_t row_bytes, int64_t count,
                          int64_t first, const GraphClient::RowSink& sink, const std::string& what);
+
+// A serialized PullResponse holding `rows` (contiguous): the field header in one slice, then
+// the tensor's own memory, kept alive until gRPC has sent it.
+grpc::ByteBuffer pulled_rows_response(const at::Tensor& rows);
 
 }  // namespace graphloom::dist

@@ -1,9 +1,12 @@
-// Reading Pull responses from gRPC's slices: rows split between slices arrive whole and in
-// order, and a response of the wrong size or shape is refused before any row is handed over.
+// Pull responses in gRPC's slices: a server's response carries its rows tensor without a copy;
+// rows split between slices arrive whole and in order, and a response of the wrong size or
+// shape is refused before any row is handed over.
 #include "dist/pulled_rows.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -82,6 +85,37 @@ TEST(PulledRows, AResponseOfTheWrongSizeOrShapeIsRefusedBeforeAnyRow) {
               deliver_pulled_rows(grpc::ByteBuffer(&truncated, 1), 1, 1, 0, count_calls, "C");
             }).find("truncated"),
             std::string::npos);
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(PulledRows, AServersResponseCarriesItsRowsTensorUntilRead) {
+  // 20,000 rows of 7 bytes: a three-byte length varint.
+  at::Tensor rows = at::randint(0, 256, {20000, 7}, at::kByte);
+  const at::Tensor expected = rows.clone();
+  const grpc::ByteBuffer response = pulled_rows_response(rows);
+  rows.fill_(0);  // the response holds the tensor itself: changes are sent, nothing was copied
+  rows = at::Tensor();
+  const at::Tensor received = at::full({20000, 7}, 0xff, at::kByte);
+  auto* data = received.data_ptr<uint8_t>();
+  deliver_pulled_rows(
+      response, 7, 20000, 0,
+      [&](int64_t first, const char* bytes, int64_t count) {
+        std::memcpy(data + first * 7, bytes, static_cast<std::size_t>(count * 7));
+      },
+      "test");
+  EXPECT_TRUE(at::equal(received, at::zeros_like(expected)));
+  // And an unchanged tensor arrives as it was; no rows is an empty response.
+  deliver_pulled_rows(
+      pulled_rows_response(expected), 7, 20000, 0,
+      [&](int64_t first, const char* bytes, int64_t count) {
+        std::memcpy(data + first * 7, bytes, static_cast<std::size_t>(count * 7));
+      },
+      "test");
+  EXPECT_TRUE(at::equal(received, expected));
+  int calls = 0;
+  deliver_pulled_rows(
+      pulled_rows_response(at::empty({0, 7}, at::kByte)), 7, 0, 0,
+      [&](int64_t, const char*, int64_t) { ++calls; }, "test");
   EXPECT_EQ(calls, 0);
 }
 
