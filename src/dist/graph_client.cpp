@@ -16,7 +16,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
-#include "pulled_rows.h"
+#include "raw_message.h"
 #include "rpc_bytes.h"
 
 namespace graphloom::dist {
@@ -71,14 +71,21 @@ struct GraphClient::Impl {
   ClientOptions options;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<rpc::GraphService::Stub> stub;
-  // Pull with its response left in gRPC's buffer (read by deliver_pulled_rows)
-  std::unique_ptr<grpc::internal::RpcMethod> raw_pull;
+  // Pull and SampleNeighbors with their responses left in gRPC's slices (raw_message.h).
+  std::unique_ptr<grpc::internal::RpcMethod> raw_pull, raw_sample;
 
-  grpc::Status pull_raw(grpc::ClientContext* context, const rpc::PullRequest& request,
-                        grpc::ByteBuffer* response) const {
-    return grpc::internal::BlockingUnaryCall<rpc::PullRequest, grpc::ByteBuffer,
-                                             google::protobuf::MessageLite, grpc::ByteBuffer>(
-        channel.get(), *raw_pull, context, request, response);
+  template <typename Request>
+  grpc::ByteBuffer raw_call(const std::string& address, const char* name,
+                            const grpc::internal::RpcMethod& method, const Request& request) const {
+    return call<Request, grpc::ByteBuffer>(
+        address, name,
+        [&](rpc::GraphService::Stub&, grpc::ClientContext* context, const Request& sent,
+            grpc::ByteBuffer* response) {
+          return grpc::internal::BlockingUnaryCall<Request, grpc::ByteBuffer,
+                                                   google::protobuf::MessageLite, grpc::ByteBuffer>(
+              channel.get(), method, context, sent, response);
+        },
+        request);
   }
 
   // One call with deadline, token and retries on UNAVAILABLE; throws naming the server.
@@ -146,8 +153,12 @@ GraphClient::GraphClient(std::string address, ClientOptions options)
   }
   impl_->channel = grpc::CreateCustomChannel(address_, credentials, arguments);
   impl_->stub = rpc::GraphService::NewStub(impl_->channel);
-  impl_->raw_pull = std::make_unique<grpc::internal::RpcMethod>(
-      "/graphloom.rpc.GraphService/Pull", grpc::internal::RpcMethod::NORMAL_RPC, impl_->channel);
+  auto raw_method = [this](const char* name) {
+    return std::make_unique<grpc::internal::RpcMethod>(name, grpc::internal::RpcMethod::NORMAL_RPC,
+                                                       impl_->channel);
+  };
+  impl_->raw_pull = raw_method("/graphloom.rpc.GraphService/Pull");
+  impl_->raw_sample = raw_method("/graphloom.rpc.GraphService/SampleNeighbors");
 }
 
 GraphClient::~GraphClient() = default;
@@ -177,21 +188,20 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
     for (const int64_t type_fanout : options.edge_type_fanouts) {
       request.add_edge_type_fanouts(type_fanout);
     }
-    const auto response = impl_->call<rpc::SampleRequest, rpc::SampleResponse>(
-        address_, "SampleNeighbors", &rpc::GraphService::Stub::SampleNeighbors, request);
-    sampling::SampledEdges edges;
-    edges.indptr = ids_from_bytes(response.indptr(), "indptr");
-    edges.neighbors = ids_from_bytes(response.neighbors(), "neighbors");
-    edges.edge_ids = ids_from_bytes(response.edge_ids(), "edge_ids");
-    if (!response.edge_types().empty()) {
-      edges.edge_types = ids_from_bytes(response.edge_types(), "edge_types");
+    const std::string what = fmt::format("graph server {}: sampling response", address_);
+    // Fields as numbered in SampleResponse; an empty one is absent.
+    std::vector<at::Tensor> fields = read_int64_fields(
+        impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), 4, what);
+    for (std::size_t k = 1; k <= 3; ++k) {
+      if (!fields[k].defined()) fields[k] = at::empty({0}, at::kLong);
     }
+    sampling::SampledEdges edges{fields[1], fields[2], fields[3], fields[4]};
     GL_CHECK(
         edges.indptr.numel() == chunk.numel() + 1 &&
             edges.neighbors.numel() == edges.edge_ids.numel() &&
             (!edges.edge_types.defined() || edges.edge_types.numel() == edges.neighbors.numel()) &&
             edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
-        "graph server {}: malformed sampling response", address_);
+        "{}: malformed", what);
     return edges;
   };
   std::vector<sampling::SampledEdges> chunks =
@@ -221,14 +231,8 @@ void GraphClient::pull_into(const std::string& name, const at::Tensor& ids,
     rpc::PullRequest request;
     request.set_name(name);
     request.set_ids(to_bytes(chunk_ids));
-    const Impl& impl = *impl_;
-    const grpc::ByteBuffer response = impl.call<rpc::PullRequest, grpc::ByteBuffer>(
-        address_, "Pull",
-        [&impl](rpc::GraphService::Stub&, grpc::ClientContext* context,
-                const rpc::PullRequest& pull,
-                grpc::ByteBuffer* out) { return impl.pull_raw(context, pull, out); },
-        request);
-    deliver_pulled_rows(response, row_bytes, chunk_ids.numel(), begin, sink,
+    deliver_pulled_rows(impl_->raw_call(address_, "Pull", *impl_->raw_pull, request), row_bytes,
+                        chunk_ids.numel(), begin, sink,
                         fmt::format("graph server {}: rows of '{}'", address_, name));
     return true;
   };

@@ -20,7 +20,7 @@
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
-#include "pulled_rows.h"
+#include "raw_message.h"
 #include "rpc_bytes.h"
 #include "sparse_optimizer.h"
 
@@ -34,11 +34,12 @@ namespace {
 // Edge-type fanouts a request may carry: far above any real schema, far below a memory risk.
 constexpr int kMaxEdgeTypes = 1 << 15;
 
-// Pull is a raw method: gRPC sends the gathered rows from where they were gathered
-// (pulled_rows.h), where protobuf would zero a string, gather into it and copy it into gRPC's
-// buffer. gRPC offers raw handlers only through its callback API.
+// The bulk methods, Pull and SampleNeighbors, are raw: gRPC sends their result tensors from
+// where they were computed (raw_message.h), where protobuf would copy them into strings and
+// those into gRPC's buffer. gRPC offers raw handlers only through its callback API.
 class GraphServiceImpl final
-    : public rpc::GraphService::WithRawCallbackMethod_Pull<rpc::GraphService::Service> {
+    : public rpc::GraphService::WithRawCallbackMethod_SampleNeighbors<
+          rpc::GraphService::WithRawCallbackMethod_Pull<rpc::GraphService::Service>> {
  public:
   GraphServiceImpl(const ServerOptions& options, std::function<void()> request_shutdown)
       : options_(options),
@@ -74,45 +75,42 @@ class GraphServiceImpl final
     if (part_.labels.defined()) tensors_["label"] = part_.labels;
   }
 
-  grpc::Status SampleNeighbors(grpc::ServerContext* context, const rpc::SampleRequest* request,
-                               rpc::SampleResponse* response) override {
-    return handle(context, "SampleNeighbors", [&] {
-      const bool out = request->out_edges();
+  grpc::ServerUnaryReactor* SampleNeighbors(grpc::CallbackServerContext* context,
+                                            const grpc::ByteBuffer* request_bytes,
+                                            grpc::ByteBuffer* response) override {
+    return finish(context, "SampleNeighbors", [&] {
+      const auto request = parse<rpc::SampleRequest>(*request_bytes, "SampleNeighbors");
+      const bool out = request.out_edges();
       GL_CHECK(!out || part_.out_graph.indptr.defined(),
                "out-edge sampling needs a partition written with `graphloom partition "
                "--out-edges`; '{}' holds only the in-edges of its nodes",
                options_.partition_dir.string());
-      const at::Tensor seeds = owned_ids(request->seeds(), "seeds");
+      const at::Tensor seeds = owned_ids(request.seeds(), "seeds");
       sampling::SampleOptions sample;
-      sample.replace = request->replace();
-      sample.weighted = request->weighted();
-      sample.random_key = request->random_key();
+      sample.replace = request.replace();
+      sample.weighted = request.weighted();
+      sample.random_key = request.random_key();
       sample.first_node = part_.node_begin;
-      GL_CHECK(request->edge_type_fanouts_size() <= kMaxEdgeTypes,
-               "{} edge-type fanouts exceed the limit of {}", request->edge_type_fanouts_size(),
+      GL_CHECK(request.edge_type_fanouts_size() <= kMaxEdgeTypes,
+               "{} edge-type fanouts exceed the limit of {}", request.edge_type_fanouts_size(),
                kMaxEdgeTypes);
-      sample.edge_type_fanouts.assign(request->edge_type_fanouts().begin(),
-                                      request->edge_type_fanouts().end());
+      sample.edge_type_fanouts.assign(request.edge_type_fanouts().begin(),
+                                      request.edge_type_fanouts().end());
       sampling::SampledEdges edges = sampling::sample_csc_neighbors(
-          out ? part_.out_graph : part_.graph, seeds, request->fanout(), sample);
+          out ? part_.out_graph : part_.graph, seeds, request.fanout(), sample);
       // In-edges are numbered by position in the part; out-edges carry their global ids.
       if (!out) edges.edge_ids.add_(edge_begin_);
-      response->set_indptr(to_bytes(edges.indptr));
-      response->set_neighbors(to_bytes(edges.neighbors));
-      response->set_edge_ids(to_bytes(edges.edge_ids));
-      if (edges.edge_types.defined()) response->set_edge_types(to_bytes(edges.edge_types));
+      // Field numbers of SampleResponse.
+      *response = raw_message(
+          {{1, edges.indptr}, {2, edges.neighbors}, {3, edges.edge_ids}, {4, edges.edge_types}});
     });
   }
 
   grpc::ServerUnaryReactor* Pull(grpc::CallbackServerContext* context,
                                  const grpc::ByteBuffer* request_bytes,
                                  grpc::ByteBuffer* response) override {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(handle(context, "Pull", [&] {
-      rpc::PullRequest request;
-      grpc::ByteBuffer owned(*request_bytes);  // parsing consumes the buffer (a reference)
-      GL_CHECK(grpc::SerializationTraits<rpc::PullRequest>::Deserialize(&owned, &request).ok(),
-               "unreadable Pull request");
+    return finish(context, "Pull", [&] {
+      const auto request = parse<rpc::PullRequest>(*request_bytes, "Pull");
       const at::Tensor table = tensor(request.name());
       const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
       const int64_t row_bytes =
@@ -127,9 +125,8 @@ class GraphServiceImpl final
         std::shared_lock lock(mutex_);
         features::gather_rows(table, local, rows);
       }
-      *response = pulled_rows_response(rows);
-    }));
-    return reactor;
+      *response = raw_message({{1, rows}});  // PullResponse.rows
+    });
   }
 
   grpc::Status Push(grpc::ServerContext* context, const rpc::PushRequest* request,
@@ -287,6 +284,24 @@ class GraphServiceImpl final
       spdlog::error("part {}: {} failed: {}", options_.part, method, e.what());
       return {grpc::StatusCode::INTERNAL, e.what()};
     }
+  }
+
+  // handle() for a raw callback method.
+  template <typename Body>
+  grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const char* method,
+                                   Body&& body) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(handle(context, method, std::forward<Body>(body)));
+    return reactor;
+  }
+
+  template <typename Message>
+  static Message parse(const grpc::ByteBuffer& bytes, const char* method) {
+    Message message;
+    grpc::ByteBuffer owned(bytes);  // parsing consumes the buffer (a reference to the slices)
+    GL_CHECK(grpc::SerializationTraits<Message>::Deserialize(&owned, &message).ok(),
+             "unreadable {} request", method);
+    return message;
   }
 
   void fill_uniform(at::Tensor& table, float low, float high, uint64_t seed) const {

@@ -1,7 +1,7 @@
-// Pull responses in gRPC's slices: a server's response carries its rows tensor without a copy;
-// rows split between slices arrive whole and in order, and a response of the wrong size or
-// shape is refused before any row is handed over.
-#include "dist/pulled_rows.h"
+// Messages of bytes fields in gRPC's slices: a server's response carries its tensors without a
+// copy; pulled rows split between slices arrive whole and in order; a response of the wrong
+// size or shape is refused before any row is handed over.
+#include "dist/raw_message.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -73,12 +73,22 @@ TEST(PulledRows, AResponseOfTheWrongSizeOrShapeIsRefusedBeforeAnyRow) {
   EXPECT_NE(testing::error_of([&] {
               deliver_pulled_rows(response_in_slices(rows, {30}), 7, 11, 0, count_calls,
                                   "server A");
-            }).find("server A: 70 bytes"),
+            }).find("server A: field 1 of 70 bytes for 11 rows"),
             std::string::npos);
   grpc::Slice wrong_tag(std::string("\x12\x01x"));
   EXPECT_NE(testing::error_of([&] {
               deliver_pulled_rows(grpc::ByteBuffer(&wrong_tag, 1), 1, 1, 0, count_calls, "B");
-            }).find("unexpected field tag 18"),
+            }).find("B: field 2 of 1 bytes"),
+            std::string::npos);
+  grpc::Slice not_bytes(std::string("\x08\x01"));  // field 1 as a varint
+  EXPECT_NE(testing::error_of([&] {
+              deliver_pulled_rows(grpc::ByteBuffer(&not_bytes, 1), 1, 1, 0, count_calls, "D");
+            }).find("unexpected field tag 8"),
+            std::string::npos);
+  grpc::Slice too_long(std::string("\x0a\x05xy"));
+  EXPECT_NE(testing::error_of([&] {
+              deliver_pulled_rows(grpc::ByteBuffer(&too_long, 1), 1, 5, 0, count_calls, "E");
+            }).find("field 1 of 5 bytes, but only 2 follow"),
             std::string::npos);
   grpc::Slice truncated(std::string("\x0a\x80"));
   EXPECT_NE(testing::error_of([&] {
@@ -88,11 +98,11 @@ TEST(PulledRows, AResponseOfTheWrongSizeOrShapeIsRefusedBeforeAnyRow) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST(PulledRows, AServersResponseCarriesItsRowsTensorUntilRead) {
+TEST(RawMessage, AResponseCarriesItsTensorsUntilRead) {
   // 20,000 rows of 7 bytes: a three-byte length varint.
   at::Tensor rows = at::randint(0, 256, {20000, 7}, at::kByte);
   const at::Tensor expected = rows.clone();
-  const grpc::ByteBuffer response = pulled_rows_response(rows);
+  const grpc::ByteBuffer response = raw_message({{1, rows}});
   rows.fill_(0);  // the response holds the tensor itself: changes are sent, nothing was copied
   rows = at::Tensor();
   const at::Tensor received = at::full({20000, 7}, 0xff, at::kByte);
@@ -106,7 +116,7 @@ TEST(PulledRows, AServersResponseCarriesItsRowsTensorUntilRead) {
   EXPECT_TRUE(at::equal(received, at::zeros_like(expected)));
   // And an unchanged tensor arrives as it was; no rows is an empty response.
   deliver_pulled_rows(
-      pulled_rows_response(expected), 7, 20000, 0,
+      raw_message({{1, expected}}), 7, 20000, 0,
       [&](int64_t first, const char* bytes, int64_t count) {
         std::memcpy(data + first * 7, bytes, static_cast<std::size_t>(count * 7));
       },
@@ -114,9 +124,30 @@ TEST(PulledRows, AServersResponseCarriesItsRowsTensorUntilRead) {
   EXPECT_TRUE(at::equal(received, expected));
   int calls = 0;
   deliver_pulled_rows(
-      pulled_rows_response(at::empty({0, 7}, at::kByte)), 7, 0, 0,
+      raw_message({{1, at::empty({0, 7}, at::kByte)}}), 7, 0, 0,
       [&](int64_t, const char*, int64_t) { ++calls; }, "test");
   EXPECT_EQ(calls, 0);
+}
+
+TEST(RawMessage, Int64FieldsArriveByNumberAndAbsentOnesStayUndefined) {
+  const at::Tensor indptr = at::arange(0, 40000, at::kLong);
+  const at::Tensor strided = at::arange(0, 20, at::kLong).slice(0, 0, 20, 2);  // not contiguous
+  const std::vector<at::Tensor> fields = read_int64_fields(
+      raw_message({{1, indptr}, {2, at::empty({0}, at::kLong)}, {4, strided}}), 4, "test");
+  ASSERT_EQ(fields.size(), 5u);
+  EXPECT_TRUE(at::equal(fields[1], indptr));
+  EXPECT_FALSE(fields[2].defined());  // empty: not sent
+  EXPECT_FALSE(fields[3].defined());
+  EXPECT_TRUE(at::equal(fields[4], strided));
+  // A field number past the expected ones, or a length that is not whole int64s.
+  EXPECT_NE(testing::error_of([&] {
+              read_int64_fields(raw_message({{5, indptr}}), 4, "server F");
+            }).find("server F: unexpected field 5"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([&] {
+              read_int64_fields(raw_message({{1, at::ones({3}, at::kByte)}}), 4, "G");
+            }).find("unexpected field 1 of 3 bytes"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// Messages made of `bytes` fields (the graph service's bulk arrays), written and read in
+// gRPC's own slices: protobuf would copy every byte once more on each side, into a string on
+// the server before serializing it, and out of the received slices into a string on the
+// client (internal to the dist module).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <grpcpp/support/byte_buffer.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graphloom/dist/graph_client.h"
+
+namespace graphloom::dist {
+
+// A serialized message whose field `number` holds the raw bytes of `tensor` (made contiguous), for
+// each pair: the field headers in small slices, each tensor's own memory as the slice after
+// its header, kept alive until gRPC has sent it. Empty and undefined tensors are left out, as
+// proto3 leaves out empty fields.
+grpc::ByteBuffer raw_message(const std::vector<std::pair<int, at::Tensor>>& fields);
+
+// Receives a field's bytes piece by piece, in order.
+using PieceSink = std::function<void(const char* data, std::size_t size)>;
+
+// Reads a serialized message of `bytes` fields: for each field, `open(number, length)` is
+// called before any of its bytes (it throws to refuse the field) and returns where they go.
+// A field that is not length-delimited, a truncated header, or a length past the end is
+// refused; errors start with `what`.
+void read_raw_message(const grpc::ByteBuffer& message,
+                      const std::function<PieceSink(int number, uint64_t length)>& open,
+                      const std::string& what);
+
+// The `int64` tensors of a message of bytes fields, indexed by field number (undefined where
+// absent); refuses fields numbered above `max_field` and lengths that are not whole int64s.
+std::vector<at::Tensor> read_int64_fields(const grpc::ByteBuffer& message, int max_field,
+                                          const std::string& what);
+
+// The `rows` field (1) of a PullResponse: checks that it holds exactly `count` rows of
+// `row_bytes` before handing any to `sink`, then hands them whole, as rows first, first + 1,
+// ...; a row split between two slices is joined in a small buffer.
+void deliver_pulled_rows(const grpc::ByteBuffer& response, int64_t row_bytes, int64_t count,
+                         int64_t first, const GraphClient::RowSink& sink, const std::string& what);
+
+}  // namespace graphloom::dist
