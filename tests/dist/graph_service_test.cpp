@@ -279,6 +279,16 @@ TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
   EXPECT_EQ(GraphClient(address, client_options()).health(), "serving");
 }
 
+TEST_F(GraphServiceTest, MetadataGivesTheBookTheTensorsAndTheServersVersion) {
+  const ServerMetadata metadata = GraphClient(servers_[1]->address(), {.token = kToken}).metadata();
+  EXPECT_EQ(metadata.part, 1);
+  EXPECT_EQ(metadata.num_parts, 2);
+  EXPECT_EQ(metadata.node_range_ends.size(), 2u);
+  EXPECT_EQ(metadata.tensors.count("feat"), 1u);
+  EXPECT_FALSE(metadata.version.empty());
+  EXPECT_NE(metadata.version, "unknown");  // the build's version reaches the servers
+}
+
 TEST_F(GraphServiceTest, InvalidRequestsAreRejectedAndTheServerKeepsServing) {
   // The default 64 MB client limit: it sends what the 1 MB server must refuse.
   const GraphClient client(servers_[0]->address(), {.token = kToken});
