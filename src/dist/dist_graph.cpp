@@ -243,15 +243,8 @@ void DistGraph::gather_stored(const std::string& name, const at::Tensor& ids,
     const at::Tensor& table = *local_table(name);
     GL_CHECK(table.is_contiguous() && table.scalar_type() == s.dtype,
              "local table '{}' is not a contiguous {} tensor", name, c10::toString(s.dtype));
-    const auto* source = static_cast<const char*>(table.data_ptr());
-    const int64_t* id = split.ids[part].data_ptr<int64_t>();
-    const int64_t first_node = local_->node_begin;
-    const int64_t count = split.ids[part].numel();
-#pragma omp parallel for schedule(static)
-    for (int64_t j = 0; j < count; ++j) {
-      std::memcpy(destination + position[j] * row_bytes, source + (id[j] - first_node) * row_bytes,
-                  row_bytes);
-    }
+    features::gather_rows(table, split.ids[part] - local_->node_begin, out,
+                          split.positions[part].contiguous());
     return true;
   });
 }

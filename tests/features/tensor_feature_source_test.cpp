@@ -31,6 +31,21 @@ TEST(TensorFeatureSource, GathersRowsOfAnyDtype) {
   EXPECT_EQ(source.gather("feat", at::empty({0}, at::kLong)).sizes(), at::IntArrayRef({0, 64}));
 }
 
+TEST(TensorFeatureSource, GatherRowsPlacesEachRowAtItsPosition) {
+  // Streaming (64 floats: whole 32-byte vectors) and plain (3 bytes) rows alike.
+  for (const at::Tensor& table : {at::randn({100, 64}), at::randint(256, {100, 3}, at::kByte)}) {
+    const at::Tensor ids = at::randint(100, {500}, at::kLong);
+    const at::Tensor positions = at::randperm(500, at::kLong);
+    at::Tensor out = at::zeros({500, table.size(1)}, table.options());
+    gather_rows(table, ids, out, positions);
+    EXPECT_TRUE(at::equal(out.index_select(0, positions), table.index_select(0, ids)));
+  }
+  at::Tensor out = at::empty({2, 3});
+  EXPECT_THROW(gather_rows(at::randn({4, 3}), at::tensor({1, 2}, at::kLong), out,
+                           at::tensor({0}, at::kLong)),
+               Error);
+}
+
 TEST(TensorFeatureSource, WholeTableOnlyWhenRowsAreGatheredAsStored) {
   const at::Tensor table = at::randn({5, 3});
   TensorFeatureSource source({{"feat", table}, {"half", at::randn({5, 3}).to(at::kHalf)}});

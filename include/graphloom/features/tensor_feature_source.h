@@ -30,8 +30,10 @@ class TensorFeatureSource : public FeatureSource {
   std::map<std::string, EncodedRows> tables_;
 };
 
-// The row-gather kernel: out[i] = table[ids[i]] for any dtype, rows copied in parallel.
-// `table` and `out` must be contiguous with equal row sizes; ids are trusted (checked by callers).
-void gather_rows(const at::Tensor& table, const at::Tensor& ids, at::Tensor& out);
+// The row-gather kernel: out[i] = table[ids[i]] for any dtype, rows copied in parallel; with
+// `positions` (int64, one per id), out[positions[i]] = table[ids[i]] instead. `table` and `out`
+// must be contiguous with equal row sizes; ids and positions are trusted (checked by callers).
+void gather_rows(const at::Tensor& table, const at::Tensor& ids, at::Tensor& out,
+                 const at::Tensor& positions = {});
 
 }  // namespace graphloom::features
