@@ -39,17 +39,26 @@ struct DistBenchOptions {
   int64_t pull_calls = 20;
 };
 
-// Seconds of `batches` mini-batches drawn from `sampler` (sampling only) or `loader` (the whole
-// pipeline), over the same seeds.
-double time_sampling(const sampling::NeighborSampler& sampler, const at::Tensor& seeds,
-                     int64_t batch_size, int64_t batches) {
-  Timer timer;
+// Seconds of sampling the same `batches` mini-batches with `local` and with `distributed`,
+// batch by batch in turn: the host's speed drifts by tens of percent within a minute, and a
+// ratio of two runs taken one after the other would measure that drift as well.
+std::pair<double, double> time_sampling(const sampling::NeighborSampler& local,
+                                        const sampling::NeighborSampler& distributed,
+                                        const at::Tensor& seeds, int64_t batch_size,
+                                        int64_t batches) {
+  double seconds[2] = {0, 0};
   for (int64_t b = 0; b < batches; ++b) {
-    sampler.sample(seeds.slice(0, b * batch_size, (b + 1) * batch_size), 0, b);
+    const at::Tensor batch = seeds.slice(0, b * batch_size, (b + 1) * batch_size);
+    for (int side = 0; side < 2; ++side) {
+      Timer timer;
+      (side == 0 ? local : distributed).sample(batch, 0, b);
+      seconds[side] += timer.seconds();
+    }
   }
-  return timer.seconds();
+  return {seconds[0], seconds[1]};
 }
 
+// Seconds of the whole pipeline (sampling, features, labels) over `seeds`.
 double time_loader(const sampling::NeighborSampler& sampler,
                    const features::FeatureSource& features, const at::Tensor& seeds,
                    int64_t batch_size) {
@@ -60,6 +69,22 @@ double time_loader(const sampling::NeighborSampler& sampler,
   while (loader.next()) {
   }
   return timer.seconds();
+}
+
+// time_loader() of both sides in turns of a few batches each, for the reason given above.
+std::pair<double, double> time_loaders(const sampling::NeighborSampler& local_sampler,
+                                       const features::FeatureSource& local_rows,
+                                       const sampling::NeighborSampler& dist_sampler,
+                                       const features::FeatureSource& dist_rows,
+                                       const at::Tensor& seeds, int64_t batch_size) {
+  const int64_t seeds_per_turn = 5 * batch_size;
+  double seconds[2] = {0, 0};
+  for (int64_t begin = 0; begin < seeds.numel(); begin += seeds_per_turn) {
+    const at::Tensor turn = seeds.slice(0, begin, begin + seeds_per_turn);
+    seconds[0] += time_loader(local_sampler, local_rows, turn, batch_size);
+    seconds[1] += time_loader(dist_sampler, dist_rows, turn, batch_size);
+  }
+  return {seconds[0], seconds[1]};
 }
 
 // Pull throughput of `clients` concurrent callers, each making `calls` pulls of `rows` random
@@ -132,17 +157,17 @@ void run_bench_dist(const DistBenchOptions& o) {
       at::randperm(dataset.num_nodes(), at::kLong).slice(0, 0, o.batches * o.batch_size);
   const double n = static_cast<double>(seeds.numel());
 
-  const double local_sample = time_sampling(local_sampler, seeds, o.batch_size, o.batches);
-  const double dist_sample = time_sampling(dist_sampler, seeds, o.batch_size, o.batches);
-  fmt::print("sample (fanouts {}, batch {}, {} batches, {} threads)\n", fmt::join(o.fanouts, ","),
-             o.batch_size, o.batches, num_threads());
+  const auto [local_sample, dist_sample] =
+      time_sampling(local_sampler, dist_sampler, seeds, o.batch_size, o.batches);
+  fmt::print("sample (fanouts {}, batch {}, {} batches in turn, {} threads)\n",
+             fmt::join(o.fanouts, ","), o.batch_size, o.batches, num_threads());
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_sample, n / dist_sample, local_sample / dist_sample);
-  const double local_load = time_loader(local_sampler, local_rows, seeds, o.batch_size);
   distributed.pulled_bytes(/*reset=*/true);
-  const double dist_load = time_loader(dist_sampler, distributed, seeds, o.batch_size);
+  const auto [local_load, dist_load] =
+      time_loaders(local_sampler, local_rows, dist_sampler, distributed, seeds, o.batch_size);
   const auto pulled = static_cast<double>(distributed.pulled_bytes());
-  fmt::print("loader (sample + features + labels)\n");
+  fmt::print("loader (sample + features + labels, in turns of 5 batches)\n");
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_load, n / dist_load, local_load / dist_load);
   // What bounds the ratio: every remote row crosses the loopback socket.

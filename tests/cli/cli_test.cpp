@@ -14,12 +14,23 @@ TEST(Cli, HelpForEverySubcommand) {
   for (const char* command :
        {"", "inspect", "convert", "generate", "generate planted", "generate rmat", "bench",
         "bench load", "bench csc", "bench sample", "bench gather", "bench loader", "bench train",
-        "bench aggregate", "train", "plot"}) {
+        "bench aggregate", "bench dist", "train", "plot"}) {
     const auto result = run_graphloom(std::string(command) + " --help");
     EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
     EXPECT_NE(result.output.find("Usage:"), std::string::npos) << command;
   }
   EXPECT_EQ(run_graphloom("--version").exit_code, 0);
+}
+
+TEST(Cli, BenchDistComparesDistGraphWithTheLocalGraphOnLoopbackServers) {
+  const auto result =
+      run_graphloom("--log-level warn bench dist --batches 2 --pull-rows 1000 --pull-calls 2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* line : {"sample (fanouts 10,10,10", "loader (sample + features",
+                           "rows pulled from remote parts", " 1 client(s)", "16 client(s)"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+  EXPECT_EQ(result.output.find(": 0 MB per batch"), std::string::npos) << result.output;
 }
 
 TEST(Cli, UsageErrorsExitWithTwo) {
