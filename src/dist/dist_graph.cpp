@@ -20,18 +20,30 @@ struct OwnerSplit {
   std::vector<at::Tensor> ids;        // int64, per part
 };
 
-OwnerSplit split_by_owner(const partition::PartitionBook& book, const at::Tensor& ids) {
-  const at::Tensor owners = book.owner_of(ids);
-  const at::Tensor order =
-      std::get<1>(at::sort(owners, c10::optional<bool>(true), /*dim=*/0, /*descending=*/false));
-  const at::Tensor counts = at::bincount(owners, {}, book.num_parts());
+// One counting pass instead of a sort: parts are few, and the split keeps request order within
+// each part (the merge and the gathers rely on it).
+OwnerSplit split_by_owner(const partition::PartitionBook& book, const at::Tensor& request) {
+  const at::Tensor ids = request.contiguous();
+  const at::Tensor owners = book.owner_of(ids).contiguous();
+  const int64_t* owner = owners.data_ptr<int64_t>();
+  const int64_t* id = ids.data_ptr<int64_t>();
+  const int64_t n = ids.numel();
+  std::vector<int64_t> next(static_cast<std::size_t>(book.num_parts()), 0);
+  for (int64_t i = 0; i < n; ++i) ++next[owner[i]];
   OwnerSplit split;
-  int64_t offset = 0;
-  for (int64_t part = 0; part < book.num_parts(); ++part) {
-    const int64_t count = counts[part].item<int64_t>();
-    split.positions.push_back(order.slice(0, offset, offset + count));
-    split.ids.push_back(ids.index_select(0, split.positions.back()));
-    offset += count;
+  std::vector<int64_t*> positions, part_ids;
+  for (const int64_t count : next) {
+    split.positions.push_back(at::empty({count}, at::kLong));
+    split.ids.push_back(at::empty({count}, at::kLong));
+    positions.push_back(split.positions.back().data_ptr<int64_t>());
+    part_ids.push_back(split.ids.back().data_ptr<int64_t>());
+  }
+  std::fill(next.begin(), next.end(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t part = owner[i];
+    const int64_t k = next[part]++;
+    positions[part][k] = i;
+    part_ids[part][k] = id[i];
   }
   return split;
 }
