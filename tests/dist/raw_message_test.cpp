@@ -37,6 +37,11 @@ grpc::ByteBuffer response_in_slices(const std::string& rows, const std::vector<s
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
+grpc::ByteBuffer one_slice(const std::string& bytes) {
+  const grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
 struct Received {
   std::string bytes;
   std::vector<int64_t> firsts;
@@ -67,34 +72,30 @@ TEST(PulledRows, RowsSplitBetweenSlicesArriveWholeAndInOrder) {
 }
 
 TEST(PulledRows, AResponseOfTheWrongSizeOrShapeIsRefusedBeforeAnyRow) {
-  const std::string rows(70, 'x');
+  struct Case {
+    grpc::ByteBuffer response;
+    int64_t row_bytes, count;
+    const char* error;
+  };
+  const Case cases[] = {
+      {response_in_slices(std::string(70, 'x'), {30}), 7, 11,
+       "server A: field 1 of 70 bytes for 11 rows"},
+      {response_in_slices("", {}), 1, 1, "server A: no rows for 1 requested"},
+      // Raw messages: field 2; field 1 as a varint; a length past the end; a cut varint.
+      {one_slice("\x12\x01x"), 1, 1, "server A: field 2 of 1 bytes"},
+      {one_slice("\x08\x01"), 1, 1, "unexpected field tag 8"},
+      {one_slice("\x0a\x05xy"), 1, 5, "field 1 of 5 bytes, but only 2 follow"},
+      {one_slice("\x0a\x80"), 1, 1, "truncated"},
+  };
   int calls = 0;
-  const GraphClient::RowSink count_calls = [&](int64_t, const char*, int64_t) { ++calls; };
-  EXPECT_NE(testing::error_of([&] {
-              deliver_pulled_rows(response_in_slices(rows, {30}), 7, 11, 0, count_calls,
-                                  "server A");
-            }).find("server A: field 1 of 70 bytes for 11 rows"),
-            std::string::npos);
-  grpc::Slice wrong_tag(std::string("\x12\x01x"));
-  EXPECT_NE(testing::error_of([&] {
-              deliver_pulled_rows(grpc::ByteBuffer(&wrong_tag, 1), 1, 1, 0, count_calls, "B");
-            }).find("B: field 2 of 1 bytes"),
-            std::string::npos);
-  grpc::Slice not_bytes(std::string("\x08\x01"));  // field 1 as a varint
-  EXPECT_NE(testing::error_of([&] {
-              deliver_pulled_rows(grpc::ByteBuffer(&not_bytes, 1), 1, 1, 0, count_calls, "D");
-            }).find("unexpected field tag 8"),
-            std::string::npos);
-  grpc::Slice too_long(std::string("\x0a\x05xy"));
-  EXPECT_NE(testing::error_of([&] {
-              deliver_pulled_rows(grpc::ByteBuffer(&too_long, 1), 1, 5, 0, count_calls, "E");
-            }).find("field 1 of 5 bytes, but only 2 follow"),
-            std::string::npos);
-  grpc::Slice truncated(std::string("\x0a\x80"));
-  EXPECT_NE(testing::error_of([&] {
-              deliver_pulled_rows(grpc::ByteBuffer(&truncated, 1), 1, 1, 0, count_calls, "C");
-            }).find("truncated"),
-            std::string::npos);
+  for (const Case& c : cases) {
+    const std::string error = testing::error_of([&] {
+      deliver_pulled_rows(
+          c.response, c.row_bytes, c.count, 0, [&](int64_t, const char*, int64_t) { ++calls; },
+          "server A");
+    });
+    EXPECT_NE(error.find(c.error), std::string::npos) << error;
+  }
   EXPECT_EQ(calls, 0);
 }
 
