@@ -253,10 +253,11 @@ void DistGraph::gather_stored(const std::string& name, const at::Tensor& ids,
       return true;
     }
     const at::Tensor& table = *local_table(name);
-    GL_CHECK(table.is_contiguous() && table.scalar_type() == s.dtype,
-             "local table '{}' is not a contiguous {} tensor", name, c10::toString(s.dtype));
-    features::gather_rows(table, split.ids[part] - local_->node_begin, out,
-                          split.positions[part].contiguous());
+    GL_CHECK(table.is_contiguous() && table.scalar_type() == s.dtype &&
+                 table.sizes().slice(1) == at::IntArrayRef(s.row_shape),
+             "local table '{}' is not a contiguous {} tensor with rows of shape {}", name,
+             c10::toString(s.dtype), at::IntArrayRef(s.row_shape));
+    features::gather_rows(table, split.ids[part] - local_->node_begin, out, split.positions[part]);
     return true;
   });
 }

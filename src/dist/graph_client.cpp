@@ -30,8 +30,9 @@ constexpr int64_t kCallsInFlight = 4;
 // otherwise on kCallsInFlight threads that each take the next chunk as soon as their last one
 // is done (no waiting for the slowest of a wave). One large response crawls through gRPC
 // (~0.35 GB/s for 50 MB here); chunks of a few MB with several calls in flight move ~5x faster
-// (DESIGN.md section 5). Returns the results in chunk order; the first failure is rethrown
-// once every thread has stopped.
+// (DESIGN.md section 5). Returns the results in chunk order. After a failure the threads take
+// no new chunks; once all have stopped, the failure of the first thread (in start order) that
+// had one is rethrown.
 template <typename Call>
 auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
   using Result = decltype(call(int64_t{0}));
@@ -189,19 +190,21 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
       request.add_edge_type_fanouts(type_fanout);
     }
     const std::string what = fmt::format("graph server {}: sampling response", address_);
-    // Fields as numbered in SampleResponse; an empty one is absent.
-    std::vector<at::Tensor> fields = read_int64_fields(
+    // Fields as numbered in SampleResponse; edge types only for typed graphs.
+    const std::vector<at::Tensor> fields = read_int64_fields(
         impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), 4, what);
-    for (std::size_t k = 1; k <= 3; ++k) {
-      if (!fields[k].defined()) fields[k] = at::empty({0}, at::kLong);
-    }
-    sampling::SampledEdges edges{fields[1], fields[2], fields[3], fields[4]};
-    GL_CHECK(
-        edges.indptr.numel() == chunk.numel() + 1 &&
-            edges.neighbors.numel() == edges.edge_ids.numel() &&
-            (!edges.edge_types.defined() || edges.edge_types.numel() == edges.neighbors.numel()) &&
-            edges.indptr[-1].item<int64_t>() == edges.neighbors.numel(),
-        "{}: malformed", what);
+    GL_CHECK(fields[1].defined() && fields[2].defined() && fields[3].defined(),
+             "{}: a field is missing", what);
+    const sampling::SampledEdges edges{fields[1], fields[2], fields[3], fields[4]};
+    const int64_t picks = edges.neighbors.numel();
+    GL_CHECK(edges.indptr.numel() == chunk.numel() + 1 && edges.edge_ids.numel() == picks &&
+                 (!edges.edge_types.defined() || edges.edge_types.numel() == picks),
+             "{}: sizes do not match {} seeds", what, chunk.numel());
+    // The merge in DistGraph copies by these offsets: they must stay inside the picks.
+    const int64_t* offsets = edges.indptr.data_ptr<int64_t>();
+    bool ordered = offsets[0] == 0 && offsets[chunk.numel()] == picks;
+    for (int64_t i = 0; ordered && i < chunk.numel(); ++i) ordered = offsets[i] <= offsets[i + 1];
+    GL_CHECK(ordered, "{}: indptr is not a non-decreasing run from 0 to {}", what, picks);
     return edges;
   };
   std::vector<sampling::SampledEdges> chunks =

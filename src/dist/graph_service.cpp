@@ -34,7 +34,11 @@ constexpr int kMaxEdgeTypes = 1 << 15;
 
 // The bulk methods, Pull and SampleNeighbors, are raw: gRPC sends their result tensors from
 // where they were computed (raw_message.h), where protobuf would copy them into strings and
-// those into gRPC's buffer. gRPC offers raw handlers only through its callback API.
+// those into gRPC's buffer. Outside the completion-queue (async) API, gRPC offers raw handlers
+// only as callback methods, which run on gRPC's own threads (2 to 16, by core count). Their
+// work is computed there, not handed to a pool: it is CPU-bound and bounded by the message
+// limit (a 4 MB chunk is the usual size, ~1 ms), and the only wait, a Pull's shared lock behind
+// a Push, is as short. The other methods stay synchronous.
 class GraphServiceImpl final
     : public rpc::GraphService::WithRawCallbackMethod_SampleNeighbors<
           rpc::GraphService::WithRawCallbackMethod_Pull<rpc::GraphService::Service>> {

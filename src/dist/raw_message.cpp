@@ -69,27 +69,29 @@ grpc::Slice field_header(int number, uint64_t length) {
 
 grpc::ByteBuffer raw_message(const std::vector<std::pair<int, at::Tensor>>& fields) {
   std::vector<grpc::Slice> slices;
+  slices.reserve(2 * fields.size() + 1);  // no reallocation between `new` and its slice
   for (const auto& [number, tensor] : fields) {
-    if (!tensor.defined() || tensor.numel() == 0) continue;
+    if (!tensor.defined()) continue;
     GL_CHECK(number > 0 && number < 16, "raw message field {}: numbers 1-15 only", number);
     const auto bytes = static_cast<uint64_t>(tensor.nbytes());
     slices.push_back(field_header(number, bytes));
+    if (bytes == 0) continue;
     auto* kept = new at::Tensor(tensor.contiguous());
     slices.emplace_back(
-        kept->data_ptr(), bytes, [](void* kept) { delete static_cast<at::Tensor*>(kept); }, kept);
+        kept->data_ptr(), bytes, [](void* tensor) { delete static_cast<at::Tensor*>(tensor); },
+        kept);
   }
   if (slices.empty()) slices.emplace_back();  // an empty message
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
-void read_raw_message(const grpc::ByteBuffer& message,
-                      const std::function<PieceSink(int number, uint64_t length)>& open,
+void read_raw_message(const grpc::ByteBuffer& message, const FieldOpener& open,
                       const std::string& what) {
   std::vector<grpc::Slice> slices;
   GL_CHECK(message.Dump(&slices).ok(), "{}: unreadable response", what);
   SliceReader reader(std::move(slices));
   for (int tag; (tag = reader.next_byte()) != -1;) {
-    GL_CHECK((tag & 7) == kLengthDelimited && tag < 0x80,
+    GL_CHECK((tag & 7) == kLengthDelimited && tag < 0x80 && (tag >> 3) >= 1,
              "{}: unexpected field tag {} in the response", what, tag);
     uint64_t length = 0;
     for (int shift = 0;; shift += 7) {
@@ -100,7 +102,7 @@ void read_raw_message(const grpc::ByteBuffer& message,
     }
     GL_CHECK(length <= reader.left(), "{}: field {} of {} bytes, but only {} follow", what,
              tag >> 3, length, reader.left());
-    reader.read(length, open(tag >> 3, length));
+    reader.read(length, open(tag >> 3, length, reader.left() - length));
   }
 }
 
@@ -109,7 +111,7 @@ std::vector<at::Tensor> read_int64_fields(const grpc::ByteBuffer& message, int m
   std::vector<at::Tensor> fields(static_cast<std::size_t>(max_field) + 1);
   read_raw_message(
       message,
-      [&](int number, uint64_t length) -> PieceSink {
+      [&](int number, uint64_t length, uint64_t) -> PieceSink {
         GL_CHECK(number <= max_field && length % sizeof(int64_t) == 0,
                  "{}: unexpected field {} of {} bytes", what, number, length);
         at::Tensor& field = fields[static_cast<std::size_t>(number)];
@@ -152,10 +154,11 @@ void deliver_pulled_rows(const grpc::ByteBuffer& response, int64_t row_bytes, in
   };
   read_raw_message(
       response,
-      [&](int number, uint64_t length) {
-        GL_CHECK(number == 1 && !seen && static_cast<int64_t>(length) == count * row_bytes,
-                 "{}: field {} of {} bytes for {} rows of {} bytes", what, number, length, count,
-                 row_bytes);
+      [&](int number, uint64_t length, uint64_t following) {
+        // The rows field must be the whole message: checked before any row is handed over.
+        GL_CHECK(number == 1 && following == 0 && static_cast<int64_t>(length) == count * row_bytes,
+                 "{}: field {} of {} bytes (and {} bytes after it) for {} rows of {} bytes", what,
+                 number, length, following, count, row_bytes);
         seen = true;
         return rows;
       },

@@ -17,21 +17,24 @@
 
 namespace graphloom::dist {
 
-// A serialized message whose field `number` holds the raw bytes of `tensor` (made contiguous), for
-// each pair: the field headers in small slices, each tensor's own memory as the slice after
-// its header, kept alive until gRPC has sent it. Empty and undefined tensors are left out, as
-// proto3 leaves out empty fields.
+// A serialized message whose field `number` holds the raw bytes of `tensor` (made contiguous),
+// for each pair: the field headers in small slices, each tensor's own memory as the slice
+// after its header, kept alive until gRPC has sent it. Undefined tensors are left out; empty
+// ones are sent as fields of length 0 (protobuf reads them as empty), so that a reader can
+// tell "none" from "empty", e.g. the edge types of a typed graph's seeds without neighbors.
 grpc::ByteBuffer raw_message(const std::vector<std::pair<int, at::Tensor>>& fields);
 
 // Receives a field's bytes piece by piece, in order.
 using PieceSink = std::function<void(const char* data, std::size_t size)>;
+// Called with a field's number, its length and the bytes of the message after it, before any
+// of its bytes; throws to refuse the field, or returns where its bytes go.
+using FieldOpener = std::function<PieceSink(int number, uint64_t length, uint64_t following)>;
 
-// Reads a serialized message of `bytes` fields: for each field, `open(number, length)` is
-// called before any of its bytes (it throws to refuse the field) and returns where they go.
-// A field that is not length-delimited, a truncated header, or a length past the end is
-// refused; errors start with `what`.
-void read_raw_message(const grpc::ByteBuffer& message,
-                      const std::function<PieceSink(int number, uint64_t length)>& open,
+// Reads a serialized message of `bytes` fields through `open`. A field that is not
+// length-delimited, field number 0, a truncated header, or a length past the end is refused;
+// errors start with `what`. Unknown fields are refused rather than skipped: servers and
+// trainers of a cluster run one build (Metadata reports the servers' version).
+void read_raw_message(const grpc::ByteBuffer& message, const FieldOpener& open,
                       const std::string& what);
 
 // The `int64` tensors of a message of bytes fields, indexed by field number (undefined where

@@ -272,9 +272,15 @@ TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
   const std::string address = servers_[0]->address();
   for (const char* token : {"", "not-the-token"}) {
     const GraphClient client(address, {.token = token, .deadline = std::chrono::seconds(5)});
-    const std::string error = error_of([&] { client.health(); });
-    EXPECT_NE(error.find("UNAUTHENTICATED"), std::string::npos) << error;
-    EXPECT_NE(error.find(address), std::string::npos) << error;
+    // A synchronous method and the two raw callback ones (raw_message.h).
+    for (const std::string& error :
+         {error_of([&] { client.health(); }), error_of([&] {
+            client.pull("feat", at::tensor({int64_t{0}}), {at::kFloat, {12}});
+          }),
+          error_of([&] { client.sample_neighbors(at::tensor({int64_t{0}}), 5, {}); })}) {
+      EXPECT_NE(error.find("UNAUTHENTICATED"), std::string::npos) << error;
+      EXPECT_NE(error.find(address), std::string::npos) << error;
+    }
   }
   EXPECT_EQ(GraphClient(address, client_options()).health(), "serving");
 }

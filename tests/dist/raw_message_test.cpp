@@ -79,7 +79,10 @@ TEST(PulledRows, AResponseOfTheWrongSizeOrShapeIsRefusedBeforeAnyRow) {
   };
   const Case cases[] = {
       {response_in_slices(std::string(70, 'x'), {30}), 7, 11,
-       "server A: field 1 of 70 bytes for 11 rows"},
+       "server A: field 1 of 70 bytes (and 0 bytes after it) for 11 rows"},
+      // Right size, then more: refused before the rows reach the sink.
+      {one_slice("\x0a\x01x\x0a\x01y"), 1, 1, "field 1 of 1 bytes (and 3 bytes after it)"},
+      {one_slice("\x02\x00"), 1, 0, "unexpected field tag 2"},  // field number 0
       {response_in_slices("", {}), 1, 1, "server A: no rows for 1 requested"},
       // Raw messages: field 2; field 1 as a varint; a length past the end; a cut varint.
       {one_slice("\x12\x01x"), 1, 1, "server A: field 2 of 1 bytes"},
@@ -130,14 +133,14 @@ TEST(RawMessage, AResponseCarriesItsTensorsUntilRead) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST(RawMessage, Int64FieldsArriveByNumberAndAbsentOnesStayUndefined) {
+TEST(RawMessage, Int64FieldsArriveByNumberEmptyOnesEmptyAndAbsentOnesUndefined) {
   const at::Tensor indptr = at::arange(0, 40000, at::kLong);
   const at::Tensor strided = at::arange(0, 20, at::kLong).slice(0, 0, 20, 2);  // not contiguous
   const std::vector<at::Tensor> fields = read_int64_fields(
       raw_message({{1, indptr}, {2, at::empty({0}, at::kLong)}, {4, strided}}), 4, "test");
   ASSERT_EQ(fields.size(), 5u);
   EXPECT_TRUE(at::equal(fields[1], indptr));
-  EXPECT_FALSE(fields[2].defined());  // empty: not sent
+  EXPECT_EQ(fields[2].numel(), 0);  // empty: a field of length 0, not an absent one
   EXPECT_FALSE(fields[3].defined());
   EXPECT_TRUE(at::equal(fields[4], strided));
   // A field number past the expected ones, or a length that is not whole int64s.
