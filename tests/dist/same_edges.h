@@ -1,0 +1,17 @@
+// The expectation that two neighbor samples are the same picks, in the same order.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "graphloom/sampling/neighbor_source.h"
+
+namespace graphloom::dist {
+
+inline void expect_same_edges(const sampling::SampledEdges& a, const sampling::SampledEdges& b) {
+  EXPECT_TRUE(at::equal(a.indptr, b.indptr));
+  EXPECT_TRUE(at::equal(a.neighbors, b.neighbors));
+  EXPECT_TRUE(at::equal(a.edge_ids, b.edge_ids));
+}
+
+}  // namespace graphloom::dist
