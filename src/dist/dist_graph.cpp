@@ -167,11 +167,9 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
     const int64_t* part_indptr = parts[part].indptr.data_ptr<int64_t>();
     const int64_t* part_neighbors = parts[part].neighbors.data_ptr<int64_t>();
     const int64_t* part_edge_ids = parts[part].edge_ids.data_ptr<int64_t>();
-    // A part without picks has no edge types to send.
-    const bool has_types = parts[part].edge_types.defined();
-    GL_CHECK(!typed || has_types || parts[part].neighbors.numel() == 0,
+    GL_CHECK(!typed || parts[part].edge_types.defined(),
              "part {} returned no edge types, but other parts of the graph are typed", part);
-    const int64_t* part_types = has_types ? parts[part].edge_types.data_ptr<int64_t>() : nullptr;
+    const int64_t* part_types = typed ? parts[part].edge_types.data_ptr<int64_t>() : nullptr;
     for (int64_t j = 0; j < split.ids[part].numel(); ++j) {
       const int64_t count = part_indptr[j + 1] - part_indptr[j];
       std::copy_n(part_neighbors + part_indptr[j], count, neighbors + indptr[position[j]]);
