@@ -20,6 +20,16 @@ ProcessEnvironment parse(const std::map<std::string, std::string>& vars) {
   });
 }
 
+// Rank, world, local rank and size, and master address and port all equal.
+void expect_same_place(const ProcessEnvironment& env, const ProcessEnvironment& expected) {
+  EXPECT_EQ(env.rank, expected.rank);
+  EXPECT_EQ(env.world_size, expected.world_size);
+  EXPECT_EQ(env.local_rank, expected.local_rank);
+  EXPECT_EQ(env.local_world_size, expected.local_world_size);
+  EXPECT_EQ(env.master_addr, expected.master_addr);
+  EXPECT_EQ(env.master_port, expected.master_port);
+}
+
 TEST(ProcessEnvironment, SingleProcessWithoutVariables) {
   const ProcessEnvironment env = parse({});
   EXPECT_FALSE(env.distributed());
@@ -36,12 +46,12 @@ TEST(ProcessEnvironment, Torchrun) {
                                         {"MASTER_ADDR", "10.0.0.5"},
                                         {"MASTER_PORT", "1234"}});
   EXPECT_EQ(env.source, "torchrun");
-  EXPECT_EQ(env.rank, 3);
-  EXPECT_EQ(env.world_size, 4);
-  EXPECT_EQ(env.local_rank, 1);
-  EXPECT_EQ(env.local_world_size, 2);
-  EXPECT_EQ(env.master_addr, "10.0.0.5");
-  EXPECT_EQ(env.master_port, 1234);
+  expect_same_place(env, {.rank = 3,
+                          .world_size = 4,
+                          .local_rank = 1,
+                          .local_world_size = 2,
+                          .master_addr = "10.0.0.5",
+                          .master_port = 1234});
 }
 
 TEST(ProcessEnvironment, TorchrunAgentStore) {
@@ -117,13 +127,7 @@ TEST(ProcessEnvironment, LaunchVariablesRoundTripAndShareTheCores) {
                                .master_addr = "10.0.0.1",
                                .master_port = 29600};
   const auto variables = launch_variables(env);
-  const ProcessEnvironment back = parse(variables);
-  EXPECT_EQ(back.rank, 3);
-  EXPECT_EQ(back.world_size, 4);
-  EXPECT_EQ(back.local_rank, 1);
-  EXPECT_EQ(back.local_world_size, 2);
-  EXPECT_EQ(back.master_addr, "10.0.0.1");
-  EXPECT_EQ(back.master_port, 29600);
+  expect_same_place(parse(variables), env);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(variables.at("OMP_NUM_THREADS"), std::to_string(std::max(1, cores / 2)));
   EXPECT_EQ(launch_variables(env, 4).at("OMP_NUM_THREADS"), std::to_string(std::max(1, cores / 4)));

@@ -25,13 +25,29 @@ Gradients run(const Product& product, const torch::Tensor& x0, const torch::Tens
   return {out.detach(), x.grad(), w.grad(), b.defined() ? b.grad() : torch::Tensor()};
 }
 
+// Double-precision x [rows, 12], weight [width, 12], bias [width] and an upstream gradient.
+struct Inputs {
+  torch::Tensor x, w, b, upstream;
+};
+
+Inputs random_inputs(uint64_t seed, int64_t rows, int64_t width) {
+  torch::manual_seed(seed);
+  return {torch::randn({rows, 12}, torch::kDouble), torch::randn({width, 12}, torch::kDouble),
+          torch::randn({width}, torch::kDouble), torch::randn({rows, width}, torch::kDouble)};
+}
+
+void expect_same(const Gradients& ours, const Gradients& reference, bool with_bias) {
+  EXPECT_TRUE(torch::allclose(ours.out, reference.out, 1e-12, 1e-12)) << with_bias;
+  EXPECT_TRUE(torch::allclose(ours.x, reference.x, 1e-12, 1e-12)) << with_bias;
+  EXPECT_TRUE(torch::allclose(ours.weight, reference.weight, 1e-9, 1e-9)) << with_bias;
+  if (with_bias) {
+    EXPECT_TRUE(torch::allclose(ours.bias, reference.bias, 1e-9, 1e-9));
+  }
+}
+
 TEST(Linear, EqualsAddmmAndItsGradientsOverSeveralBlocksOfRows) {
-  torch::manual_seed(0);
-  const int64_t rows = 40000;  // more than two blocks, the last one partial
-  const torch::Tensor x = torch::randn({rows, 12}, torch::kDouble);
-  const torch::Tensor w = torch::randn({5, 12}, torch::kDouble);
-  const torch::Tensor b = torch::randn({5}, torch::kDouble);
-  const torch::Tensor upstream = torch::randn({rows, 5}, torch::kDouble);
+  // 40,000 rows: more than two blocks, the last one partial.
+  const auto [x, w, b, upstream] = random_inputs(0, 40000, 5);
   for (const bool with_bias : {true, false}) {
     const torch::Tensor bias = with_bias ? b : torch::Tensor();
     const Gradients ours =
@@ -40,22 +56,13 @@ TEST(Linear, EqualsAddmmAndItsGradientsOverSeveralBlocksOfRows) {
         run([](auto& x, auto& w,
                auto& b) { return b.defined() ? torch::addmm(b, x, w.t()) : torch::mm(x, w.t()); },
             x, w, bias, upstream);
-    EXPECT_TRUE(torch::allclose(ours.out, reference.out, 1e-12, 1e-12)) << with_bias;
-    EXPECT_TRUE(torch::allclose(ours.x, reference.x, 1e-12, 1e-12)) << with_bias;
-    EXPECT_TRUE(torch::allclose(ours.weight, reference.weight, 1e-9, 1e-9)) << with_bias;
-    if (with_bias) {
-      EXPECT_TRUE(torch::allclose(ours.bias, reference.bias, 1e-9, 1e-9));
-    }
+    expect_same(ours, reference, with_bias);
   }
 }
 
 TEST(Linear, FusedWithReluAndDropoutEqualsTheirCompositionWithTheSameMask) {
-  torch::manual_seed(1);
-  const int64_t rows = 40000;  // blocks of rows start at element 16384 * 7, a whole mask chunk
-  const torch::Tensor x = torch::randn({rows, 12}, torch::kDouble);
-  const torch::Tensor w = torch::randn({7, 12}, torch::kDouble);
-  const torch::Tensor b = torch::randn({7}, torch::kDouble);
-  const torch::Tensor upstream = torch::randn({rows, 7}, torch::kDouble);
+  // Width 7: blocks of rows start at element 16384 * 7, a whole mask chunk.
+  const auto [x, w, b, upstream] = random_inputs(1, 40000, 7);
   for (const bool with_bias : {true, false}) {
     const torch::Tensor bias = with_bias ? b : torch::Tensor();
     torch::manual_seed(5);
@@ -69,12 +76,7 @@ TEST(Linear, FusedWithReluAndDropoutEqualsTheirCompositionWithTheSameMask) {
     const double kept = (fused.out > 0).to(torch::kDouble).mean().item<double>();
     EXPECT_GT(kept, 0.2) << with_bias;  // about (1 - 0.4) / 2: the mask is not all zeros
     EXPECT_LT(kept, 0.4) << with_bias;
-    EXPECT_TRUE(torch::allclose(fused.out, composed.out, 1e-12, 1e-12)) << with_bias;
-    EXPECT_TRUE(torch::allclose(fused.x, composed.x, 1e-12, 1e-12)) << with_bias;
-    EXPECT_TRUE(torch::allclose(fused.weight, composed.weight, 1e-9, 1e-9)) << with_bias;
-    if (with_bias) {
-      EXPECT_TRUE(torch::allclose(fused.bias, composed.bias, 1e-9, 1e-9));
-    }
+    expect_same(fused, composed, with_bias);
   }
   // Evaluation: relu only.
   EXPECT_TRUE(torch::allclose(linear_relu_dropout(x, w, b, 0.4, false),
