@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy                 # ../shared/bench/make_bench_graph.py
   openssl                       # test certificates for the servers' TLS
+  libssl-dev                    # HMAC for the trainers' Gloo pair handshake
 )
 
 missing=()

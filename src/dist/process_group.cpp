@@ -19,6 +19,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "peer_authentication.h"
 #include "rendezvous_store.h"
 
 #include "graphloom/base/error.h"
@@ -189,6 +190,11 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
         return c10::make_intrusive<c10d::ProcessGroupGloo>(impl.store, env.rank, env.world_size,
                                                            gloo_options);
       });
+
+  if (!options.token.empty()) {
+    guarded(fmt::format("authenticating the trainers' Gloo pairs ({})", impl.context),
+            [&] { authenticate_peers(*impl.gloo, options.token, impl.context); });
+  }
 
   // Agree on a job id and on whether every rank shares this machine.
   guarded(fmt::format("exchanging job facts ({})", impl.context), [&] {

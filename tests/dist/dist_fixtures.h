@@ -24,7 +24,9 @@ inline void run_ranks(int world_size, const std::function<void(dist::ProcessGrou
         env.rank = rank;
         env.world_size = world_size;
         env.master_port = port;
-        const auto group = dist::ProcessGroup::connect(env, {.timeout = timeout});
+        // With a token, as launched jobs have: every group also runs the Gloo pair handshake.
+        const auto group =
+            dist::ProcessGroup::connect(env, {.timeout = timeout, .token = "run-ranks-token"});
         body(*group);
       } catch (...) {
         errors[rank] = std::current_exception();
