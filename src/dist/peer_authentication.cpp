@@ -1,5 +1,6 @@
 // Challenge and answer over Gloo's own pairs: the answer binds the token to the asker's fresh
-// nonce and to both ranks, so it cannot be replayed from another job or reflected back.
+// nonce, to both ranks and to the job, so it cannot be replayed, reflected back to its asker, or
+// fetched from another job that shares the token.
 #include "peer_authentication.h"
 
 #include <openssl/crypto.h>
@@ -8,6 +9,7 @@
 #include <openssl/rand.h>
 
 #include <ATen/ATen.h>
+#include <cstring>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
 
@@ -16,25 +18,31 @@
 namespace graphloom::dist {
 namespace {
 
-constexpr int64_t kNonceBytes = 32;
-constexpr int64_t kProofBytes = 32;  // SHA-256
+using Bytes32 = std::array<uint8_t, 32>;
+
 // Point-to-point tags of this exchange; nothing else sends on the group before it ends.
 constexpr int kNonceTag = 0x61757468;
 constexpr int kProofTag = kNonceTag + 1;
 
-at::Tensor bytes(int64_t count) { return at::empty({count}, at::kByte); }
+// Zero-filled: Gloo accepts a message shorter than the buffer it lands in.
+at::Tensor buffer() { return at::zeros({32}, at::kByte); }
 
-at::Tensor proof(const std::string& token, const at::Tensor& nonce, int from, int to) {
-  std::string message = "graphloom gloo pair " + std::to_string(from) + "->" + std::to_string(to);
-  message.append(reinterpret_cast<const char*>(nonce.data_ptr<uint8_t>()), kNonceBytes);
-  at::Tensor out = bytes(kProofBytes);
-  unsigned int length = 0;
-  GL_CHECK(HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-                reinterpret_cast<const unsigned char*>(message.data()), message.size(),
-                out.data_ptr<uint8_t>(), &length) != nullptr &&
-               length == kProofBytes,
-           "HMAC-SHA256 of a pair's nonce failed");
+at::Tensor as_tensor(const Bytes32& bytes) {
+  at::Tensor out = buffer();
+  std::memcpy(out.data_ptr<uint8_t>(), bytes.data(), bytes.size());
   return out;
+}
+
+Bytes32 as_bytes(const at::Tensor& tensor) {
+  Bytes32 out;
+  std::memcpy(out.data(), tensor.data_ptr<uint8_t>(), out.size());
+  return out;
+}
+
+void append_field(std::string& message, const void* data, std::size_t size) {
+  const uint64_t length = size;
+  message.append(reinterpret_cast<const char*>(&length), sizeof(length));
+  message.append(static_cast<const char*>(data), size);
 }
 
 // Sends `outgoing[peer]` to every peer and receives each peer's message into `incoming[peer]`.
@@ -53,35 +61,54 @@ void exchange(c10d::ProcessGroup& group, std::vector<at::Tensor>& outgoing,
 
 }  // namespace
 
+Bytes32 pair_proof(const std::string& token, const std::string& job_id, const Bytes32& nonce,
+                   int from, int to) {
+  std::string message = "graphloom gloo pair";
+  append_field(message, job_id.data(), job_id.size());
+  append_field(message, nonce.data(), nonce.size());
+  const int32_t ranks[2] = {from, to};
+  append_field(message, ranks, sizeof(ranks));
+  Bytes32 out;
+  unsigned int length = 0;
+  GL_CHECK(HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+                reinterpret_cast<const unsigned char*>(message.data()), message.size(), out.data(),
+                &length) != nullptr &&
+               length == out.size(),
+           "HMAC-SHA256 of a pair's nonce failed");
+  return out;
+}
+
 void authenticate_peers(c10d::ProcessGroup& group, const std::string& token,
-                        const std::string& context) {
+                        const std::string& job_id, const std::string& context) {
   const int rank = group.getRank();
   const int world_size = group.getSize();
-  at::Tensor nonce = bytes(kNonceBytes);
-  GL_CHECK(RAND_bytes(nonce.data_ptr<uint8_t>(), kNonceBytes) == 1,
+  Bytes32 nonce;
+  GL_CHECK(RAND_bytes(nonce.data(), static_cast<int>(nonce.size())) == 1,
            "no random bytes for the pair nonce ({})", context);
 
-  std::vector<at::Tensor> nonces_out(world_size, nonce);
+  std::vector<at::Tensor> nonces_out(world_size, as_tensor(nonce));
   std::vector<at::Tensor> nonces_in(world_size);
-  for (at::Tensor& in : nonces_in) in = bytes(kNonceBytes);
+  for (at::Tensor& in : nonces_in) in = buffer();
   exchange(group, nonces_out, nonces_in, kNonceTag);
 
   std::vector<at::Tensor> proofs_out(world_size);
   std::vector<at::Tensor> proofs_in(world_size);
   for (int peer = 0; peer < world_size; ++peer) {
-    proofs_out[peer] = peer == rank ? bytes(0) : proof(token, nonces_in[peer], rank, peer);
-    proofs_in[peer] = bytes(kProofBytes);
+    proofs_in[peer] = buffer();
+    proofs_out[peer] =
+        peer == rank ? buffer()
+                     : as_tensor(pair_proof(token, job_id, as_bytes(nonces_in[peer]), rank, peer));
   }
   exchange(group, proofs_out, proofs_in, kProofTag);
 
   for (int peer = 0; peer < world_size; ++peer) {
     if (peer == rank) continue;
-    const at::Tensor expected = proof(token, nonce, peer, rank);
-    GL_CHECK(CRYPTO_memcmp(expected.data_ptr<uint8_t>(), proofs_in[peer].data_ptr<uint8_t>(),
-                           kProofBytes) == 0,
-             "{}: the process connected as rank {} did not prove the cluster token over its Gloo "
-             "pair: it was given another token, or another process connected in its place",
-             context, peer);
+    const Bytes32 expected = pair_proof(token, job_id, nonce, peer, rank);
+    GL_CHECK(
+        CRYPTO_memcmp(expected.data(), proofs_in[peer].data_ptr<uint8_t>(), expected.size()) == 0,
+        "{}: the process connected as rank {} did not prove the cluster token over its Gloo "
+        "pair: it was given another token, or another process connected in its place",
+        context, peer);
   }
 }
 

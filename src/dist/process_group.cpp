@@ -191,11 +191,6 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
                                                            gloo_options);
       });
 
-  if (!options.token.empty()) {
-    guarded(fmt::format("authenticating the trainers' Gloo pairs ({})", impl.context),
-            [&] { authenticate_peers(*impl.gloo, options.token, impl.context); });
-  }
-
   // Agree on a job id and on whether every rank shares this machine.
   guarded(fmt::format("exchanging job facts ({})", impl.context), [&] {
     if (env.rank == 0) impl.store->set("graphloom/job_id", as_bytes(random_id()));
@@ -208,6 +203,10 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
       }
     }
   });
+  if (!options.token.empty()) {
+    guarded(fmt::format("authenticating the trainers' Gloo pairs ({})", impl.context),
+            [&] { authenticate_peers(*impl.gloo, options.token, group->job_id_, impl.context); });
+  }
   return group;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <array>
 #include <exception>
 #include <string>
 #include <thread>
@@ -16,8 +17,11 @@ namespace graphloom::dist {
 namespace {
 
 // Connects `tokens.size()` ranks (threads) over an in-process store and runs the handshake with
-// rank r holding tokens[r]; returns each rank's error message, "" where it passed.
-std::vector<std::string> handshake(const std::vector<std::string>& tokens) {
+// rank r holding tokens[r] and job id `job_ids[r]` (all "job" when empty); returns each rank's
+// error message, "" where it passed.
+std::vector<std::string> handshake(const std::vector<std::string>& tokens,
+                                   std::vector<std::string> job_ids = {}) {
+  if (job_ids.empty()) job_ids.assign(tokens.size(), "job");
   const int world_size = static_cast<int>(tokens.size());
   const auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::string> errors(world_size);
@@ -28,7 +32,7 @@ std::vector<std::string> handshake(const std::vector<std::string>& tokens) {
         auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(20));
         options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
         c10d::ProcessGroupGloo group(store, rank, world_size, options);
-        authenticate_peers(group, tokens[rank], "rank " + std::to_string(rank));
+        authenticate_peers(group, tokens[rank], job_ids[rank], "rank " + std::to_string(rank));
         // The pairs still carry collectives afterwards.
         std::vector<at::Tensor> sum{at::ones({2})};
         group.allreduce(sum)->wait();
@@ -47,7 +51,7 @@ TEST(PeerAuthentication, RanksHoldingTheTokenPass) {
 }
 
 TEST(PeerAuthentication, EveryPeerNamesTheRankWithoutTheToken) {
-  for (const int impostor : {0, 2}) {  // the listening side of its pairs, and the connecting side
+  for (const int impostor : {0, 1, 2}) {
     std::vector<std::string> tokens(3, "token");
     tokens[impostor] = "guess";
     const std::vector<std::string> errors = handshake(tokens);
@@ -66,6 +70,30 @@ TEST(PeerAuthentication, EveryPeerNamesTheRankWithoutTheToken) {
       }
     }
   }
+}
+
+TEST(PeerAuthentication, AnAnswerFromAnotherJobOnTheSameTokenIsRefused) {
+  const std::vector<std::string> errors = handshake({"token", "token"}, {"job-a", "job-b"});
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_NE(errors[rank].find("did not prove the cluster token"), std::string::npos)
+        << errors[rank];
+  }
+}
+
+TEST(PeerAuthentication, TheProofCoversTokenJobNonceAndBothRanksInOrder) {
+  std::array<uint8_t, 32> nonce{};
+  nonce[0] = 1;
+  std::array<uint8_t, 32> other_nonce = nonce;
+  other_nonce[31] = 1;
+  const auto proof = pair_proof("token", "job", nonce, 1, 2);
+  EXPECT_EQ(proof, pair_proof("token", "job", nonce, 1, 2));
+  EXPECT_NE(proof, pair_proof("token2", "job", nonce, 1, 2));
+  EXPECT_NE(proof, pair_proof("token", "job2", nonce, 1, 2));
+  EXPECT_NE(proof, pair_proof("token", "job", other_nonce, 1, 2));
+  EXPECT_NE(proof, pair_proof("token", "job", nonce, 2, 1));  // reflected back to its asker
+  EXPECT_NE(proof, pair_proof("token", "job", nonce, 1, 3));
+  // Fields are length-prefixed: moving bytes between the token-free fields changes the proof.
+  EXPECT_NE(pair_proof("t", "ab", nonce, 1, 2), pair_proof("t", "a", nonce, 1, 2));
 }
 
 }  // namespace
