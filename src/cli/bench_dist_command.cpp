@@ -37,6 +37,7 @@ struct DistBenchOptions {
   int64_t batches = 50;
   int64_t pull_rows = 100000;
   int64_t pull_calls = 20;
+  bool edge_ids = false;  // training's samplers drop them
 };
 
 // Seconds of sampling the same `batches` mini-batches with `local` and with `distributed`,
@@ -151,16 +152,19 @@ void run_bench_dist(const DistBenchOptions& o) {
   const sampling::LocalNeighborSource local(whole.graph);
   const features::TensorFeatureSource local_rows(
       {{"feat", whole.features.at("feat")}, {"label", whole.labels}});
-  const sampling::NeighborSampler local_sampler(&local, {.fanouts = o.fanouts});
-  const sampling::NeighborSampler dist_sampler(&distributed, {.fanouts = o.fanouts});
+  const sampling::NeighborSampler local_sampler(&local,
+                                                {.fanouts = o.fanouts, .edge_ids = o.edge_ids});
+  const sampling::NeighborSampler dist_sampler(&distributed,
+                                               {.fanouts = o.fanouts, .edge_ids = o.edge_ids});
   const at::Tensor seeds =
       at::randperm(dataset.num_nodes(), at::kLong).slice(0, 0, o.batches * o.batch_size);
   const double n = static_cast<double>(seeds.numel());
 
   const auto [local_sample, dist_sample] =
       time_sampling(local_sampler, dist_sampler, seeds, o.batch_size, o.batches);
-  fmt::print("sample (fanouts {}, batch {}, {} batches in turn, {} threads)\n",
-             fmt::join(o.fanouts, ","), o.batch_size, o.batches, num_threads());
+  fmt::print("sample (fanouts {}, batch {}, {} batches in turn, {} threads, edge ids {})\n",
+             fmt::join(o.fanouts, ","), o.batch_size, o.batches, num_threads(),
+             o.edge_ids ? "kept" : "dropped, as in training");
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_sample, n / dist_sample, local_sample / dist_sample);
   distributed.pulled_bytes(/*reset=*/true);
@@ -205,6 +209,9 @@ void add_dist_benchmarks(CLI::App* bench) {
   cmd->add_option("--batches", o->batches, "Batches per measurement")->capture_default_str();
   cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call")->capture_default_str();
   cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client")->capture_default_str();
+  cmd->add_flag("--edge-ids", o->edge_ids,
+                "Keep each block's edge ids (training drops them, and DistGraph then asks the "
+                "servers to leave them out)");
   cmd->callback([o] { run_bench_dist(*o); });
 }
 

@@ -133,7 +133,9 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
     sampling::SampledEdges edges = sampling::sample_csc_neighbors(
         out ? local_->out_graph : local_->graph, split.ids[part], fanout, local);
     // In-edges are numbered by position in the part; out-edges carry their global ids.
-    if (!out) edges.edge_ids.add_(metadata_.edge_range_ends[part] - local_->graph.num_edges());
+    if (!out && edges.edge_ids.defined()) {
+      edges.edge_ids.add_(metadata_.edge_range_ends[part] - local_->graph.num_edges());
+    }
     return edges;
   });
   // Merge in seed order: per-seed counts first, then each part's picks into place.
@@ -151,9 +153,9 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
   }
   for (int64_t i = 0; i < n; ++i) indptr[i + 1] += indptr[i];
   out.neighbors = at::empty({indptr[n]}, at::kLong);
-  out.edge_ids = at::empty({indptr[n]}, at::kLong);
+  if (options.edge_ids) out.edge_ids = at::empty({indptr[n]}, at::kLong);
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
-  int64_t* edge_ids = out.edge_ids.data_ptr<int64_t>();
+  int64_t* edge_ids = options.edge_ids ? out.edge_ids.data_ptr<int64_t>() : nullptr;
   // Typed graphs: every part that answered reports its picks' edge types.
   bool typed = false;
   for (std::size_t part = 0; part < parts.size(); ++part) {
@@ -166,14 +168,15 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
     const int64_t* position = split.positions[part].data_ptr<int64_t>();
     const int64_t* part_indptr = parts[part].indptr.data_ptr<int64_t>();
     const int64_t* part_neighbors = parts[part].neighbors.data_ptr<int64_t>();
-    const int64_t* part_edge_ids = parts[part].edge_ids.data_ptr<int64_t>();
+    const int64_t* part_edge_ids = edge_ids ? parts[part].edge_ids.data_ptr<int64_t>() : nullptr;
     GL_CHECK(!typed || parts[part].edge_types.defined(),
              "part {} returned no edge types, but other parts of the graph are typed", part);
     const int64_t* part_types = typed ? parts[part].edge_types.data_ptr<int64_t>() : nullptr;
     for (int64_t j = 0; j < split.ids[part].numel(); ++j) {
       const int64_t count = part_indptr[j + 1] - part_indptr[j];
       std::copy_n(part_neighbors + part_indptr[j], count, neighbors + indptr[position[j]]);
-      std::copy_n(part_edge_ids + part_indptr[j], count, edge_ids + indptr[position[j]]);
+      if (edge_ids)
+        std::copy_n(part_edge_ids + part_indptr[j], count, edge_ids + indptr[position[j]]);
       if (typed) std::copy_n(part_types + part_indptr[j], count, edge_types + indptr[position[j]]);
     }
   }

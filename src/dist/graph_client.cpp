@@ -172,11 +172,12 @@ GraphClient::GraphClient(GraphClient&&) noexcept = default;
 sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                      const sampling::SampleOptions& options) const {
   const at::Tensor all = seeds.to(at::kLong).contiguous();
-  // Seeds per call so that a response (16 bytes per pick) stays near the chunk size; -1 (all
-  // neighbors) is budgeted as 32 picks.
+  // Seeds per call so that a response (8 or 16 bytes per pick) stays near the chunk size; -1
+  // (all neighbors) is budgeted as 32 picks.
   const int64_t picks = fanout < 0 ? 32 : std::max<int64_t>(fanout, 1);
+  const int64_t pick_bytes = options.edge_ids ? 16 : 8;
   const int64_t chunk_seeds =
-      std::clamp<int64_t>(chunk_bytes() / (16 * picks + 8), 64, kMaxSampleChunkSeeds);
+      std::clamp<int64_t>(chunk_bytes() / (pick_bytes * picks + 8), 64, kMaxSampleChunkSeeds);
   auto sample_chunk = [&](int64_t begin) {
     const at::Tensor chunk = all.slice(0, begin, std::min(all.numel(), begin + chunk_seeds));
     rpc::SampleRequest request;
@@ -186,6 +187,7 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
     request.set_weighted(options.weighted);
     request.set_out_edges(options.direction == sampling::EdgeDirection::kOut);
     request.set_random_key(options.random_key);
+    request.set_omit_edge_ids(!options.edge_ids);
     for (const int64_t type_fanout : options.edge_type_fanouts) {
       request.add_edge_type_fanouts(type_fanout);
     }
@@ -193,11 +195,13 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
     // Fields as numbered in SampleResponse; edge types only for typed graphs.
     const std::vector<at::Tensor> fields = read_int64_fields(
         impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), 4, what);
-    GL_CHECK(fields[1].defined() && fields[2].defined() && fields[3].defined(),
-             "{}: a field is missing", what);
+    GL_CHECK(fields[1].defined() && fields[2].defined() && fields[3].defined() == options.edge_ids,
+             "{}: a field is missing, or edge ids {}", what,
+             options.edge_ids ? "are missing" : "came though the request omitted them");
     const sampling::SampledEdges edges{fields[1], fields[2], fields[3], fields[4]};
     const int64_t picks = edges.neighbors.numel();
-    GL_CHECK(edges.indptr.numel() == chunk.numel() + 1 && edges.edge_ids.numel() == picks &&
+    GL_CHECK(edges.indptr.numel() == chunk.numel() + 1 &&
+                 (!options.edge_ids || edges.edge_ids.numel() == picks) &&
                  (!edges.edge_types.defined() || edges.edge_types.numel() == picks),
              "{}: sizes do not match {} seeds", what, chunk.numel());
     // The merge in DistGraph copies by these offsets: they must stay inside the picks.
@@ -215,11 +219,12 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
   for (const sampling::SampledEdges& chunk : chunks) {
     indptrs.push_back(chunk.indptr.slice(0, 1) + offset);
     neighbors.push_back(chunk.neighbors);
-    edge_ids.push_back(chunk.edge_ids);
+    if (chunk.edge_ids.defined()) edge_ids.push_back(chunk.edge_ids);
     if (chunk.edge_types.defined()) edge_types.push_back(chunk.edge_types);
     offset += chunk.neighbors.numel();
   }
-  sampling::SampledEdges out{at::cat(indptrs), at::cat(neighbors), at::cat(edge_ids)};
+  sampling::SampledEdges out{at::cat(indptrs), at::cat(neighbors)};
+  if (!edge_ids.empty()) out.edge_ids = at::cat(edge_ids);
   if (!edge_types.empty()) out.edge_types = at::cat(edge_types);
   return out;
 }

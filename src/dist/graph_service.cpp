@@ -93,6 +93,7 @@ class GraphServiceImpl final
       sample.weighted = request.weighted();
       sample.random_key = request.random_key();
       sample.first_node = part_.node_begin;
+      sample.edge_ids = !request.omit_edge_ids();
       GL_CHECK(request.edge_type_fanouts_size() <= kMaxEdgeTypes,
                "{} edge-type fanouts exceed the limit of {}", request.edge_type_fanouts_size(),
                kMaxEdgeTypes);
@@ -101,8 +102,9 @@ class GraphServiceImpl final
       sampling::SampledEdges edges = sampling::sample_csc_neighbors(
           out ? part_.out_graph : part_.graph, seeds, request.fanout(), sample);
       // In-edges are numbered by position in the part; out-edges carry their global ids.
-      if (!out) edges.edge_ids.add_(edge_begin_);
-      // Field numbers of SampleResponse.
+      if (!out && edges.edge_ids.defined()) edges.edge_ids.add_(edge_begin_);
+      // Field numbers of SampleResponse; undefined tensors (edge ids when omitted, edge types of
+      // an untyped graph) are left out.
       *response = raw_message(
           {{1, edges.indptr}, {2, edges.neighbors}, {3, edges.edge_ids}, {4, edges.edge_types}});
     });

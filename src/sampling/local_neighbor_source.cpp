@@ -338,22 +338,26 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
              "edge weights: expected {} values (one per edge), got {}", graph.num_edges(),
              graph.weights.numel());
   }
-  return dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto index_tag) {
-    using Index = decltype(index_tag);
-    const auto weight_dtype = options.weighted ? graph.weights.scalar_type() : at::kFloat;
-    return dispatch_float_type(weight_dtype, "edge weights", [&](auto weight_tag) {
-      using Weight = decltype(weight_tag);
-      const at::Tensor& s = contiguous_seeds;
-      if (options.weighted) {
-        return options.replace
-                   ? run_any_kernel<Index, Weight, true, true>(graph, s, fanout, options)
-                   : run_any_kernel<Index, Weight, false, true>(graph, s, fanout, options);
-      }
-      return options.replace
-                 ? run_any_kernel<Index, Weight, true, false>(graph, s, fanout, options)
-                 : run_any_kernel<Index, Weight, false, false>(graph, s, fanout, options);
-    });
-  });
+  SampledEdges out =
+      dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto index_tag) {
+        using Index = decltype(index_tag);
+        const auto weight_dtype = options.weighted ? graph.weights.scalar_type() : at::kFloat;
+        return dispatch_float_type(weight_dtype, "edge weights", [&](auto weight_tag) {
+          using Weight = decltype(weight_tag);
+          const at::Tensor& s = contiguous_seeds;
+          if (options.weighted) {
+            return options.replace
+                       ? run_any_kernel<Index, Weight, true, true>(graph, s, fanout, options)
+                       : run_any_kernel<Index, Weight, false, true>(graph, s, fanout, options);
+          }
+          return options.replace
+                     ? run_any_kernel<Index, Weight, true, false>(graph, s, fanout, options)
+                     : run_any_kernel<Index, Weight, false, false>(graph, s, fanout, options);
+        });
+      });
+  // The kernels need the array anyway: it holds the picked positions before they are translated.
+  if (!options.edge_ids) out.edge_ids = at::Tensor();
+  return out;
 }
 
 LocalNeighborSource::LocalNeighborSource(graph::CscGraph graph) : graph_(std::move(graph)) {}

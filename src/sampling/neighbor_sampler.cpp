@@ -117,7 +117,8 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
         .replace = options_.replace,
         .weighted = options_.weighted,
         .direction = options_.direction,
-        .random_key = stream_key({options_.seed, epoch, batch, static_cast<uint64_t>(layer)})};
+        .random_key = stream_key({options_.seed, epoch, batch, static_cast<uint64_t>(layer)}),
+        .edge_ids = options_.edge_ids};
     if (!options_.edge_type_fanouts.empty()) {
       options.edge_type_fanouts = options_.edge_type_fanouts[static_cast<std::size_t>(layer)];
     }

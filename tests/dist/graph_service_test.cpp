@@ -83,9 +83,13 @@ TEST_F(GraphServiceTest, OneHopEqualsLocalSampling) {
     const at::Tensor seeds = at::randperm(3000, at::kLong).slice(0, 0, 500);
     for (const int64_t fanout : {-1, 3, 10}) {
       for (const bool replace : {false, true}) {
-        const sampling::SampleOptions options{.replace = replace, .random_key = 42};
-        expect_same_edges(graph.sample_neighbors(seeds, fanout, options),
-                          local.sample_neighbors(seeds, fanout, options));
+        for (const bool edge_ids : {true, false}) {
+          const sampling::SampleOptions options{
+              .replace = replace, .random_key = 42, .edge_ids = edge_ids};
+          const sampling::SampledEdges picks = graph.sample_neighbors(seeds, fanout, options);
+          EXPECT_EQ(picks.edge_ids.defined(), edge_ids);
+          expect_same_edges(picks, local.sample_neighbors(seeds, fanout, options));
+        }
       }
     }
   }
@@ -125,9 +129,11 @@ TEST_F(GraphServiceTest, LargeRequestsAreSplitIntoChunksAndMergedInOrder) {
   const sampling::LocalNeighborSource local(whole_);
   // More seeds (with repeats) than one sampling call carries, and more rows than one pull.
   const at::Tensor seeds = at::randint(0, 3000, {70000}, at::kLong);
-  const sampling::SampleOptions options{.random_key = 11};
-  expect_same_edges(graph.sample_neighbors(seeds, 4, options),
-                    local.sample_neighbors(seeds, 4, options));
+  for (const bool edge_ids : {true, false}) {
+    const sampling::SampleOptions options{.random_key = 11, .edge_ids = edge_ids};
+    expect_same_edges(graph.sample_neighbors(seeds, 4, options),
+                      local.sample_neighbors(seeds, 4, options));
+  }
   const at::Tensor rows = at::randint(0, 3000, {120000}, at::kLong);
   EXPECT_TRUE(at::equal(graph.gather("feat", rows), features_.index_select(0, rows)));
 }

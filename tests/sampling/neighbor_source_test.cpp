@@ -111,6 +111,20 @@ TEST(SampleNeighbors, OutEdgesReadTheReverseGraph) {
   EXPECT_TRUE(at::equal(picks.edge_ids, at::tensor({3}, at::kLong)));  // edge 3 is 4 -> 0
 }
 
+TEST(SampleNeighbors, WithoutEdgeIdsThePicksAreTheSameAndNoIdsCome) {
+  const LocalNeighborSource source(star_graph(20));
+  const at::Tensor seeds = at::tensor({0, 3, 0}, at::kLong);
+  for (const bool replace : {false, true}) {
+    const SampledEdges with = source.sample_neighbors(seeds, 4, {.replace = replace});
+    const SampledEdges without =
+        source.sample_neighbors(seeds, 4, {.replace = replace, .edge_ids = false});
+    EXPECT_TRUE(at::equal(with.indptr, without.indptr));
+    EXPECT_TRUE(at::equal(with.neighbors, without.neighbors));
+    EXPECT_TRUE(with.edge_ids.defined());
+    EXPECT_FALSE(without.edge_ids.defined());
+  }
+}
+
 TEST(SampleNeighbors, BadArgumentsAreClearErrors) {
   const LocalNeighborSource source(star_graph(4));
   EXPECT_THROW(source.sample_neighbors(at::tensor({5}, at::kLong), 2, {}), Error);

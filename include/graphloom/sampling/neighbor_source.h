@@ -26,13 +26,16 @@ struct SampleOptions {
   // Typed graphs (type_per_edge): picks per edge type, indexed by edge type id; types past the
   // end get none. Empty: `fanout` picks for every edge type (DGL's int fanout on a heterograph).
   std::vector<int64_t> edge_type_fanouts;
+  // Return each pick's global edge id; when false, SampledEdges::edge_ids is left undefined and
+  // remote sources neither compute nor send them.
+  bool edge_ids = true;
 };
 
 // Picked neighbors of each seed, in seed order.
 struct SampledEdges {
   at::Tensor indptr;      // int64 [num_seeds + 1]
   at::Tensor neighbors;   // int64 [num_picks]: global node ids
-  at::Tensor edge_ids;    // int64 [num_picks]: global edge ids
+  at::Tensor edge_ids;    // int64 [num_picks]: global edge ids (unless SampleOptions omits them)
   at::Tensor edge_types;  // int64 [num_picks]: edge type of each pick (typed graphs only)
 };
 
