@@ -172,10 +172,13 @@ GraphClient::GraphClient(GraphClient&&) noexcept = default;
 sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                      const sampling::SampleOptions& options) const {
   const at::Tensor all = seeds.to(at::kLong).contiguous();
-  // Seeds per call so that a response (8 or 16 bytes per pick) stays near the chunk size; -1
-  // (all neighbors) is budgeted as 32 picks.
-  const int64_t picks = fanout < 0 ? 32 : std::max<int64_t>(fanout, 1);
-  const int64_t pick_bytes = options.edge_ids ? 16 : 8;
+  // Seeds per call so that a response stays near the chunk size: 8 bytes per pick for the
+  // neighbor, 8 for its edge id when asked, 8 for its edge type (budgeted whether or not the
+  // graph is typed); -1 (all neighbors) is budgeted as 32 picks, per edge type when given.
+  const auto budget = [](int64_t picks) { return picks < 0 ? 32 : std::max<int64_t>(picks, 1); };
+  int64_t picks = options.edge_type_fanouts.empty() ? budget(fanout) : 0;
+  for (const int64_t type_fanout : options.edge_type_fanouts) picks += budget(type_fanout);
+  const int64_t pick_bytes = options.edge_ids ? 24 : 16;
   const int64_t chunk_seeds =
       std::clamp<int64_t>(chunk_bytes() / (pick_bytes * picks + 8), 64, kMaxSampleChunkSeeds);
   auto sample_chunk = [&](int64_t begin) {
@@ -192,24 +195,9 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
       request.add_edge_type_fanouts(type_fanout);
     }
     const std::string what = fmt::format("graph server {}: sampling response", address_);
-    // Fields as numbered in SampleResponse; edge types only for typed graphs.
-    const std::vector<at::Tensor> fields = read_int64_fields(
-        impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), 4, what);
-    GL_CHECK(fields[1].defined() && fields[2].defined() && fields[3].defined() == options.edge_ids,
-             "{}: a field is missing, or edge ids {}", what,
-             options.edge_ids ? "are missing" : "came though the request omitted them");
-    const sampling::SampledEdges edges{fields[1], fields[2], fields[3], fields[4]};
-    const int64_t picks = edges.neighbors.numel();
-    GL_CHECK(edges.indptr.numel() == chunk.numel() + 1 &&
-                 (!options.edge_ids || edges.edge_ids.numel() == picks) &&
-                 (!edges.edge_types.defined() || edges.edge_types.numel() == picks),
-             "{}: sizes do not match {} seeds", what, chunk.numel());
-    // The merge in DistGraph copies by these offsets: they must stay inside the picks.
-    const int64_t* offsets = edges.indptr.data_ptr<int64_t>();
-    bool ordered = offsets[0] == 0 && offsets[chunk.numel()] == picks;
-    for (int64_t i = 0; ordered && i < chunk.numel(); ++i) ordered = offsets[i] <= offsets[i + 1];
-    GL_CHECK(ordered, "{}: indptr is not a non-decreasing run from 0 to {}", what, picks);
-    return edges;
+    return read_sample_response(
+        impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), chunk.numel(),
+        options.edge_ids, what);
   };
   std::vector<sampling::SampledEdges> chunks =
       for_each_chunk(all.numel(), chunk_seeds, sample_chunk);

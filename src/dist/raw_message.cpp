@@ -166,4 +166,24 @@ void deliver_pulled_rows(const grpc::ByteBuffer& response, int64_t row_bytes, in
   GL_CHECK(seen || count == 0, "{}: no rows for {} requested", what, count);
 }
 
+sampling::SampledEdges read_sample_response(const grpc::ByteBuffer& response, int64_t num_seeds,
+                                            bool edge_ids, const std::string& what) {
+  // Fields as numbered in SampleResponse; edge types only for typed graphs.
+  const std::vector<at::Tensor> fields = read_int64_fields(response, 4, what);
+  GL_CHECK(fields[1].defined() && fields[2].defined(), "{}: indptr or neighbors are missing", what);
+  GL_CHECK(fields[3].defined() == edge_ids, "{}: edge ids {}", what,
+           edge_ids ? "are missing" : "came though the request left them out");
+  sampling::SampledEdges edges{fields[1], fields[2], fields[3], fields[4]};
+  const int64_t picks = edges.neighbors.numel();
+  GL_CHECK(edges.indptr.numel() == num_seeds + 1 &&
+               (!edge_ids || edges.edge_ids.numel() == picks) &&
+               (!edges.edge_types.defined() || edges.edge_types.numel() == picks),
+           "{}: sizes do not match {} seeds", what, num_seeds);
+  const int64_t* offsets = edges.indptr.data_ptr<int64_t>();
+  bool ordered = offsets[0] == 0 && offsets[num_seeds] == picks;
+  for (int64_t i = 0; ordered && i < num_seeds; ++i) ordered = offsets[i] <= offsets[i + 1];
+  GL_CHECK(ordered, "{}: indptr is not a non-decreasing run from 0 to {}", what, picks);
+  return edges;
+}
+
 }  // namespace graphloom::dist

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graphloom/dist/graph_client.h"
+#include "graphloom/sampling/neighbor_source.h"
 
 namespace graphloom::dist {
 
@@ -41,6 +42,12 @@ void read_raw_message(const grpc::ByteBuffer& message, const FieldOpener& open,
 // absent); refuses fields numbered above `max_field` and lengths that are not whole int64s.
 std::vector<at::Tensor> read_int64_fields(const grpc::ByteBuffer& message, int max_field,
                                           const std::string& what);
+
+// A SampleResponse for `num_seeds` seeds, checked: indptr and neighbors present, edge ids
+// present exactly when asked for, every array one entry per pick, and indptr a non-decreasing
+// run from 0 to the pick count (DistGraph's merge copies by those offsets).
+sampling::SampledEdges read_sample_response(const grpc::ByteBuffer& response, int64_t num_seeds,
+                                            bool edge_ids, const std::string& what);
 
 // The `rows` field (1) of a PullResponse: checks that it holds exactly `count` rows of
 // `row_bytes` before handing any to `sink`, then hands them whole, as rows first, first + 1,

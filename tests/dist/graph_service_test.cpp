@@ -103,10 +103,12 @@ TEST_F(GraphServiceTest, OutEdgeSamplingEqualsLocalSampling) {
     const sampling::LocalNeighborSource local(whole_);
     const at::Tensor seeds = at::randperm(3000, at::kLong).slice(0, 0, 400);
     for (const int64_t fanout : {-1, 4}) {
-      const sampling::SampleOptions options{.direction = sampling::EdgeDirection::kOut,
-                                            .random_key = 9};
-      expect_same_edges(graph.sample_neighbors(seeds, fanout, options),
-                        local.sample_neighbors(seeds, fanout, options));
+      for (const bool edge_ids : {true, false}) {
+        const sampling::SampleOptions options{
+            .direction = sampling::EdgeDirection::kOut, .random_key = 9, .edge_ids = edge_ids};
+        expect_same_edges(graph.sample_neighbors(seeds, fanout, options),
+                          local.sample_neighbors(seeds, fanout, options));
+      }
     }
   }
   // The multi-layer sampler in the out direction, as on one machine.
@@ -141,17 +143,25 @@ TEST_F(GraphServiceTest, LargeRequestsAreSplitIntoChunksAndMergedInOrder) {
 TEST_F(GraphServiceTest, MultiLayerSamplerRunsUnchangedOnDistGraph) {
   const DistGraph graph(addresses(), client_options(), &parts_[0]);
   const sampling::LocalNeighborSource local(whole_);
-  const sampling::NeighborSampler remote_sampler(&graph, {.fanouts = {5, 5}, .seed = 3});
-  const sampling::NeighborSampler local_sampler(&local, {.fanouts = {5, 5}, .seed = 3});
-  for (int64_t batch = 0; batch < 3; ++batch) {
-    const at::Tensor seeds = at::arange(batch * 200, batch * 200 + 200, at::kLong);
-    const sampling::MiniBatch a = remote_sampler.sample(seeds, 1, batch);
-    const sampling::MiniBatch b = local_sampler.sample(seeds, 1, batch);
-    ASSERT_EQ(a.blocks.size(), b.blocks.size());
-    for (std::size_t l = 0; l < a.blocks.size(); ++l) {
-      EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
-      EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices));
-      EXPECT_TRUE(at::equal(a.blocks[l].edge_ids, b.blocks[l].edge_ids));
+  // With edge ids, and without them as training samples (the servers then leave them out).
+  for (const bool edge_ids : {true, false}) {
+    const sampling::NeighborSampler remote_sampler(
+        &graph, {.fanouts = {5, 5}, .seed = 3, .edge_ids = edge_ids});
+    const sampling::NeighborSampler local_sampler(
+        &local, {.fanouts = {5, 5}, .seed = 3, .edge_ids = edge_ids});
+    for (int64_t batch = 0; batch < 3; ++batch) {
+      const at::Tensor seeds = at::arange(batch * 200, batch * 200 + 200, at::kLong);
+      const sampling::MiniBatch a = remote_sampler.sample(seeds, 1, batch);
+      const sampling::MiniBatch b = local_sampler.sample(seeds, 1, batch);
+      ASSERT_EQ(a.blocks.size(), b.blocks.size());
+      for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+        EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
+        EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices));
+        EXPECT_EQ(a.blocks[l].edge_ids.defined(), edge_ids);
+        if (edge_ids) {
+          EXPECT_TRUE(at::equal(a.blocks[l].edge_ids, b.blocks[l].edge_ids));
+        }
+      }
     }
   }
 }

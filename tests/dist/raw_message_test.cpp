@@ -154,5 +154,45 @@ TEST(RawMessage, Int64FieldsArriveByNumberEmptyOnesEmptyAndAbsentOnesUndefined) 
             std::string::npos);
 }
 
+TEST(SampleResponse, IsReadWithOrWithoutEdgeIdsAndRefusedWhenMalformed) {
+  const auto longs = [](std::vector<int64_t> values) { return at::tensor(values, at::kLong); };
+  const at::Tensor indptr = longs({0, 2, 2, 3});
+  const at::Tensor neighbors = longs({7, 8, 9});
+  const at::Tensor ids = longs({70, 80, 90});
+  const sampling::SampledEdges with =
+      read_sample_response(raw_message({{1, indptr}, {2, neighbors}, {3, ids}}), 3, true, "A");
+  EXPECT_TRUE(at::equal(with.indptr, indptr));
+  EXPECT_TRUE(at::equal(with.neighbors, neighbors));
+  EXPECT_TRUE(at::equal(with.edge_ids, ids));
+  const sampling::SampledEdges without =
+      read_sample_response(raw_message({{1, indptr}, {2, neighbors}}), 3, false, "A");
+  EXPECT_TRUE(at::equal(without.neighbors, neighbors));
+  EXPECT_FALSE(without.edge_ids.defined());
+  EXPECT_FALSE(without.edge_types.defined());
+
+  struct Case {
+    std::vector<std::pair<int, at::Tensor>> fields;
+    bool edge_ids;
+    const char* error;
+  };
+  const std::vector<Case> cases = {
+      {{{1, indptr}, {3, ids}}, false, "A: indptr or neighbors are missing"},
+      {{{1, indptr}, {2, neighbors}}, true, "A: edge ids are missing"},
+      {{{1, indptr}, {2, neighbors}, {3, ids}}, false, "came though the request left them out"},
+      {{{1, longs({0, 3})}, {2, neighbors}}, false, "sizes do not match 3 seeds"},
+      {{{1, indptr}, {2, neighbors}, {3, longs({1})}}, true, "sizes do not match"},
+      {{{1, indptr}, {2, neighbors}, {4, longs({1, 2})}}, false, "sizes do not match"},
+      // Offsets that would send the merge past the picks, or backwards.
+      {{{1, longs({0, 2, 2, 4})}, {2, neighbors}}, false, "non-decreasing run from 0 to 3"},
+      {{{1, longs({0, 3, 1, 3})}, {2, neighbors}}, false, "non-decreasing run from 0 to 3"},
+      {{{1, indptr}, {2, neighbors}, {5, ids}}, false, "field 5"},
+  };
+  for (const Case& c : cases) {
+    const std::string error =
+        testing::error_of([&] { read_sample_response(raw_message(c.fields), 3, c.edge_ids, "A"); });
+    EXPECT_NE(error.find(c.error), std::string::npos) << c.error << " / " << error;
+  }
+}
+
 }  // namespace
 }  // namespace graphloom::dist

@@ -15,6 +15,10 @@ inline void expect_same_edges(const sampling::SampledEdges& a, const sampling::S
   if (a.edge_ids.defined()) {
     EXPECT_TRUE(at::equal(a.edge_ids, b.edge_ids));
   }
+  ASSERT_EQ(a.edge_types.defined(), b.edge_types.defined());  // typed graphs only
+  if (a.edge_types.defined()) {
+    EXPECT_TRUE(at::equal(a.edge_types, b.edge_types));
+  }
 }
 
 }  // namespace graphloom::dist
