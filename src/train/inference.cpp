@@ -31,7 +31,8 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
   const bool was_training = model.is_training();
   model.eval();
   torch::NoGradGuard no_grad;
-  const sampling::NeighborSampler full(&source, {.fanouts = {-1}});
+  // Nothing reads edge ids; without them remote parts send half the bytes.
+  const sampling::NeighborSampler full(&source, {.fanouts = {-1}, .edge_ids = false});
   const int64_t n = source.num_nodes();
   const bool distributed = group != nullptr && group->world_size() > 1;
   const auto [first, last] =

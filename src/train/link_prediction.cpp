@@ -170,7 +170,8 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
 
   const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
                                                     .edge_type_fanouts = options.edge_type_fanouts,
-                                                    .seed = options.seed});
+                                                    .seed = options.seed,
+                                                    .edge_ids = false});
   // This rank's training pairs: given (edge_split on partitions), or a rank split of all.
   const bool split_here = data_parallel(group) && !inputs.train_pairs.defined();
   const sampling::ItemSampler items(
