@@ -152,10 +152,10 @@ void run_bench_dist(const DistBenchOptions& o) {
   const sampling::LocalNeighborSource local(whole.graph);
   const features::TensorFeatureSource local_rows(
       {{"feat", whole.features.at("feat")}, {"label", whole.labels}});
-  const sampling::NeighborSampler local_sampler(&local,
-                                                {.fanouts = o.fanouts, .edge_ids = o.edge_ids});
-  const sampling::NeighborSampler dist_sampler(&distributed,
-                                               {.fanouts = o.fanouts, .edge_ids = o.edge_ids});
+  const sampling::NeighborSamplerOptions sampler_options{.fanouts = o.fanouts,
+                                                         .edge_ids = o.edge_ids};
+  const sampling::NeighborSampler local_sampler(&local, sampler_options);
+  const sampling::NeighborSampler dist_sampler(&distributed, sampler_options);
   const at::Tensor seeds =
       at::randperm(dataset.num_nodes(), at::kLong).slice(0, 0, o.batches * o.batch_size);
   const double n = static_cast<double>(seeds.numel());

@@ -3,13 +3,12 @@
 
 #include <ATen/ATen.h>
 
-#include <cstring>
 #include <future>
 
 #include "graphloom/base/error.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
-#include "graphloom/sampling/local_neighbor_source.h"
+#include "part_sampling.h"
 
 namespace graphloom::dist {
 namespace {
@@ -123,20 +122,9 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
   const auto parts = for_each_part<sampling::SampledEdges>(split, local_part, [&](int64_t part) {
     if (part != local_part)
       return client_for(part).sample_neighbors(split.ids[part], fanout, options);
-    const bool out = options.direction == sampling::EdgeDirection::kOut;
-    GL_CHECK(!out || local_->out_graph.indptr.defined(),
-             "out-edge sampling needs a partition written with `graphloom partition "
-             "--out-edges`; part {} holds only the in-edges of its nodes",
-             part);
-    sampling::SampleOptions local = options;
-    local.first_node = local_->node_begin;
-    sampling::SampledEdges edges = sampling::sample_csc_neighbors(
-        out ? local_->out_graph : local_->graph, split.ids[part], fanout, local);
-    // In-edges are numbered by position in the part; out-edges carry their global ids.
-    if (!out && edges.edge_ids.defined()) {
-      edges.edge_ids.add_(metadata_.edge_range_ends[part] - local_->graph.num_edges());
-    }
-    return edges;
+    return sample_part_neighbors(*local_,
+                                 metadata_.edge_range_ends[part] - local_->graph.num_edges(),
+                                 split.ids[part], fanout, options, fmt::format("part {}", part));
   });
   // Merge in seed order: per-seed counts first, then each part's picks into place.
   const int64_t n = ids.numel();

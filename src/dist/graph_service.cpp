@@ -16,8 +16,8 @@
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
-#include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
+#include "part_sampling.h"
 #include "raw_message.h"
 #include "rpc_bytes.h"
 #include "sparse_optimizer.h"
@@ -82,27 +82,22 @@ class GraphServiceImpl final
                                             grpc::ByteBuffer* response) override {
     return finish(context, "SampleNeighbors", [&] {
       const auto request = parse<rpc::SampleRequest>(*request_bytes, "SampleNeighbors");
-      const bool out = request.out_edges();
-      GL_CHECK(!out || part_.out_graph.indptr.defined(),
-               "out-edge sampling needs a partition written with `graphloom partition "
-               "--out-edges`; '{}' holds only the in-edges of its nodes",
-               options_.partition_dir.string());
       const at::Tensor seeds = owned_ids(request.seeds(), "seeds");
       sampling::SampleOptions sample;
       sample.replace = request.replace();
       sample.weighted = request.weighted();
+      sample.direction =
+          request.out_edges() ? sampling::EdgeDirection::kOut : sampling::EdgeDirection::kIn;
       sample.random_key = request.random_key();
-      sample.first_node = part_.node_begin;
       sample.edge_ids = !request.omit_edge_ids();
       GL_CHECK(request.edge_type_fanouts_size() <= kMaxEdgeTypes,
                "{} edge-type fanouts exceed the limit of {}", request.edge_type_fanouts_size(),
                kMaxEdgeTypes);
       sample.edge_type_fanouts.assign(request.edge_type_fanouts().begin(),
                                       request.edge_type_fanouts().end());
-      sampling::SampledEdges edges = sampling::sample_csc_neighbors(
-          out ? part_.out_graph : part_.graph, seeds, request.fanout(), sample);
-      // In-edges are numbered by position in the part; out-edges carry their global ids.
-      if (!out && edges.edge_ids.defined()) edges.edge_ids.add_(edge_begin_);
+      const sampling::SampledEdges edges =
+          sample_part_neighbors(part_, edge_begin_, seeds, request.fanout(), sample,
+                                fmt::format("'{}'", options_.partition_dir.string()));
       // Field numbers of SampleResponse; undefined tensors (edge ids when omitted, edge types of
       // an untyped graph) are left out.
       *response = raw_message(
