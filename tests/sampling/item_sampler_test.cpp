@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "graphloom/base/error.h"
 #include "graphloom/sampling/item_sampler.h"
 
@@ -83,6 +85,52 @@ TEST(ItemSampler, ShuffleIsSeededGlobalAndDisjoint) {
   EXPECT_EQ(seen, all);  // every item exactly once across ranks
   EXPECT_NE(batches_of(0, false, false, true, 1), batches_of(0, false, false, true, 2));
   EXPECT_NE(batches_of(0, false, false, true, 1), batches_of(0, false, false, false, 1));
+}
+
+TEST(ItemSampler, WeightsDrawItemsInProportionAndTheSameSequenceOnEveryRank) {
+  // Items 0..3 weighted 0, 1, 2, 5: over many draws the frequencies follow, item 0 never comes.
+  const at::Tensor weights = at::tensor({0.0, 1.0, 2.0, 5.0}, at::kDouble);
+  const at::Tensor items = at::arange(4, at::kLong);
+  std::vector<int64_t> counts(4, 0);
+  int64_t drawn = 0;
+  for (uint64_t epoch = 0; epoch < 2000; ++epoch) {
+    const ItemSampler sampler(items, {.batch_size = 3, .seed = 9, .weights = weights});
+    for (const at::Tensor& batch : sampler.batches(epoch)) {
+      for (int64_t i = 0; i < batch.numel(); ++i) ++counts[batch[i].item<int64_t>()];
+      drawn += batch.numel();
+    }
+  }
+  EXPECT_EQ(drawn, 8000);  // num_items per epoch
+  EXPECT_EQ(counts[0], 0);
+  for (int64_t i = 1; i < 4; ++i) {
+    const double expected = 8000.0 * weights[i].item<double>() / 8.0;
+    EXPECT_NEAR(counts[i], expected, 5 * std::sqrt(expected)) << i;
+  }
+  // Two ranks take their shares of one draw: together they are the one-rank sequence.
+  const ItemSampler whole(at::arange(100, at::kLong),
+                          {.batch_size = 100, .seed = 4, .weights = at::rand({100})});
+  std::vector<int64_t> joined;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    const ItemSampler share(at::arange(100, at::kLong), {.batch_size = 10,
+                                                         .rank = rank,
+                                                         .world_size = 2,
+                                                         .seed = 4,
+                                                         .weights = whole.options().weights});
+    for (const at::Tensor& batch : share.batches(3)) {
+      joined.insert(joined.end(), batch.data_ptr<int64_t>(),
+                    batch.data_ptr<int64_t>() + batch.numel());
+    }
+  }
+  const at::Tensor one = whole.batches(3)[0];
+  EXPECT_EQ(joined, std::vector<int64_t>(one.data_ptr<int64_t>(), one.data_ptr<int64_t>() + 100));
+}
+
+TEST(ItemSampler, BadWeightsAreRefused) {
+  const at::Tensor items = at::arange(3, at::kLong);
+  EXPECT_THROW(ItemSampler(items, {.weights = at::ones({2})}), Error);             // count
+  EXPECT_THROW(ItemSampler(items, {.weights = at::ones({3}, at::kLong)}), Error);  // dtype
+  EXPECT_THROW(ItemSampler(items, {.weights = at::tensor({1.0, -1.0, 1.0})}), Error);
+  EXPECT_THROW(ItemSampler(items, {.weights = at::zeros({3})}), Error);  // nothing to draw
 }
 
 TEST(ItemSampler, RowsAreItemsAndBadArgumentsFail) {

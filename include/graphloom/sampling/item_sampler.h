@@ -19,6 +19,11 @@ struct ItemSamplerOptions {
   // training never waits on a rank that ran out.
   bool drop_uneven_inputs = false;
   uint64_t seed = 0;
+  // Optional float/double [num_items], >= 0 with a positive sum (PyTorch's
+  // WeightedRandomSampler): each epoch then draws num_items items with replacement, item i with
+  // probability weights[i] / sum, instead of permuting them. All ranks draw the same sequence
+  // and take their shares of it.
+  at::Tensor weights;
 };
 
 class ItemSampler {
@@ -28,7 +33,7 @@ class ItemSampler {
 
   // The batches of this rank in `epoch`. With shuffle, all ranks permute all items with the
   // same (seed + epoch) permutation and then take their own contiguous share, so ranks stay
-  // disjoint and the split changes every epoch.
+  // disjoint and the split changes every epoch (with weights, the same holds for the draw).
   std::vector<at::Tensor> batches(uint64_t epoch) const;
   int64_t num_batches() const;
   // Items this rank yields per epoch.
@@ -36,8 +41,13 @@ class ItemSampler {
   const ItemSamplerOptions& options() const { return options_; }
 
  private:
+  // Item positions of one epoch, before the rank's share is taken: a permutation, or the
+  // weighted draw.
+  at::Tensor epoch_order(uint64_t epoch) const;
+
   at::Tensor items_;
   ItemSamplerOptions options_;
+  std::vector<double> cumulative_weights_;  // running sums of options_.weights
   int64_t start_offset_ = 0;
   int64_t assigned_count_ = 0;
   int64_t output_count_ = 0;
