@@ -253,7 +253,7 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   check_unknown_keys(
       root,
       {"format", "version", "name", "num_nodes", "directed", "graph", "node_features", "labels",
-       "num_classes", "splits", "edge_splits", "node_types", "edge_types"},
+       "num_classes", "splits", "edge_splits", "edge_split_times", "node_types", "edge_types"},
       "the top level", meta.file(), options.strict);
   GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kDatasetFormat,
            "'{}': format must be \"{}\"", meta.file().string(), kDatasetFormat);
@@ -312,6 +312,12 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
       dataset.edge_splits[name] = pairs.to(at::kLong);
     }
   }
+  if (root.contains("edge_split_times")) {
+    for (const auto& [name, file] : root.at("edge_split_times").items()) {
+      dataset.edge_split_times[name] =
+          meta.array(root.at("edge_split_times"), name, options.memory_map);
+    }
+  }
   with_file_context(meta.file(), [&] {
     validate_dataset(dataset);
     return 0;
@@ -331,6 +337,15 @@ void validate_dataset(const Dataset& dataset) {
       GL_CHECK(low >= 0 && high < n, "edge split '{}': node ids must be in [0, {}), found {}", name,
                n, low < 0 ? low : high);
     }
+  }
+  for (const auto& [name, time] : dataset.edge_split_times) {
+    const auto split = dataset.edge_splits.find(name);
+    GL_CHECK(split != dataset.edge_splits.end(), "edge split times given for missing split '{}'",
+             name);
+    GL_CHECK(
+        time.scalar_type() == at::kLong && time.dim() == 1 && time.size(0) == split->second.size(0),
+        "times of edge split '{}' must be int64 [{}] (one per pair), got {} {}", name,
+        split->second.size(0), dtype_name(time.scalar_type()), time.sizes());
   }
   for (const auto& [name, feature] : dataset.node_features) {
     const bool scaled = dataset.node_feature_scales.count(name) > 0;

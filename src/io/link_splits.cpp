@@ -67,6 +67,7 @@ Dataset make_link_splits(const Dataset& dataset, const LinkSplitOptions& options
   };
   Dataset out = dataset;
   out.edge_splits.clear();
+  out.edge_split_times.clear();  // they belonged to the pairs replaced here
   out.edge_splits["valid"] = pairs_of(shuffled.slice(0, 0, valid));
   out.edge_splits["test"] = pairs_of(shuffled.slice(0, valid, valid + test));
   out.edge_splits["train"] = pairs_of(shuffled.slice(0, valid + test));

@@ -89,9 +89,12 @@ Dataset import_movielens(const fs::path& dir, const MovieLensOptions& options) {
   Dataset dataset;
   dataset.name = fmt::format("movielens_small-{}", options.split);
   dataset.directed = true;
+  const at::Tensor times =
+      detail::read_raw_array(dir / "rates_timestamp.bin", at::kLong, num_rates);
   for (const char* split : {"train", "valid", "test"}) {
     const at::Tensor rows = read_rows(dir / (prefix + split + ".idx"), num_rates);
     dataset.edge_splits[split] = all_pairs.index_select(0, rows);
+    dataset.edge_split_times[split] = times.index_select(0, rows);
   }
   std::vector<std::unordered_set<int64_t>> rated(static_cast<std::size_t>(users));
   for (int64_t i = 0; i < num_rates; ++i) rated[rates.src[i]].insert(rates.dst[i] + first_movie);

@@ -91,6 +91,15 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
     }
     meta["edge_splits"] = splits;
   }
+  if (!dataset.edge_split_times.empty()) {
+    json times = json::object();
+    for (const auto& [name, time] : dataset.edge_split_times) {
+      const std::string file = "edges_" + name + "_time.npy";
+      save_npy(staging / file, time.contiguous());
+      times[name] = file;
+    }
+    meta["edge_split_times"] = times;
+  }
   const std::string text = meta.dump(1) + "\n";
   AtomicFile metadata(staging / "metadata.json");
   metadata.write(text.data(), text.size());

@@ -88,6 +88,27 @@ TEST(Dataset, SaveThenLoadRoundTrips) {
   EXPECT_TRUE(at::equal(copy.splits.at("test"), original.splits.at("test")));
 }
 
+TEST(Dataset, EdgeSplitTimesRoundTripAndMustMatchTheirSplit) {
+  TempDir dir;
+  write_minimal(dir / "in");
+  Dataset dataset = load_dataset(dir / "in");
+  dataset.edge_splits["train"] = at::tensor({0, 1, 1, 2}, at::kLong).view({2, 2});
+  dataset.edge_split_times["train"] = at::tensor({5, 7}, at::kLong);
+  save_dataset(dataset, dir / "out", false);
+  const Dataset copy = load_dataset(dir / "out");
+  EXPECT_TRUE(at::equal(copy.edge_split_times.at("train"), dataset.edge_split_times.at("train")));
+  dataset.edge_split_times["train"] = at::tensor({5, 7, 9}, at::kLong);
+  EXPECT_NE(testing::error_of([&] {
+              validate_dataset(dataset);
+            }).find("times of edge split 'train' must be int64 [2]"),
+            std::string::npos);
+  dataset.edge_split_times = {{"valid", at::tensor({1}, at::kLong)}};
+  EXPECT_NE(testing::error_of([&] {
+              validate_dataset(dataset);
+            }).find("edge split times given for missing split 'valid'"),
+            std::string::npos);
+}
+
 TEST(Dataset, FeaturesInMemoryAreReadOntoHugePages) {
   TempDir dir;
   write_minimal(dir / "in");

@@ -35,6 +35,9 @@ struct Dataset {
   // "test" are positives, "valid_neg" and "test_neg" negatives; `graph` then holds only the
   // message-passing (training) edges.
   std::map<std::string, at::Tensor> edge_splits;
+  // Optional, per edge split: int64 [M] time of each pair (e.g. a rating's unix seconds), for
+  // time-aware training (`--recency-half-life`).
+  std::map<std::string, at::Tensor> edge_split_times;
 
   int64_t num_nodes() const { return graph.num_nodes; }
 };
