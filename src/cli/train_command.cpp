@@ -98,9 +98,14 @@ void print_link_result(const TrainCommand& command, const train::LinkResult& res
     if (figures.recall_at_20 < 0) return;
     fmt::print(
         "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
-        "(popularity: {:.4f} / {:.4f})\n",
+        "(popularity: {:.4f} / {:.4f}{})\n",
         result.ranking_candidates, figures.queries, which, figures.recall_at_20, figures.map_at_10,
-        figures.popularity_recall_at_20, figures.popularity_map_at_10);
+        figures.popularity_recall_at_20, figures.popularity_map_at_10,
+        figures.weighted_popularity_recall_at_20 < 0
+            ? ""
+            : fmt::format("; recency-weighted popularity: {:.4f} / {:.4f}",
+                          figures.weighted_popularity_recall_at_20,
+                          figures.weighted_popularity_map_at_10));
   };
   print_ranking(result.ranking.all, "test");
   if (result.ranking.warm.queries != result.ranking.all.queries) {
@@ -360,6 +365,18 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_flag("--bias", command->link.destination_bias,
                 "Learn a bias per destination node added to every score (a popularity prior: "
                 "queries with no training pairs then rank popular candidates first)")
+      ->group(link_group);
+  cmd->add_option("--recency-half-life", command->link.recency_half_life_days,
+                  "Time-aware training, in days: each epoch draws its training pairs with "
+                  "probability halving per this many days before the latest one (needs pair "
+                  "times, e.g. a MovieLens import); 0 draws every pair once")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(link_group);
+  cmd->add_flag("--popularity-prior", command->link.popularity_prior,
+                "Add log(1 + the destination's training pair count) times a learned scale to "
+                "every score, the count recency-weighted with --recency-half-life: queries "
+                "with no training pairs rank by (recent) popularity")
       ->group(link_group);
   cmd->add_option("--hits-k", command->link.hits_k, "K of the Hits@K reported on the test split")
       ->check(CLI::PositiveNumber)

@@ -17,10 +17,16 @@ namespace graphloom::train {
 
 class LinkModel : public torch::nn::Module {
  public:
+  // `prior`: undefined, or float [num_nodes] fixed per-destination scores (a popularity prior),
+  // added with a learned scale.
   LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
-            const std::string& scorer, bool destination_bias)
+            const std::string& scorer, bool destination_bias, const at::Tensor& prior)
       : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
     if (destination_bias) bias_ = register_parameter("bias", torch::zeros({num_nodes}));
+    if (prior.defined()) {
+      prior_ = register_buffer("prior", prior);
+      prior_scale_ = register_parameter("prior_scale", torch::ones({1}));
+    }
     if (lightgcn_layers_ == 0) encoder_ = register_module("encoder", nn::make_model(encoder));
     if (embed_dim > 0) {
       embedding_ = register_module("embedding", torch::nn::Embedding(num_nodes, embed_dim));
@@ -62,6 +68,7 @@ class LinkModel : public torch::nn::Module {
   torch::Tensor score(const torch::Tensor& u, const torch::Tensor& v, const at::Tensor& v_ids) {
     const torch::Tensor product = u * v;
     torch::Tensor logit = mlp_.is_empty() ? product.sum(1) : mlp_->forward(product).squeeze(1);
+    if (prior_.defined()) logit = logit + prior_scale_ * prior_.index_select(0, v_ids);
     return bias_.defined() ? logit + bias_.index_select(0, v_ids) : logit;
   }
 
@@ -70,7 +77,9 @@ class LinkModel : public torch::nn::Module {
   std::shared_ptr<nn::GnnModel> encoder_;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::Sequential mlp_{nullptr};
-  torch::Tensor bias_;  // per destination node: a learned popularity prior
+  torch::Tensor bias_;         // per destination node: a learned popularity prior
+  torch::Tensor prior_;        // per destination node, fixed
+  torch::Tensor prior_scale_;  // learned
 };
 
 }  // namespace graphloom::train

@@ -27,6 +27,7 @@
 #include "graphloom/train/dataset_inputs.h"
 #include "graphloom/train/inference.h"
 #include "graphloom/train/link_metrics.h"
+#include "graphloom/train/link_priors.h"
 #include "graphloom/train/link_ranking.h"
 #include "graphloom/train/metrics_log.h"
 #include "link_model.h"
@@ -67,6 +68,10 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
   inputs.rows = &rows;
   inputs.num_nodes = dataset.num_nodes();
   inputs.edge_splits = dataset.edge_splits;
+  if (const auto times = dataset.edge_split_times.find("train");
+      times != dataset.edge_split_times.end()) {
+    inputs.train_times = times->second;
+  }
   inputs.target = link_target(dataset);
   inputs.num_relations = dataset.schema.num_edge_types();
   inputs.in_degrees = graph.in_degrees();
@@ -111,7 +116,12 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
   config.out = lightgcn ? embed_dim : options.model.hidden;
   config.layers = static_cast<int64_t>(options.fanouts.size());
   config.num_relations = inputs.num_relations;
-  LinkModel model(config, inputs.num_nodes, embed_dim, link.scorer, link.destination_bias);
+  const at::Tensor pair_weights = recency_weights(inputs, link.recency_half_life_days);
+  LinkModel model(config, inputs.num_nodes, embed_dim, link.scorer, link.destination_bias,
+                  link.popularity_prior
+                      ? popularity_prior(all_train_pairs, pair_weights, inputs.num_nodes,
+                                         inputs.target.symmetric)
+                      : at::Tensor());
   // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
   // ever: a zero embedding makes them the "average" query, ranked by what the model shares
   // across queries (the learned bias), instead of by the noise of their initialization.
@@ -180,7 +190,8 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
        .shuffle = true,
        .rank = split_here ? group->rank() : 0,
        .world_size = split_here ? group->world_size() : 1,
-       .seed = options.seed});
+       .seed = options.seed,
+       .weights = pair_weights});
   std::unique_ptr<sampling::NegativeSampler> negatives;
   // Negatives are candidates of the target: nodes of the destination type on typed graphs.
   const LinkTarget& target = inputs.target;
@@ -349,7 +360,7 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
       torch::NoGradGuard no_grad;
       return model.score(u, v, v_ids);
     };
-    result.ranking = full_ranking(scorer, embeddings, inputs.edge_splits, target);
+    result.ranking = full_ranking(scorer, embeddings, inputs.edge_splits, target, pair_weights);
     result.ranking_candidates = target.candidates.numel();
   }
   return result;

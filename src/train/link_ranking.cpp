@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "graphloom/base/error.h"
@@ -59,7 +61,7 @@ LinkTarget link_target(const io::Dataset& dataset) {
 
 FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
                          const std::map<std::string, at::Tensor>& edge_splits,
-                         const LinkTarget& target) {
+                         const LinkTarget& target, const at::Tensor& train_weights) {
   const int64_t n = embeddings.size(0);
   const int64_t candidates = target.candidates.numel();
   // Candidate position of every node id (-1: not a candidate).
@@ -69,24 +71,38 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
   // Partner lists per query node, in candidate positions.
   std::vector<std::vector<int64_t>> relevant(n), excluded(n);
   std::vector<bool> trained(static_cast<std::size_t>(n), false);  // has a training pair
+  // Per candidate: training pair count, and summed training pair weight.
   std::vector<double> popularity(static_cast<std::size_t>(candidates), 0.0);
+  std::vector<double> weighted_popularity(static_cast<std::size_t>(candidates), 0.0);
+  const at::Tensor& train = edge_splits.at("train");
+  at::Tensor weights;
+  if (train_weights.defined()) {
+    GL_CHECK(train_weights.numel() == train.size(0),
+             "{} training pair weights for {} training pairs", train_weights.numel(),
+             train.size(0));
+    weights = train_weights.to(at::kDouble).contiguous();
+  }
   auto add_pairs = [&](const at::Tensor& pairs, std::vector<std::vector<int64_t>>* lists,
                        bool count) {
     const at::Tensor both = pairs.contiguous();
     const int64_t* p = both.data_ptr<int64_t>();
+    const double* w = count && weights.defined() ? weights.data_ptr<double>() : nullptr;
+    auto add = [&](int64_t query, int64_t partner, int64_t i) {
+      const auto at = static_cast<std::size_t>(position[partner]);
+      if (lists != nullptr) (*lists)[query].push_back(position[partner]);
+      if (count) popularity[at] += 1;
+      if (w != nullptr) weighted_popularity[at] += w[i];
+    };
     for (int64_t i = 0; i < both.size(0); ++i) {
       const int64_t u = p[2 * i];
       const int64_t v = p[2 * i + 1];
       GL_CHECK(position[v] >= 0, "pair ({}, {}): {} is not a candidate destination", u, v, v);
-      if (lists != nullptr) (*lists)[u].push_back(position[v]);
-      if (count) popularity[static_cast<std::size_t>(position[v])] += 1;
-      if (!target.symmetric) continue;
-      if (lists != nullptr) (*lists)[v].push_back(position[u]);
-      if (count) popularity[static_cast<std::size_t>(position[u])] += 1;
+      add(u, v, i);
+      if (target.symmetric) add(v, u, i);
     }
   };
   add_pairs(edge_splits.at("test"), &relevant, false);
-  add_pairs(edge_splits.at("train"), &excluded, true);
+  add_pairs(train, &excluded, true);
   for (int64_t v = 0; v < n; ++v) trained[v] = !excluded[v].empty();
   add_pairs(edge_splits.at("valid"), &excluded, false);
   std::vector<int64_t> queries;
@@ -97,7 +113,11 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
   }
   const at::Tensor candidate_rows = embeddings.index_select(0, target.candidates);
   const at::Tensor& candidate_ids = target.candidates;
-  const at::Tensor popular = at::tensor(popularity, at::kDouble).to(at::kFloat).unsqueeze(0);
+  const auto as_scores = [](const std::vector<double>& values) {
+    return at::tensor(values, at::kDouble).to(at::kFloat).unsqueeze(0);
+  };
+  const at::Tensor popular = as_scores(popularity);
+  const at::Tensor weighted_popular = as_scores(weighted_popularity);
   // Figures over the queries that pass `keep`.
   auto figures = [&](auto&& keep) {
     RankingFigures out;
@@ -118,12 +138,18 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
       scores[i].copy_(score(embeddings[v].expand({candidates, embeddings.size(1)}), candidate_rows,
                             candidate_ids));
     }
-    const at::Tensor popular_scores = popular.expand({q, candidates});
-    out.recall_at_20 = ranking_at_k(scores, query_relevant, query_excluded, 20).recall;
-    out.map_at_10 = ranking_at_k(scores, query_relevant, query_excluded, 10).map;
-    out.popularity_recall_at_20 =
-        ranking_at_k(popular_scores, query_relevant, query_excluded, 20).recall;
-    out.popularity_map_at_10 = ranking_at_k(popular_scores, query_relevant, query_excluded, 10).map;
+    // Recall@20 and MAP@10 of one score matrix.
+    const auto rank = [&](const at::Tensor& by) {
+      return std::pair{ranking_at_k(by, query_relevant, query_excluded, 20).recall,
+                       ranking_at_k(by, query_relevant, query_excluded, 10).map};
+    };
+    std::tie(out.recall_at_20, out.map_at_10) = rank(scores);
+    std::tie(out.popularity_recall_at_20, out.popularity_map_at_10) =
+        rank(popular.expand({q, candidates}));
+    if (weights.defined()) {
+      std::tie(out.weighted_popularity_recall_at_20, out.weighted_popularity_map_at_10) =
+          rank(weighted_popular.expand({q, candidates}));
+    }
     return out;
   };
   FullRanking result;

@@ -26,6 +26,15 @@ struct LinkOptions {
   // A learned bias per destination node added to every score: a popularity prior, so that
   // queries with no training pairs (cold users of a temporal split) still rank well.
   bool destination_bias = false;
+  // Time-aware training: each epoch draws its training pairs (with replacement) in proportion
+  // to 2^(-age / half-life), age being the time from the pair to the latest training pair.
+  // Recent tastes and popularity then dominate what is learned, as a temporal test split
+  // rewards. 0: every pair once per epoch. Needs the training pairs' times.
+  double recency_half_life_days = 0;
+  // A fixed popularity prior in every score: log(1 + the destination's training pairs, each
+  // counted with its recency weight), times a learned scale. A query with no training pairs
+  // then ranks by (recent) popularity; the others by the model on top of it.
+  bool popularity_prior = false;
 };
 
 struct LinkResult {
@@ -56,6 +65,8 @@ struct LinkInputs {
   // This trainer's share of edge_splits["train"] (edge_split), or undefined: the ranks split
   // the training pairs among themselves.
   at::Tensor train_pairs;
+  // int64 time of each pair of edge_splits["train"] (Dataset::edge_split_times), or undefined.
+  at::Tensor train_times;
   LinkTarget target;
   int64_t num_relations = 0;           // typed graphs (rgcn, rsage)
   bool typed = false;                  // pairs join two node types (no common-neighbour baseline)

@@ -39,6 +39,9 @@ struct RankingFigures {
   double map_at_10 = -1;
   double popularity_recall_at_20 = -1;  // ranking candidates by their training pair count
   double popularity_map_at_10 = -1;
+  // Ranking by the training pairs' summed weights (full_ranking's train_weights; -1 without).
+  double weighted_popularity_recall_at_20 = -1;
+  double weighted_popularity_map_at_10 = -1;
   int64_t queries = 0;
 };
 
@@ -50,10 +53,12 @@ struct FullRanking {
 
 // Each query (source of a test positive, or either endpoint when symmetric) ranks every
 // candidate except its training and validation partners (and itself); relevant are its test
-// partners. Popularity ranks candidates by how often they appear in training pairs.
-// `edge_splits` needs "train", "valid" and "test".
+// partners. Popularity ranks candidates by how often they appear in training pairs, and, when
+// `train_weights` (one per training pair) is given, also by their pairs' summed weights (the
+// recency-weighted popularity of time-aware training). `edge_splits` needs "train", "valid"
+// and "test".
 FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
                          const std::map<std::string, at::Tensor>& edge_splits,
-                         const LinkTarget& target);
+                         const LinkTarget& target, const at::Tensor& train_weights = {});
 
 }  // namespace graphloom::train

@@ -1,0 +1,43 @@
+// Recency weights of training pairs and the popularity prior of destinations.
+#include "graphloom/train/link_priors.h"
+
+#include <ATen/ATen.h>
+
+#include "graphloom/base/error.h"
+
+namespace graphloom::train {
+
+at::Tensor recency_weights(const LinkInputs& inputs, double half_life_days) {
+  if (half_life_days == 0) return {};
+  GL_CHECK(half_life_days > 0, "--recency-half-life must be positive (days), got {}",
+           half_life_days);
+  GL_CHECK(inputs.train_times.defined() && !inputs.train_pairs.defined(),
+           "--recency-half-life needs the time of every training pair, which '{}' does not "
+           "have (a MovieLens import has them; partitions do not carry them)",
+           inputs.name);
+  const at::Tensor& times = inputs.train_times;
+  const auto found = inputs.edge_splits.find("train");
+  GL_CHECK(found != inputs.edge_splits.end(), "'{}' has no 'train' edge split", inputs.name);
+  const at::Tensor& train = found->second;
+  GL_CHECK(times.numel() == train.size(0), "'{}': {} training pair times for {} training pairs",
+           inputs.name, times.numel(), train.size(0));
+  if (times.numel() == 0) return {};
+  constexpr double kSecondsPerDay = 86400;
+  const at::Tensor age_days = (times.max() - times).to(at::kDouble) / kSecondsPerDay;
+  return at::exp2(-age_days / half_life_days);
+}
+
+at::Tensor popularity_prior(const at::Tensor& train_pairs, const at::Tensor& weights,
+                            int64_t num_nodes, bool symmetric) {
+  const int64_t m = train_pairs.size(0);
+  GL_CHECK(!weights.defined() || weights.numel() == m, "{} pair weights for {} training pairs",
+           weights.numel(), m);
+  const at::Tensor weight =
+      weights.defined() ? weights.to(at::kDouble) : at::ones({m}, at::kDouble);
+  at::Tensor total = at::zeros({num_nodes}, at::kDouble);
+  total.index_add_(0, train_pairs.select(1, 1), weight);
+  if (symmetric) total.index_add_(0, train_pairs.select(1, 0), weight);
+  return at::log1p(total).to(at::kFloat);
+}
+
+}  // namespace graphloom::train
