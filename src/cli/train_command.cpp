@@ -139,6 +139,11 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   command.options.progress = !command.no_progress;
   if (!command.part_config.empty()) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
+    if (command.link.recency_half_life_days > 0) {
+      throw UsageError(
+          "--recency-half-life needs each training pair's time, which partitions do not carry: "
+          "train it with --data");
+    }
     const train::PartitionedJob job = partitioned_job(command, group);  // checks the flags first
     resolve_edge_type_fanouts(command, partition::read_partition_info(job.partition_dir).schema,
                               command.part_config);
@@ -369,7 +374,8 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--recency-half-life", command->link.recency_half_life_days,
                   "Time-aware training, in days: each epoch draws its training pairs with "
                   "probability halving per this many days before the latest one (needs pair "
-                  "times, e.g. a MovieLens import); 0 draws every pair once")
+                  "times in unix seconds, e.g. a MovieLens import; not on --part-config); 0 "
+                  "draws every pair once")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group(link_group);

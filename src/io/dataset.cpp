@@ -314,8 +314,11 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
   }
   if (root.contains("edge_split_times")) {
     for (const auto& [name, file] : root.at("edge_split_times").items()) {
-      dataset.edge_split_times[name] =
-          meta.array(root.at("edge_split_times"), name, options.memory_map);
+      at::Tensor times = meta.array(root.at("edge_split_times"), name, options.memory_map);
+      GL_CHECK(times.scalar_type() == at::kLong || times.scalar_type() == at::kInt,
+               "'{}': times of edge split '{}' must be int32/int64 seconds", meta.file().string(),
+               name);
+      dataset.edge_split_times[name] = times.to(at::kLong);
     }
   }
   with_file_context(meta.file(), [&] {
@@ -342,6 +345,7 @@ void validate_dataset(const Dataset& dataset) {
     const auto split = dataset.edge_splits.find(name);
     GL_CHECK(split != dataset.edge_splits.end(), "edge split times given for missing split '{}'",
              name);
+    GL_CHECK(time.defined(), "times of edge split '{}' are an undefined tensor", name);
     GL_CHECK(
         time.scalar_type() == at::kLong && time.dim() == 1 && time.size(0) == split->second.size(0),
         "times of edge split '{}' must be int64 [{}] (one per pair), got {} {}", name,

@@ -49,8 +49,8 @@ ItemSampler::ItemSampler(at::Tensor items, ItemSamplerOptions options)
     cumulative_weights_.resize(static_cast<std::size_t>(total));
     double sum = 0;
     for (int64_t i = 0; i < total; ++i) {
-      GL_CHECK(std::isfinite(w[i]) && w[i] >= 0, "item weight {} is {}: weights must be >= 0", i,
-               w[i]);
+      GL_CHECK(std::isfinite(w[i]) && w[i] >= 0,
+               "item weight {} is {}: weights must be finite and >= 0", i, w[i]);
       sum += w[i];
       cumulative_weights_[static_cast<std::size_t>(i)] = sum;
     }
@@ -87,7 +87,8 @@ at::Tensor ItemSampler::epoch_order(uint64_t epoch) const {
     const double sum = total > 0 ? cumulative_weights_.back() : 0;
     for (int64_t i = 0; i < total; ++i) {
       const double target = rng.uniform_real() * sum;
-      // The first item whose running sum passes the target; zero-weight items never are.
+      // The first item whose running sum passes the target; zero-weight items never are. The
+      // target stays below the sum, so one always does: the clamp only guards that.
       const auto found =
           std::upper_bound(cumulative_weights_.begin(), cumulative_weights_.end(), target);
       p[i] = std::min<int64_t>(found - cumulative_weights_.begin(), total - 1);

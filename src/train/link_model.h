@@ -18,13 +18,16 @@ namespace graphloom::train {
 class LinkModel : public torch::nn::Module {
  public:
   // `prior`: undefined, or float [num_nodes] fixed per-destination scores (a popularity prior),
-  // added with a learned scale.
+  // added with a learned scale. Like the bias it scores the destination only, also on
+  // symmetric targets.
   LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
             const std::string& scorer, bool destination_bias, const at::Tensor& prior)
       : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
     if (destination_bias) bias_ = register_parameter("bias", torch::zeros({num_nodes}));
+    // The prior is not a buffer: it follows from the data and flags of each run, so a resumed
+    // run recomputes it rather than reading a stale one from the checkpoint.
     if (prior.defined()) {
-      prior_ = register_buffer("prior", prior);
+      prior_ = prior;
       prior_scale_ = register_parameter("prior_scale", torch::ones({1}));
     }
     if (lightgcn_layers_ == 0) encoder_ = register_module("encoder", nn::make_model(encoder));

@@ -124,7 +124,8 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
                       : at::Tensor());
   // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
   // ever: a zero embedding makes them the "average" query, ranked by what the model shares
-  // across queries (the learned bias), instead of by the noise of their initialization.
+  // across queries (the learned bias, the popularity prior), instead of by the noise of their
+  // initialization.
   const bool has_degrees = inputs.in_degrees.defined() && inputs.out_degrees.defined();
   if (model.has_embedding() && has_degrees) {
     model.zero_rows(inputs.in_degrees + inputs.out_degrees == 0);

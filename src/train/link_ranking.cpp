@@ -88,10 +88,10 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
     const int64_t* p = both.data_ptr<int64_t>();
     const double* w = count && weights.defined() ? weights.data_ptr<double>() : nullptr;
     auto add = [&](int64_t query, int64_t partner, int64_t i) {
-      const auto at = static_cast<std::size_t>(position[partner]);
+      const auto slot = static_cast<std::size_t>(position[partner]);
       if (lists != nullptr) (*lists)[query].push_back(position[partner]);
-      if (count) popularity[at] += 1;
-      if (w != nullptr) weighted_popularity[at] += w[i];
+      if (count) popularity[slot] += 1;
+      if (w != nullptr) weighted_popularity[slot] += w[i];
     };
     for (int64_t i = 0; i < both.size(0); ++i) {
       const int64_t u = p[2 * i];

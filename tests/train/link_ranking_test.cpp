@@ -78,7 +78,6 @@ TEST(LinkRanking, WeightedPopularityRanksByTheTrainingPairsSummedWeights) {
   // has only item 5 left either way (AP 1).
   EXPECT_DOUBLE_EQ(ranking.all.popularity_map_at_10, (0.5 + 1.0) / 2);
   EXPECT_DOUBLE_EQ(ranking.all.weighted_popularity_map_at_10, 1.0);
-  EXPECT_DOUBLE_EQ(ranking.warm.weighted_popularity_map_at_10, 1.0);
   // Without weights there is no weighted figure; with the wrong count, an error.
   EXPECT_EQ(full_ranking(zero, embeddings, data.edge_splits, link_target(data))
                 .all.weighted_popularity_map_at_10,

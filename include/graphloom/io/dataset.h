@@ -35,8 +35,8 @@ struct Dataset {
   // "test" are positives, "valid_neg" and "test_neg" negatives; `graph` then holds only the
   // message-passing (training) edges.
   std::map<std::string, at::Tensor> edge_splits;
-  // Optional, per edge split: int64 [M] time of each pair (e.g. a rating's unix seconds), for
-  // time-aware training (`--recency-half-life`).
+  // Optional, per edge split: int64 [M] time of each pair in unix seconds (a rating's
+  // timestamp), for time-aware training (`--recency-half-life` counts days of 86,400 s).
   std::map<std::string, at::Tensor> edge_split_times;
 
   int64_t num_nodes() const { return graph.num_nodes; }

@@ -21,8 +21,8 @@ struct ItemSamplerOptions {
   uint64_t seed = 0;
   // Optional float/double [num_items], >= 0 with a positive sum (PyTorch's
   // WeightedRandomSampler): each epoch then draws num_items items with replacement, item i with
-  // probability weights[i] / sum, instead of permuting them. All ranks draw the same sequence
-  // and take their shares of it.
+  // probability weights[i] / sum, whatever `shuffle` says. All ranks draw the same sequence and
+  // take disjoint shares of its positions (an item drawn twice may reach two ranks).
   at::Tensor weights;
 };
 
@@ -33,7 +33,7 @@ class ItemSampler {
 
   // The batches of this rank in `epoch`. With shuffle, all ranks permute all items with the
   // same (seed + epoch) permutation and then take their own contiguous share, so ranks stay
-  // disjoint and the split changes every epoch (with weights, the same holds for the draw).
+  // disjoint and the split changes every epoch (with weights, shares of the epoch's draw).
   std::vector<at::Tensor> batches(uint64_t epoch) const;
   int64_t num_batches() const;
   // Items this rank yields per epoch.
