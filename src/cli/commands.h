@@ -11,6 +11,7 @@
 #include "graphloom/dist/process_group.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/partition/partition_format.h"
+#include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
 namespace graphloom::cli {
@@ -49,6 +50,10 @@ void encode_features(io::Dataset& dataset, const std::string& dtype);
 void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.
 void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
+// `train`'s link-prediction flags (in help group `group`) and its report of a link result.
+void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group);
+void print_link_result(const std::string& model, const train::LinkOptions& link,
+                       const train::LinkResult& result, double seconds);
 
 // Data-parallel flags of `train` and `bench train`.
 struct DataParallelFlags {

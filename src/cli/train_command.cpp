@@ -18,7 +18,6 @@
 #include "graphloom/io/generators.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/neighbor_sampler.h"
-#include "graphloom/train/link_prediction.h"
 #include "graphloom/train/metrics_log.h"
 #include "graphloom/train/node_classification.h"
 #include "graphloom/train/partitioned_training.h"
@@ -84,36 +83,6 @@ train::LinkOptions link_options(const TrainCommand& command) {
   return link;
 }
 
-void print_link_result(const TrainCommand& command, const train::LinkResult& result,
-                       double seconds) {
-  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", command.options.model.kind,
-             result.epochs_run, result.best_epoch + 1, result.edges_per_second);
-  fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
-  fmt::print("test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}{}\n", result.test_auc,
-             command.link.hits_k, result.test_hits, result.test_mrr,
-             result.test_common_neighbors_auc >= 0
-                 ? fmt::format("  (common neighbours AUC {:.4f})", result.test_common_neighbors_auc)
-                 : "");
-  const auto print_ranking = [&](const train::RankingFigures& figures, const char* which) {
-    if (figures.recall_at_20 < 0) return;
-    fmt::print(
-        "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
-        "(popularity: {:.4f} / {:.4f}{})\n",
-        result.ranking_candidates, figures.queries, which, figures.recall_at_20, figures.map_at_10,
-        figures.popularity_recall_at_20, figures.popularity_map_at_10,
-        figures.weighted_popularity_recall_at_20 < 0
-            ? ""
-            : fmt::format("; recency-weighted popularity: {:.4f} / {:.4f}",
-                          figures.weighted_popularity_recall_at_20,
-                          figures.weighted_popularity_map_at_10));
-  };
-  print_ranking(result.ranking.all, "test");
-  if (result.ranking.warm.queries != result.ranking.all.queries) {
-    print_ranking(result.ranking.warm, "warm (with training pairs)");
-  }
-  fmt::print("total time {:.1f} s\n", seconds);
-}
-
 // Typed graphs: --fanouts for every edge type, with the --edge-type-fanout overrides.
 void resolve_edge_type_fanouts(TrainCommand& command, const graph::GraphSchema& schema,
                                const std::string& graph_name) {
@@ -150,7 +119,8 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     if (command.task == "link") {
       const train::LinkResult result =
           train::train_link_on_partitions(job, command.options, link_options(command), group);
-      if (main_rank) print_link_result(command, result, timer.seconds());
+      if (main_rank)
+        print_link_result(command.options.model.kind, command.link, result, timer.seconds());
       return;
     }
     const train::TrainResult result = train::train_on_partitions(job, command.options, group);
@@ -176,7 +146,8 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   if (command.task == "link") {
     const train::LinkResult result =
         train::train_link_prediction(dataset, command.options, link_options(command), group);
-    if (main_rank) print_link_result(command, result, timer.seconds());
+    if (main_rank)
+      print_link_result(command.options.model.kind, command.link, result, timer.seconds());
     return;
   }
   const train::TrainResult result =
@@ -347,47 +318,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->check(CLI::IsMember({"node", "link"}))
       ->capture_default_str()
       ->group(link_group);
-  cmd->add_option("--scorer", command->link.scorer,
-                  "Pair score: dot (product of the two embeddings) or mlp (on their element-wise "
-                  "product)")
-      ->check(CLI::IsMember({"dot", "mlp"}))
-      ->capture_default_str()
-      ->group(link_group);
-  cmd->add_option("--loss", command->link.loss,
-                  "bce (positives 1, negatives 0) or bpr (each positive above its negatives)")
-      ->check(CLI::IsMember({"bce", "bpr"}))
-      ->capture_default_str()
-      ->group(link_group);
-  cmd->add_option("--negatives", command->link.negatives, "Negative pairs per positive edge")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(link_group);
-  cmd->add_option("--negative-sampler", command->link.negative_sampler,
-                  "Negative destinations: uniform, or degree (degree^0.75, harder)")
-      ->check(CLI::IsMember({"uniform", "degree"}))
-      ->capture_default_str()
-      ->group(link_group);
-  cmd->add_flag("--bias", command->link.destination_bias,
-                "Learn a bias per destination node added to every score (a popularity prior: "
-                "queries with no training pairs then rank popular candidates first)")
-      ->group(link_group);
-  cmd->add_option("--recency-half-life", command->link.recency_half_life_days,
-                  "Time-aware training, in days: each epoch draws its training pairs with "
-                  "probability halving per this many days before the latest one (needs pair "
-                  "times in unix seconds, e.g. a MovieLens import; not on --part-config); 0 "
-                  "draws every pair once")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group(link_group);
-  cmd->add_flag("--popularity-prior", command->link.popularity_prior,
-                "Add log(1 + the destination's training pair count) times a learned scale to "
-                "every score, the count recency-weighted with --recency-half-life: queries "
-                "with no training pairs rank by (recent) popularity")
-      ->group(link_group);
-  cmd->add_option("--hits-k", command->link.hits_k, "K of the Hits@K reported on the test split")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(link_group);
+  add_link_flags(cmd, command->link, link_group);
   cmd->add_option("--edge-type-fanout", command->edge_type_fanouts,
                   "Typed graphs: EDGE_TYPE=F1,F2,... picks per layer for one edge type (a "
                   "relation name or src:relation:dst), overriding --fanouts, which otherwise "

@@ -303,24 +303,20 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
           load_node_ids(meta, root.at("splits"), name, num_nodes, options.memory_map);
     }
   }
-  if (root.contains("edge_splits")) {
-    for (const auto& [name, file] : root.at("edge_splits").items()) {
-      at::Tensor pairs = meta.array(root.at("edge_splits"), name, options.memory_map);
-      GL_CHECK(pairs.scalar_type() == at::kLong || pairs.scalar_type() == at::kInt,
-               "'{}': edge split '{}' must hold int32/int64 node pairs", meta.file().string(),
-               name);
-      dataset.edge_splits[name] = pairs.to(at::kLong);
+  // Integer arrays by name under `key` (int32 read as int64); `what` says what they hold.
+  const auto load_integer_arrays = [&](const char* key, const char* what) {
+    std::map<std::string, at::Tensor> arrays;
+    if (!root.contains(key)) return arrays;
+    for (const auto& [name, file] : root.at(key).items()) {
+      at::Tensor array = meta.array(root.at(key), name, options.memory_map);
+      GL_CHECK(array.scalar_type() == at::kLong || array.scalar_type() == at::kInt,
+               "'{}': {} '{}' must hold int32/int64 {}", meta.file().string(), key, name, what);
+      arrays[name] = array.to(at::kLong);
     }
-  }
-  if (root.contains("edge_split_times")) {
-    for (const auto& [name, file] : root.at("edge_split_times").items()) {
-      at::Tensor times = meta.array(root.at("edge_split_times"), name, options.memory_map);
-      GL_CHECK(times.scalar_type() == at::kLong || times.scalar_type() == at::kInt,
-               "'{}': times of edge split '{}' must be int32/int64 seconds", meta.file().string(),
-               name);
-      dataset.edge_split_times[name] = times.to(at::kLong);
-    }
-  }
+    return arrays;
+  };
+  dataset.edge_splits = load_integer_arrays("edge_splits", "node pairs");
+  dataset.edge_split_times = load_integer_arrays("edge_split_times", "seconds");
   with_file_context(meta.file(), [&] {
     validate_dataset(dataset);
     return 0;

@@ -2,6 +2,7 @@
 // splits and metadata.json, staged and renamed into place only when complete.
 #include <ATen/ATen.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "graphloom/base/atomic_output.h"
@@ -73,33 +74,21 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
     meta["labels"] = "labels.npy";
     meta["num_classes"] = dataset.num_classes;
   }
-  if (!dataset.splits.empty()) {
-    json splits = json::object();
-    for (const auto& [name, ids] : dataset.splits) {
-      const std::string file = name + "_idx.npy";
-      save_npy(staging / file, ids);
-      splits[name] = file;
+  // Each named array as PREFIX<name>SUFFIX.npy, listed under `key` when there are any.
+  const auto save_arrays = [&](const std::map<std::string, at::Tensor>& arrays, const char* key,
+                               const std::string& prefix, const std::string& suffix) {
+    if (arrays.empty()) return;
+    json files = json::object();
+    for (const auto& [name, array] : arrays) {
+      const std::string file = prefix + name + suffix + ".npy";
+      save_npy(staging / file, array.contiguous());
+      files[name] = file;
     }
-    meta["splits"] = splits;
-  }
-  if (!dataset.edge_splits.empty()) {
-    json splits = json::object();
-    for (const auto& [name, pairs] : dataset.edge_splits) {
-      const std::string file = "edges_" + name + ".npy";
-      save_npy(staging / file, pairs.contiguous());
-      splits[name] = file;
-    }
-    meta["edge_splits"] = splits;
-  }
-  if (!dataset.edge_split_times.empty()) {
-    json times = json::object();
-    for (const auto& [name, time] : dataset.edge_split_times) {
-      const std::string file = "edges_" + name + "_time.npy";
-      save_npy(staging / file, time.contiguous());
-      times[name] = file;
-    }
-    meta["edge_split_times"] = times;
-  }
+    meta[key] = files;
+  };
+  save_arrays(dataset.splits, "splits", "", "_idx");
+  save_arrays(dataset.edge_splits, "edge_splits", "edges_", "");
+  save_arrays(dataset.edge_split_times, "edge_split_times", "edges_", "_time");
   const std::string text = meta.dump(1) + "\n";
   AtomicFile metadata(staging / "metadata.json");
   metadata.write(text.data(), text.size());

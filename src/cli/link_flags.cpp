@@ -1,0 +1,83 @@
+// `train --task link`: the link-prediction flags and the printed result (AUC, Hits@K, MRR,
+// full ranking next to its popularity baselines).
+#include <fmt/format.h>
+
+#include "commands.h"
+
+namespace graphloom::cli {
+
+void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) {
+  cmd->add_option("--scorer", link.scorer,
+                  "Pair score: dot (product of the two embeddings) or mlp (on their element-wise "
+                  "product)")
+      ->check(CLI::IsMember({"dot", "mlp"}))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--loss", link.loss,
+                  "bce (positives 1, negatives 0) or bpr (each positive above its negatives)")
+      ->check(CLI::IsMember({"bce", "bpr"}))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--negatives", link.negatives, "Negative pairs per positive edge")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--negative-sampler", link.negative_sampler,
+                  "Negative destinations: uniform, or degree (degree^0.75, harder)")
+      ->check(CLI::IsMember({"uniform", "degree"}))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_flag("--bias", link.destination_bias,
+                "Learn a bias per destination node added to every score (a popularity prior: "
+                "queries with no training pairs then rank popular candidates first)")
+      ->group(group);
+  cmd->add_option("--recency-half-life", link.recency_half_life_days,
+                  "Time-aware training, in days: each epoch draws its training pairs with "
+                  "probability halving per this many days before the latest one (needs pair "
+                  "times in unix seconds, e.g. a MovieLens import; not on --part-config); 0 "
+                  "draws every pair once")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_flag("--popularity-prior", link.popularity_prior,
+                "Add log(1 + the destination's training pair count) times a learned scale to "
+                "every score, the count recency-weighted with --recency-half-life: queries "
+                "with no training pairs rank by (recent) popularity")
+      ->group(group);
+  cmd->add_option("--hits-k", link.hits_k, "K of the Hits@K reported on the test split")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+}
+
+void print_link_result(const std::string& model, const train::LinkOptions& link,
+                       const train::LinkResult& result, double seconds) {
+  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", model, result.epochs_run,
+             result.best_epoch + 1, result.edges_per_second);
+  fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
+  fmt::print("test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}{}\n", result.test_auc, link.hits_k,
+             result.test_hits, result.test_mrr,
+             result.test_common_neighbors_auc >= 0
+                 ? fmt::format("  (common neighbours AUC {:.4f})", result.test_common_neighbors_auc)
+                 : "");
+  const auto print_ranking = [&](const train::RankingFigures& figures, const char* which) {
+    if (figures.recall_at_20 < 0) return;
+    fmt::print(
+        "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
+        "(popularity: {:.4f} / {:.4f}{})\n",
+        result.ranking_candidates, figures.queries, which, figures.recall_at_20, figures.map_at_10,
+        figures.popularity_recall_at_20, figures.popularity_map_at_10,
+        figures.weighted_popularity_recall_at_20 < 0
+            ? ""
+            : fmt::format("; recency-weighted popularity: {:.4f} / {:.4f}",
+                          figures.weighted_popularity_recall_at_20,
+                          figures.weighted_popularity_map_at_10));
+  };
+  print_ranking(result.ranking.all, "test");
+  if (result.ranking.warm.queries != result.ranking.all.queries) {
+    print_ranking(result.ranking.warm, "warm (with training pairs)");
+  }
+  fmt::print("total time {:.1f} s\n", seconds);
+}
+
+}  // namespace graphloom::cli
