@@ -34,8 +34,8 @@ void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) 
   cmd->add_option("--recency-half-life", link.recency_half_life_days,
                   "Time-aware training, in days: each epoch draws its training pairs with "
                   "probability halving per this many days before the latest one (needs pair "
-                  "times in unix seconds, e.g. a MovieLens import; not on --part-config); 0 "
-                  "draws every pair once")
+                  "times in unix seconds, e.g. a MovieLens import or its partitions); 0 draws "
+                  "every pair once")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group(group);

@@ -108,11 +108,6 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   command.options.progress = !command.no_progress;
   if (!command.part_config.empty()) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
-    if (command.link.recency_half_life_days > 0) {
-      throw UsageError(
-          "--recency-half-life needs each training pair's time, which partitions do not carry: "
-          "train it with --data");
-    }
     const train::PartitionedJob job = partitioned_job(command, group);  // checks the flags first
     resolve_edge_type_fanouts(command, partition::read_partition_info(job.partition_dir).schema,
                               command.part_config);

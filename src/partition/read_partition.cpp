@@ -68,6 +68,7 @@ PartitionInfo read_partition_info(const fs::path& path) {
     info.splits = meta.value("splits", std::vector<std::string>{});
     info.directed = meta.value("directed", true);
     info.edge_splits = meta.value("edge_splits", std::vector<std::string>{});
+    info.edge_split_times = meta.value("edge_split_times", std::vector<std::string>{});
     info.out_edges = meta.value("out_edges", false);
     if (info.out_edges) {
       info.out_edges_per_part = meta.at("out_edges_per_part").get<std::vector<int64_t>>();
@@ -268,6 +269,19 @@ at::Tensor load_partition_edge_split(const std::filesystem::path& dir, const Par
                (pairs.min().item<int64_t>() >= 0 && pairs.max().item<int64_t>() < info.num_nodes),
            "'{}': node ids must be in [0, {})", file.string(), info.num_nodes);
   return pairs;
+}
+
+at::Tensor load_partition_edge_split_times(const std::filesystem::path& dir,
+                                           const PartitionInfo& info, const std::string& name) {
+  const auto& timed = info.edge_split_times;
+  if (std::find(timed.begin(), timed.end(), name) == timed.end()) return {};
+  const fs::path file =
+      config_file(dir).parent_path() / fmt::format("edge_split_{}_time.npy", name);
+  const at::Tensor times = load_checked(file, -1, true);
+  GL_CHECK(
+      times.dim() == 1 && (times.scalar_type() == at::kLong || times.scalar_type() == at::kInt),
+      "'{}': expected int64 [M] pair times", file.string());
+  return times.to(at::kLong);
 }
 
 std::pair<at::Tensor, at::Tensor> load_partition_degrees(const std::filesystem::path& dir,

@@ -90,6 +90,10 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
              old_to_new.index_select(0, pairs.reshape({-1})).view({-1, 2}));
     info.edge_splits.push_back(name);
   }
+  for (const auto& [name, times] : dataset.edge_split_times) {
+    save_npy(directory.staging() / fmt::format("edge_split_{}_time.npy", name), times.contiguous());
+    info.edge_split_times.push_back(name);
+  }
   const bool typed = !dataset.schema.empty();
   const at::Tensor node_types =
       typed ? graph::node_types_of(graph, at::arange(n, at::kLong)) : at::Tensor();
@@ -209,6 +213,7 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
                          {"directed", info.directed},
                          {"out_edges", info.out_edges},
                          {"edge_splits", info.edge_splits},
+                         {"edge_split_times", info.edge_split_times},
                          {"splits", [&] {
                             std::vector<std::string> names;
                             for (const auto& [name, ids] : dataset.splits) names.push_back(name);

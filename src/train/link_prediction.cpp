@@ -184,15 +184,18 @@ LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& o
                                                     .seed = options.seed,
                                                     .edge_ids = false});
   // This rank's training pairs: given (edge_split on partitions), or a rank split of all.
-  const bool split_here = data_parallel(group) && !inputs.train_pairs.defined();
-  const sampling::ItemSampler items(
-      inputs.train_pairs.defined() ? inputs.train_pairs : all_train_pairs,
-      {.batch_size = options.batch_size,
-       .shuffle = true,
-       .rank = split_here ? group->rank() : 0,
-       .world_size = split_here ? group->world_size() : 1,
-       .seed = options.seed,
-       .weights = pair_weights});
+  const bool split_here = data_parallel(group) && !inputs.train_rows.defined();
+  const auto share = [&](const at::Tensor& all) {
+    return inputs.train_rows.defined() && all.defined() ? all.index_select(0, inputs.train_rows)
+                                                        : all;
+  };
+  const sampling::ItemSampler items(share(all_train_pairs),
+                                    {.batch_size = options.batch_size,
+                                     .shuffle = true,
+                                     .rank = split_here ? group->rank() : 0,
+                                     .world_size = split_here ? group->world_size() : 1,
+                                     .seed = options.seed,
+                                     .weights = share(pair_weights)});
   std::unique_ptr<sampling::NegativeSampler> negatives;
   // Negatives are candidates of the target: nodes of the destination type on typed graphs.
   const LinkTarget& target = inputs.target;

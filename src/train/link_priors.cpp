@@ -11,9 +11,9 @@ at::Tensor recency_weights(const LinkInputs& inputs, double half_life_days) {
   if (half_life_days == 0) return {};
   GL_CHECK(half_life_days > 0, "--recency-half-life must be positive (days), got {}",
            half_life_days);
-  GL_CHECK(inputs.train_times.defined() && !inputs.train_pairs.defined(),
+  GL_CHECK(inputs.train_times.defined(),
            "--recency-half-life needs the time of every training pair, which '{}' does not "
-           "have (a MovieLens import has them; partitions do not carry them)",
+           "have (a MovieLens import has them, and so do its partitions)",
            inputs.name);
   const at::Tensor& times = inputs.train_times;
   const auto found = inputs.edge_splits.find("train");

@@ -137,11 +137,12 @@ LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOption
            "with edge splits (an lp_* import, MovieLens, or `convert --link-split`)",
            job.partition_dir.string());
   const at::Tensor& train = inputs.edge_splits.at("train");
-  inputs.train_pairs = train.index_select(
-      0, dist::split_items(train.select(1, 1).contiguous(), graph.book(), job.part, job.local_rank,
-                           job.trainers_per_part, {.force_even = job.force_even}));
+  inputs.train_rows =
+      dist::split_items(train.select(1, 1).contiguous(), graph.book(), job.part, job.local_rank,
+                        job.trainers_per_part, {.force_even = job.force_even});
+  inputs.train_times = partition::load_partition_edge_split_times(job.partition_dir, info, "train");
   spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.part, job.local_rank,
-               inputs.train_pairs.size(0), job.force_even ? ", even" : "");
+               inputs.train_rows.size(0), job.force_even ? ", even" : "");
   // A node type's ids are one range per part: the candidates are the union of those ranges.
   inputs.target = link_target(inputs.edge_splits, partition::relabelled_node_types(info),
                               info.schema, info.num_nodes, info.directed);

@@ -40,10 +40,6 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_graphloom("").exit_code, 2);
   EXPECT_EQ(run_graphloom("--log-level loud inspect x").exit_code, 2);
   EXPECT_EQ(run_graphloom("convert --from zip a b").exit_code, 2);
-  // Refused before anything is read or connected: partitions carry no pair times.
-  result = run_graphloom("train --part-config p --ip-config ip --task link --recency-half-life 9");
-  EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("which partitions do not carry"), std::string::npos);
 }
 
 TEST(Cli, FailuresPrintOneLineAndExitWithOne) {

@@ -277,6 +277,23 @@ TEST(Partition, CustomSplitNamesSurviveTheRoundTrip) {
   EXPECT_EQ(total, 3);
 }
 
+TEST(Partition, EdgeSplitTimesStayAlignedWithTheirRelabelledPairs) {
+  io::Dataset data = planted(300);
+  data.edge_splits["train"] = at::tensor({0, 1, 2, 3, 299, 4}, at::kLong).view({3, 2});
+  data.edge_split_times["train"] = at::tensor({30, 10, 20}, at::kLong);
+  data.edge_splits["test"] = at::tensor({5, 6}, at::kLong).view({1, 2});
+  TempDir dir;
+  const PartitionInfo info =
+      write_partitions(data, assign_random(300, 2, 0), 2, dir / "p", {.method = "random"});
+  const PartitionInfo read = read_partition_info(dir / "p");
+  EXPECT_EQ(read.edge_split_times, std::vector<std::string>{"train"});
+  // The pairs keep their order: row i's time is still times[i].
+  EXPECT_TRUE(at::equal(load_partition_edge_split_times(dir / "p", read, "train"),
+                        data.edge_split_times.at("train")));
+  EXPECT_EQ(load_partition_edge_split(dir / "p", read, "train").size(0), 3);
+  EXPECT_FALSE(load_partition_edge_split_times(dir / "p", info, "test").defined());
+}
+
 TEST(Partition, OnePartAndTooManyParts) {
   const io::Dataset data = planted(300);
   TempDir dir;

@@ -38,6 +38,7 @@ struct PartitionInfo {
   std::vector<std::string> splits;            // split names
   bool directed = true;
   std::vector<std::string> edge_splits;  // link prediction: edge split names (relabelled pairs)
+  std::vector<std::string> edge_split_times;  // the edge splits whose pairs' times are kept
   // Parts also list the out-edges of their nodes (`partition --out-edges`), for out-direction
   // sampling on the servers; out_edges_per_part counts them.
   bool out_edges = false;
@@ -107,6 +108,10 @@ at::Tensor relabelled_node_types(const PartitionInfo& info);
 // One edge split (link prediction) as int64 [M, 2] pairs of relabelled global ids.
 at::Tensor load_partition_edge_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                      const std::string& name);
+// The int64 [M] times of that split's pairs (Dataset::edge_split_times), or undefined when the
+// dataset had none.
+at::Tensor load_partition_edge_split_times(const std::filesystem::path& dir,
+                                           const PartitionInfo& info, const std::string& name);
 
 // Whole-graph in- and out-degrees of every node (relabelled ids), from the parts' files;
 // undefined tensors for partitions written before graphloom recorded them.

@@ -62,9 +62,9 @@ struct LinkInputs {
   int64_t num_nodes = 0;
   // "train", "valid", "valid_neg", "test", "test_neg": int64 [M, 2] pairs of global ids.
   std::map<std::string, at::Tensor> edge_splits;
-  // This trainer's share of edge_splits["train"] (edge_split), or undefined: the ranks split
-  // the training pairs among themselves.
-  at::Tensor train_pairs;
+  // This trainer's share of edge_splits["train"] (edge_split) as int64 row positions, or
+  // undefined: the ranks split the training pairs among themselves.
+  at::Tensor train_rows;
   // int64 time of each pair of edge_splits["train"] (Dataset::edge_split_times), or undefined.
   at::Tensor train_times;
   LinkTarget target;
