@@ -27,17 +27,22 @@ at::Tensor recency_weights(const LinkInputs& inputs, double half_life_days) {
   return at::exp2(-age_days / half_life_days);
 }
 
-at::Tensor popularity_prior(const at::Tensor& train_pairs, const at::Tensor& weights,
-                            int64_t num_nodes, bool symmetric) {
-  const int64_t m = train_pairs.size(0);
+at::Tensor pair_weight_totals(const at::Tensor& pairs, const at::Tensor& weights, int64_t num_nodes,
+                              bool symmetric) {
+  const int64_t m = pairs.size(0);
   GL_CHECK(!weights.defined() || weights.numel() == m, "{} pair weights for {} training pairs",
            weights.numel(), m);
   const at::Tensor weight =
       weights.defined() ? weights.to(at::kDouble) : at::ones({m}, at::kDouble);
   at::Tensor total = at::zeros({num_nodes}, at::kDouble);
-  total.index_add_(0, train_pairs.select(1, 1), weight);
-  if (symmetric) total.index_add_(0, train_pairs.select(1, 0), weight);
-  return at::log1p(total).to(at::kFloat);
+  total.index_add_(0, pairs.select(1, 1), weight);
+  if (symmetric) total.index_add_(0, pairs.select(1, 0), weight);
+  return total;
+}
+
+at::Tensor popularity_prior(const at::Tensor& train_pairs, const at::Tensor& weights,
+                            int64_t num_nodes, bool symmetric) {
+  return at::log1p(pair_weight_totals(train_pairs, weights, num_nodes, symmetric)).to(at::kFloat);
 }
 
 }  // namespace graphloom::train

@@ -11,6 +11,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/graph/schema.h"
 #include "graphloom/train/link_metrics.h"
+#include "graphloom/train/link_priors.h"
 
 namespace graphloom::train {
 
@@ -71,40 +72,22 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
   // Partner lists per query node, in candidate positions.
   std::vector<std::vector<int64_t>> relevant(n), excluded(n);
   std::vector<bool> trained(static_cast<std::size_t>(n), false);  // has a training pair
-  // Per candidate: training pair count, and summed training pair weight.
-  std::vector<double> popularity(static_cast<std::size_t>(candidates), 0.0);
-  std::vector<double> weighted_popularity(static_cast<std::size_t>(candidates), 0.0);
-  const at::Tensor& train = edge_splits.at("train");
-  at::Tensor weights;
-  if (train_weights.defined()) {
-    GL_CHECK(train_weights.numel() == train.size(0),
-             "{} training pair weights for {} training pairs", train_weights.numel(),
-             train.size(0));
-    weights = train_weights.to(at::kDouble).contiguous();
-  }
-  auto add_pairs = [&](const at::Tensor& pairs, std::vector<std::vector<int64_t>>* lists,
-                       bool count) {
+  auto add_pairs = [&](const at::Tensor& pairs, std::vector<std::vector<int64_t>>& lists) {
     const at::Tensor both = pairs.contiguous();
     const int64_t* p = both.data_ptr<int64_t>();
-    const double* w = count && weights.defined() ? weights.data_ptr<double>() : nullptr;
-    auto add = [&](int64_t query, int64_t partner, int64_t i) {
-      const auto slot = static_cast<std::size_t>(position[partner]);
-      if (lists != nullptr) (*lists)[query].push_back(position[partner]);
-      if (count) popularity[slot] += 1;
-      if (w != nullptr) weighted_popularity[slot] += w[i];
-    };
     for (int64_t i = 0; i < both.size(0); ++i) {
       const int64_t u = p[2 * i];
       const int64_t v = p[2 * i + 1];
       GL_CHECK(position[v] >= 0, "pair ({}, {}): {} is not a candidate destination", u, v, v);
-      add(u, v, i);
-      if (target.symmetric) add(v, u, i);
+      lists[u].push_back(position[v]);
+      if (target.symmetric) lists[v].push_back(position[u]);
     }
   };
-  add_pairs(edge_splits.at("test"), &relevant, false);
-  add_pairs(train, &excluded, true);
+  const at::Tensor& train = edge_splits.at("train");
+  add_pairs(edge_splits.at("test"), relevant);
+  add_pairs(train, excluded);
   for (int64_t v = 0; v < n; ++v) trained[v] = !excluded[v].empty();
-  add_pairs(edge_splits.at("valid"), &excluded, false);
+  add_pairs(edge_splits.at("valid"), excluded);
   std::vector<int64_t> queries;
   for (int64_t v = 0; v < n; ++v) {
     if (relevant[v].empty()) continue;
@@ -113,11 +96,16 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
   }
   const at::Tensor candidate_rows = embeddings.index_select(0, target.candidates);
   const at::Tensor& candidate_ids = target.candidates;
-  const auto as_scores = [](const std::vector<double>& values) {
-    return at::tensor(values, at::kDouble).to(at::kFloat).unsqueeze(0);
+  // Candidates' training pair counts, and summed training pair weights.
+  const auto popularity = [&](const at::Tensor& weights) {
+    return pair_weight_totals(train, weights, n, target.symmetric)
+        .index_select(0, candidate_ids)
+        .to(at::kFloat)
+        .unsqueeze(0);
   };
-  const at::Tensor popular = as_scores(popularity);
-  const at::Tensor weighted_popular = as_scores(weighted_popularity);
+  const at::Tensor popular = popularity({});
+  const at::Tensor weighted_popular =
+      train_weights.defined() ? popularity(train_weights) : at::Tensor();
   // Figures over the queries that pass `keep`.
   auto figures = [&](auto&& keep) {
     RankingFigures out;
@@ -146,7 +134,7 @@ FullRanking full_ranking(const PairScorer& score, const at::Tensor& embeddings,
     std::tie(out.recall_at_20, out.map_at_10) = rank(scores);
     std::tie(out.popularity_recall_at_20, out.popularity_map_at_10) =
         rank(popular.expand({q, candidates}));
-    if (weights.defined()) {
+    if (weighted_popular.defined()) {
       std::tie(out.weighted_popularity_recall_at_20, out.weighted_popularity_map_at_10) =
           rank(weighted_popular.expand({q, candidates}));
     }

@@ -14,8 +14,12 @@ namespace graphloom::train {
 // edge_splits["train"].
 at::Tensor recency_weights(const LinkInputs& inputs, double half_life_days);
 
-// float [num_nodes]: log(1 + the summed weight of the training pairs each node is the
-// destination of, or either endpoint of when `symmetric`); weights undefined count 1 each.
+// double [num_nodes]: the summed weight of the pairs each node is the destination of, or
+// either endpoint of when `symmetric`; weights undefined count 1 each (popularity).
+at::Tensor pair_weight_totals(const at::Tensor& pairs, const at::Tensor& weights, int64_t num_nodes,
+                              bool symmetric);
+
+// float [num_nodes]: log(1 + pair_weight_totals of the training pairs).
 at::Tensor popularity_prior(const at::Tensor& train_pairs, const at::Tensor& weights,
                             int64_t num_nodes, bool symmetric);
 
