@@ -87,14 +87,18 @@ int64_t available_memory_bytes() {
   return headroom >= 0 && available > 0 ? std::min(available, headroom) : available;
 }
 
+void keep_freed_heap_pages() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum: larger values are refused
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 void configure_allocator() {
   // One arena: per-thread arenas cap their heaps at 64 MB and fall back to mmap() for larger
   // blocks, such as a batch's feature rows (hundreds of MB) gathered in loader workers.
   // The few large allocations per batch make arena contention irrelevant. Tensors from 4 MB up
   // do not reach malloc at all: they come from the large-block cache.
   mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  keep_freed_heap_pages();
   install_large_block_cache();
 }
 

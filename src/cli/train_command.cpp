@@ -156,6 +156,11 @@ void print_result(const TrainCommand& command, const train::TrainResult& result,
              result.epochs_run, result.best_epoch + 1, result.seeds_per_second);
   fmt::print("validation accuracy {:.4f}\n", result.best_val_acc);
   fmt::print("test accuracy {:.4f}  test macro-F1 {:.4f}\n", result.test_acc, result.test_f1);
+  const train::StageTimes& t = result.times;
+  fmt::print(
+      "time split of rank 0 (s): sample {:.2f}  fetch {:.2f} (in loader workers)  waiting for "
+      "batches {:.2f}  forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
+      t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
   if (group) {
     fmt::print("data-parallel: {} ranks, gradient allreduce not hidden by backward {:.2f} s\n",
                group->world_size(), result.times.allreduce);

@@ -1,11 +1,15 @@
 // Process settings: OpenBLAS's idle threads stop spinning soon after a GEMM once graphloom has
-// set its thread counts (skipped where the BLAS is not OpenBLAS).
+// set its thread counts (skipped where the BLAS is not OpenBLAS); freed malloc blocks stay in
+// the heap for the next request.
 #include "graphloom/base/system.h"
 
 #include <ATen/ATen.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -36,6 +40,28 @@ TEST(System, SetNumThreadsShortensOpenBlasThreadSpin) {
   // GEMMs still run (and restart the stopped threads) after the change.
   const at::Tensor a = at::ones({256, 256});
   EXPECT_FLOAT_EQ(at::mm(a, a)[0][0].item<float>(), 256.0f);
+}
+
+// A 16 MB block (a graph server's response is 4 MB) comes from the heap rather than a mapping
+// of its own, and once freed stays there: the next request of its size gets the same memory,
+// whose pages are already faulted in. glibc's defaults map it and unmap it on free.
+TEST(System, FreedHeapBlocksStayForTheNextRequest) {
+  keep_freed_heap_pages();
+  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  // Keeps the compiler from eliding the allocations.
+  const auto escape = [](void* p) { asm volatile("" : : "r"(p) : "memory"); };
+  const struct mallinfo2 before = mallinfo2();
+  void* block = std::malloc(kBytes);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 1, kBytes);
+  escape(block);
+  EXPECT_EQ(mallinfo2().hblkhd, before.hblkhd) << "the block was given a mapping of its own";
+  std::free(block);
+  EXPECT_GE(mallinfo2().arena, before.arena + kBytes) << "the heap was trimmed after the free";
+  void* again = std::malloc(kBytes);
+  escape(again);
+  EXPECT_EQ(again, block);
+  std::free(again);
 }
 
 }  // namespace

@@ -20,6 +20,12 @@ int64_t available_memory_bytes();
 // to one malloc heap that is never trimmed.
 void configure_allocator();
 
+// Serves malloc blocks of up to 32 MB from heaps that are never trimmed, so that a block freed
+// after one request is reused by the next without page faults. For processes whose big
+// buffers come and go on many threads (graph servers' responses), where the single heap and
+// huge-page block cache of configure_allocator() are not wanted.
+void keep_freed_heap_pages();
+
 // Sets the threads used by graphloom's OpenMP kernels and by ATen's intra-op pool.
 // `num_threads <= 0` means OMP_NUM_THREADS when set, else one per core.
 void set_num_threads(int num_threads);
