@@ -5,6 +5,7 @@
 
 #include <future>
 
+#include "graphloom/base/cached_thread_pool.h"
 #include "graphloom/base/error.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
@@ -54,8 +55,8 @@ std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, W
   std::vector<std::future<void>> remote;
   for (std::size_t part = 0; part < split.ids.size(); ++part) {
     if (split.ids[part].numel() == 0 || static_cast<int64_t>(part) == local_part) continue;
-    remote.push_back(std::async(std::launch::async,
-                                [&, part] { results[part] = work(static_cast<int64_t>(part)); }));
+    remote.push_back(CachedThreadPool::shared().submit(
+        [&, part] { results[part] = work(static_cast<int64_t>(part)); }));
   }
   if (local_part >= 0 && local_part < static_cast<int64_t>(split.ids.size()) &&
       split.ids[local_part].numel() > 0) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "graphloom/base/cached_thread_pool.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/dist/graph_server.h"
@@ -27,8 +28,8 @@ constexpr int64_t kMaxSampleChunkSeeds = 16384;
 constexpr int64_t kCallsInFlight = 4;
 
 // Runs `call(begin)` for begin = 0, chunk, 2*chunk, ... < count: inline for a single chunk,
-// otherwise on kCallsInFlight threads that each take the next chunk as soon as their last one
-// is done (no waiting for the slowest of a wave). One large response crawls through gRPC
+// otherwise on kCallsInFlight pooled threads that each take the next chunk as soon as their last
+// one is done (no waiting for the slowest of a wave). One large response crawls through gRPC
 // (~0.35 GB/s for 50 MB here); chunks of a few MB with several calls in flight move ~5x faster
 // (DESIGN.md section 5). Returns the results in chunk order. After a failure the threads take
 // no new chunks; once all have stopped, the failure of the first thread (in start order) that
@@ -55,7 +56,7 @@ auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
     };
     std::vector<std::future<void>> workers;
     for (int64_t t = 0; t < std::min(chunks, kCallsInFlight); ++t) {
-      workers.push_back(std::async(std::launch::async, work));
+      workers.push_back(CachedThreadPool::shared().submit(work));
     }
     for (auto& worker : workers) worker.wait();
     for (auto& worker : workers) worker.get();
