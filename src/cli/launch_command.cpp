@@ -76,6 +76,10 @@ std::string shell_quote(const std::string& text) {
 dist::ProcessSpec on_machine(const LaunchCommand& launch, const std::string& ip, bool local,
                              dist::ProcessSpec spec) {
   if (local) return spec;
+  // The shared-memory directory, like the working directory, is the same path on every machine.
+  if (const char* shm_dir = std::getenv("GRAPHLOOM_SHM_DIR"); shm_dir != nullptr && *shm_dir) {
+    spec.environment.emplace("GRAPHLOOM_SHM_DIR", shm_dir);
+  }
   std::string remote = "cd " + shell_quote(std::filesystem::current_path().string()) + " && env";
   for (const auto& [key, value] : spec.environment) remote += " " + key + "=" + shell_quote(value);
   for (const std::string& arg : spec.argv) remote += " " + shell_quote(arg);

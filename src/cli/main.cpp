@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "commands.h"
@@ -30,10 +31,19 @@ int main(int argc, char** argv) {
                  "Threads for graphloom's kernels and libtorch (0 = all cores)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  std::string shm_dir;
+  app.add_option("--shm-dir", shm_dir,
+                 "Directory for the shared-memory segments of servers and trainers (default: "
+                 "GRAPHLOOM_SHM_DIR, else /dev/shm); every process of a machine must use the same "
+                 "one, and `launch` passes it on. A tmpfs mounted with huge=within_size holds "
+                 "parts on 2 MB pages, which sampling and feature reads run faster on")
+      ->check(CLI::ExistingDirectory);
   // Global flags take effect before any subcommand callback runs.
   app.parse_complete_callback([&] {
     graphloom::set_log_level(log_level);
     graphloom::set_num_threads(threads);
+    // Through the environment: processes this one starts (launch, --nproc) inherit it.
+    if (!shm_dir.empty()) ::setenv("GRAPHLOOM_SHM_DIR", shm_dir.c_str(), /*overwrite=*/1);
   });
 
   const std::vector<std::string> arguments(argv, argv + argc);

@@ -1,6 +1,6 @@
 // `graphloom serve` end to end: a main and backup servers share one copy of the part in shared
-// memory, answer the same, and leave nothing in /dev/shm after SIGTERM, a Shutdown RPC, or a
-// SIGKILL followed by a restart.
+// memory, answer the same, and leave nothing in /dev/shm (or the --shm-dir) after SIGTERM, a
+// Shutdown RPC, or a SIGKILL followed by a restart.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 
+#include "graphloom/base/shared_memory.h"
 #include "graphloom/dist/graph_client.h"
 #include "graphloom/dist/process_group.h"
 #include "support/test_support.h"
@@ -36,9 +37,10 @@ class ServeCliTest : public ::testing::Test {
   static std::string cluster_id(const std::string& test) {
     return fmt::format("test{}-{}", ::getpid(), test);
   }
-  static std::vector<std::string> segments(const std::string& cluster) {
+  static std::vector<std::string> segments(const std::string& cluster,
+                                           const std::string& directory = "/dev/shm") {
     std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
       const std::string name = entry.path().filename().string();
       if (name.find("graphloom-" + cluster + "-") == 0) found.push_back(name);
     }
@@ -149,6 +151,36 @@ TEST_F(ServeCliTest, SigkillThenRestartLeavesNoStaleSegments) {
   dist::GraphClient(address, {}).shutdown();  // ...the next start replaced them; now stop cleanly
   EXPECT_EQ(restarted.wait_for(30), 0) << restarted.output();
   EXPECT_TRUE(segments(cluster).empty());
+}
+
+// `graphloom --shm-dir DIR serve`: the part's segments are files in DIR, none in /dev/shm, and
+// a clean stop leaves DIR empty. A directory that does not exist is a usage error.
+TEST_F(ServeCliTest, ShmDirHoldsThePartAndIsLeftEmpty) {
+  const std::string cluster = cluster_id("shmdir");
+  const std::filesystem::path shm = dir_->path() / "shm";
+  std::filesystem::create_directories(shm);
+  const std::string address = fmt::format("127.0.0.1:{}", free_port_range());
+  BackgroundProcess serve(
+      {"--shm-dir", shm.string(), "serve", "--part-config", (dir_->path() / "parts").string(),
+       "--part", "0", "--address", address, "--insecure", "--cluster-id", cluster},
+      {}, dir_->path() / "shmdir.log");
+  ASSERT_TRUE(eventually([&] { return healthy(address); }, 60)) << serve.output();
+  EXPECT_FALSE(segments(cluster, shm.string()).empty());
+  EXPECT_TRUE(segments(cluster).empty());
+  if (!shared_memory_on_huge_pages(shm.string())) {
+    EXPECT_NE(serve.output().find("is shared from " + shm.string() + " on 4 KB pages"),
+              std::string::npos)
+        << serve.output();
+  }
+  dist::GraphClient(address, {}).shutdown();
+  EXPECT_EQ(serve.wait_for(30), 0) << serve.output();
+  EXPECT_TRUE(segments(cluster, shm.string()).empty());
+
+  const auto result = run_graphloom(
+      "--shm-dir /nonexistent/graphloom-shm serve --part-config parts --part 0 --insecure",
+      dir_->path());
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("/nonexistent/graphloom-shm"), std::string::npos) << result.output;
 }
 
 TEST_F(ServeCliTest, RefusesToStartWithoutTokenOrOnABadAddress) {

@@ -69,7 +69,7 @@ class ProcessGroup {
 
   // A tensor backed by one shared-memory segment that every rank maps (single_host() only).
   // The segment's name is removed as soon as all ranks mapped it, so nothing is left in
-  // /dev/shm whatever happens next. Collective: every rank calls it with the same arguments.
+  // shared memory whatever happens next. Collective: every rank calls it with the same arguments.
   at::Tensor shared_tensor(const std::string& tag, at::IntArrayRef sizes, at::ScalarType dtype);
 
  private:

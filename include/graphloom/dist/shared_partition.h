@@ -54,7 +54,7 @@ class SharedPartition {
   std::vector<std::shared_ptr<SharedMemorySegment>> segments_;
 };
 
-// Run-time tensor names: 1-64 letters, digits, '-' or '_' (they name files in /dev/shm).
+// Run-time tensor names: 1-64 letters, digits, '-' or '_' (they name shared-memory files).
 void check_tensor_name(const std::string& name);
 
 // The name prefix of (cluster, part)'s segments; throws for a cluster id with characters other
