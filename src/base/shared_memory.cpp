@@ -37,10 +37,10 @@ std::byte* map_segment(int fd, std::size_t size, const std::string& name) {
   void* data = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   GL_CHECK(data != MAP_FAILED, "cannot map shared-memory segment '{}' ({} bytes): {}", name, size,
            std::strerror(errno));
-  // Parts are sampled and gathered at random, as the tables of huge_pages.h. /dev/shm honours
-  // this only where /sys/kernel/mm/transparent_hugepage/shmem_enabled is "advise" (Debian's
-  // default is "never"), another tmpfs where it is mounted with huge=advise; a mount with
-  // huge=within_size or huge=always needs no advice (shared_memory_directory()).
+  // Parts are sampled and gathered at random, as the tables of huge_pages.h. A tmpfs honours
+  // this where it is mounted with huge=advise; huge=within_size or huge=always need no advice,
+  // and /dev/shm is usually mounted without huge= at all (shared_memory_directory()). The
+  // kernel's shmem_enabled setting governs only its internal mount, except "force" and "deny".
   ::madvise(data, size, MADV_HUGEPAGE);
   return static_cast<std::byte*>(data);
 }
