@@ -10,10 +10,11 @@
 #   /usr/bin/python3 ../shared/bench/make_bench_graph.py er --kind er
 #   graphloom partition --data er --parts 2 --method metis --balance-train --balance-edges \
 #     --out erparts
-# ); the ip config and the cluster token are written there.
+# ); the ip config and the cluster token are written there. GRAPHLOOM_SHM_DIR, when set, reaches
+# every process (e.g. a tmpfs mounted with huge=within_size: parts on 2 MB pages).
 set -euo pipefail
 if [ $# -lt 4 ]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 workdir=$1 fanouts=$2 pairs=$3
