@@ -17,6 +17,7 @@
 #include "graphloom/base/timer.h"
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_server.h"
+#include "graphloom/dist/shared_partition.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
@@ -138,17 +139,25 @@ void run_bench_dist(const DistBenchOptions& o) {
   std::vector<partition::Partition> parts;
   for (int64_t k = 0; k < o.parts; ++k) parts.push_back(partition::load_partition(dir, k));
   const partition::Partition whole = partition::join_partitions(parts);
+  // Part 0's server is a machine's main server: the DistGraph side reads part 0 from its shared
+  // memory, as a trainer of that machine does (on 2 MB pages where --shm-dir gives them).
+  const std::string cluster = fmt::format("bench-dist-{}", ::getpid());
   std::vector<std::unique_ptr<dist::GraphServer>> servers;
   std::vector<std::vector<std::string>> addresses;
   for (int64_t k = 0; k < o.parts; ++k) {
-    servers.push_back(std::make_unique<dist::GraphServer>(
-        dist::ServerOptions{.partition_dir = dir, .part = k, .token = "bench"}));
+    servers.push_back(std::make_unique<dist::GraphServer>(dist::ServerOptions{
+        .partition_dir = dir,
+        .part = k,
+        .token = "bench",
+        .role = k == 0 ? dist::ServerRole::kMain : dist::ServerRole::kStandalone,
+        .cluster_id = cluster}));
     addresses.push_back({servers.back()->address()});
   }
+  const auto local_part = dist::SharedPartition::attach(cluster, 0, std::chrono::seconds(10));
   fmt::print("{} nodes, {} edges in {} parts, servers on loopback (ready in {:.1f} s)\n",
              dataset.num_nodes(), dataset.graph.num_edges(), o.parts, timer.seconds());
 
-  const dist::DistGraph distributed(addresses, {.token = "bench"}, &parts[0]);
+  const dist::DistGraph distributed(addresses, {.token = "bench"}, &local_part->part());
   const sampling::LocalNeighborSource local(whole.graph);
   const features::TensorFeatureSource local_rows(
       {{"feat", whole.features.at("feat")}, {"label", whole.labels}});
