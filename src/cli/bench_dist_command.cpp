@@ -1,7 +1,8 @@
 // `graphloom bench dist`: the distributed graph on loopback against the same jobs on the local
 // graph, in one run. The dataset is split into parts (random assignment) in a temporary
 // directory, every part is served by an in-process graph server on 127.0.0.1, and the trainer
-// side holds part 0 locally (as a trainer on machine 0 would) and reaches the others by RPC.
+// side maps part 0 from its main server's shared memory (as a trainer on machine 0 does) and
+// reaches the others by RPC.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
