@@ -23,7 +23,7 @@ std::string checked_path(const std::string& name) {
   return shared_memory_directory() + "/" + name;
 }
 
-std::string first_word_of(const std::string& file) {
+std::string bracketed_setting(const std::string& file) {
   std::ifstream in(file);
   std::string text;
   std::getline(in, text);
@@ -61,7 +61,8 @@ std::string shared_memory_directory() {
 }
 
 bool shared_memory_on_huge_pages(const std::string& directory) {
-  const std::string setting = first_word_of("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+  const std::string setting =
+      bracketed_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
   if (setting == "force") return true;
   if (setting == "deny") return false;
   // The mount that holds `directory`: the longest mount point that is a prefix of it.
