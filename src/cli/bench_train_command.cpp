@@ -21,6 +21,7 @@
 #include "graphloom/dist/process_launcher.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/nn/models.h"
 #include "graphloom/nn/sparse_ops.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"

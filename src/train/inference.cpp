@@ -6,6 +6,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
 #include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/nn/models.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 
 namespace graphloom::train {

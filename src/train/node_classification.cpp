@@ -13,6 +13,7 @@
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/loader/data_loader.h"
+#include "graphloom/nn/models.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/train/checkpoint.h"
 #include "graphloom/train/dataset_inputs.h"

@@ -7,6 +7,7 @@
 
 #include "dist/dist_fixtures.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/nn/models.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/inference.h"

@@ -10,6 +10,7 @@
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/nn/models.h"
 #include "graphloom/partition/assign.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/local_neighbor_source.h"

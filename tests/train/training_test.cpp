@@ -6,6 +6,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/nn/models.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/train/checkpoint.h"

@@ -7,8 +7,11 @@
 #include <functional>
 
 #include "graphloom/dist/process_group.h"
-#include "graphloom/nn/models.h"
 #include "graphloom/sampling/neighbor_source.h"
+
+namespace graphloom::nn {
+class GnnModel;
+}  // namespace graphloom::nn
 
 namespace graphloom::train {
 

@@ -11,7 +11,7 @@
 #include "graphloom/dist/process_group.h"
 #include "graphloom/features/feature_source.h"
 #include "graphloom/io/dataset.h"
-#include "graphloom/nn/models.h"
+#include "graphloom/nn/model_config.h"
 #include "graphloom/sampling/neighbor_source.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/inference.h"
