@@ -99,9 +99,6 @@ std::string random_id() {
   return fmt::format("{:08x}{:08x}", device(), device());
 }
 
-std::string as_string(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
-std::vector<uint8_t> as_bytes(const std::string& text) { return {text.begin(), text.end()}; }
-
 c10d::ReduceOp to_c10d(ReduceOp op) {
   switch (op) {
     case ReduceOp::kMin:
@@ -193,12 +190,12 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
 
   // Agree on a job id and on whether every rank shares this machine.
   guarded(fmt::format("exchanging job facts ({})", impl.context), [&] {
-    if (env.rank == 0) impl.store->set("graphloom/job_id", as_bytes(random_id()));
-    impl.store->set(fmt::format("graphloom/host/{}", env.rank), as_bytes(host_name()));
-    group->job_id_ = as_string(impl.store->get("graphloom/job_id"));
+    if (env.rank == 0) impl.store->set("graphloom/job_id", to_store_value(random_id()));
+    impl.store->set(fmt::format("graphloom/host/{}", env.rank), to_store_value(host_name()));
+    group->job_id_ = from_store_value(impl.store->get("graphloom/job_id"));
     const std::string mine = host_name();
     for (int r = 0; r < env.world_size; ++r) {
-      if (as_string(impl.store->get(fmt::format("graphloom/host/{}", r))) != mine) {
+      if (from_store_value(impl.store->get(fmt::format("graphloom/host/{}", r))) != mine) {
         group->single_host_ = false;
       }
     }

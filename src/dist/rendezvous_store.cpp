@@ -25,9 +25,9 @@ int64_t wait_ms(std::chrono::milliseconds timeout) {
   return timeout.count() <= 0 ? kLongestWaitMs : std::min(timeout.count(), kLongestWaitMs);
 }
 
-std::string as_string(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
-std::vector<uint8_t> as_bytes(const std::string& text) { return {text.begin(), text.end()}; }
+}  // namespace
 
+// Outside the anonymous namespace because RendezvousStoreServer::Impl holds one.
 class StoreService final : public rpc::RendezvousStore::Service {
  public:
   explicit StoreService(std::string token) : token_(std::move(token)) {}
@@ -176,8 +176,6 @@ class StoreService final : public rpc::RendezvousStore::Service {
   bool stopping_ = false;
 };
 
-}  // namespace
-
 struct RendezvousStoreServer::Impl {
   std::unique_ptr<StoreService> service;
   std::unique_ptr<grpc::Server> server;
@@ -257,7 +255,7 @@ RendezvousStore::~RendezvousStore() = default;
 void RendezvousStore::set(const std::string& key, const std::vector<uint8_t>& value) {
   rpc::StoreRequest request;
   request.set_key(key);
-  request.set_value(as_string(value));
+  request.set_value(from_store_value(value));
   impl_->call("set", &rpc::RendezvousStore::Stub::Set, request, timeout_);
 }
 
@@ -266,9 +264,9 @@ std::vector<uint8_t> RendezvousStore::compareSet(const std::string& key,
                                                  const std::vector<uint8_t>& desired) {
   rpc::StoreRequest request;
   request.set_key(key);
-  request.set_expected(as_string(expected));
-  request.set_value(as_string(desired));
-  return as_bytes(
+  request.set_expected(from_store_value(expected));
+  request.set_value(from_store_value(desired));
+  return to_store_value(
       impl_->call("compareSet", &rpc::RendezvousStore::Stub::CompareSet, request, timeout_)
           .value());
 }
@@ -277,7 +275,7 @@ std::vector<uint8_t> RendezvousStore::get(const std::string& key) {
   rpc::StoreRequest request;
   request.set_key(key);
   request.set_timeout_ms(wait_ms(timeout_));
-  return as_bytes(
+  return to_store_value(
       impl_->call("get", &rpc::RendezvousStore::Stub::Get, request, timeout_, request.timeout_ms())
           .value());
 }

@@ -50,4 +50,12 @@ class RendezvousStore : public c10d::Store {
   std::unique_ptr<Impl> impl_;
 };
 
+// c10d::Store values are bytes; the rendezvous keeps strings (addresses, ids) in them.
+inline std::vector<uint8_t> to_store_value(const std::string& text) {
+  return {text.begin(), text.end()};
+}
+inline std::string from_store_value(const std::vector<uint8_t>& value) {
+  return {value.begin(), value.end()};
+}
+
 }  // namespace graphloom::dist

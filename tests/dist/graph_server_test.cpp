@@ -24,8 +24,6 @@ namespace {
 
 using testing::error_of;
 
-constexpr const char* kToken = "cluster-secret";
-
 // Two "machines" on loopback: for each of the 2 parts a main server publishing it in shared
 // memory and a backup server mapping it.
 struct MainAndBackupServers {
@@ -35,7 +33,7 @@ struct MainAndBackupServers {
         servers.push_back(std::make_unique<GraphServer>(
             ServerOptions{.partition_dir = parts,
                           .part = part,
-                          .token = kToken,
+                          .token = testing::kClusterToken,
                           .role = role,
                           .cluster_id = cluster,
                           .attach_timeout = std::chrono::seconds(10)}));
@@ -58,7 +56,7 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   const std::string cluster = fmt::format("test{}-cora", ::getpid());
   const MainAndBackupServers cluster_servers(dir.path() / "parts", cluster);
   const auto& addresses = cluster_servers.addresses;
-  const DistGraph graph(addresses, {.token = kToken});
+  const DistGraph graph(addresses, {.token = testing::kClusterToken});
   std::vector<partition::Partition> parts;
   for (int64_t part = 0; part < 2; ++part) {
     parts.push_back(partition::load_partition(dir.path() / "parts", part));
@@ -82,12 +80,12 @@ TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
   // A trainer of machine 0 maps part 0 from shared memory (no copy, no RPC for it) and sees
   // the push made through the servers.
   const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
-  const DistGraph trainer_view(addresses, {.token = kToken}, &mapped->part());
+  const DistGraph trainer_view(addresses, {.token = testing::kClusterToken}, &mapped->part());
   expect_same_edges(trainer_view.sample_neighbors(seeds, 4, {.random_key = 9}),
                     local.sample_neighbors(seeds, 4, {.random_key = 9}));
   EXPECT_TRUE(at::equal(trainer_view.gather("feat", ids), rows));
   // A tensor created through the main servers is found by the backups in shared memory.
-  DistGraph mutable_graph(addresses, {.token = kToken});
+  DistGraph mutable_graph(addresses, {.token = testing::kClusterToken});
   const DistTensor output(mutable_graph, "output", {at::kFloat, {2}});
   output.push(seeds, at::arange(2708 * 2, at::kFloat).reshape({2708, 2}));
   for (int repeat = 0; repeat < 2; ++repeat) {
@@ -115,14 +113,15 @@ TEST(GraphServiceOutEdges, SharedMemoryCarriesOutEdgesAndPartsWithoutThemRefuse)
   const at::Tensor seeds = at::arange(800, at::kLong);
   const sampling::SampleOptions out{.direction = sampling::EdgeDirection::kOut, .random_key = 4};
   const auto mapped = SharedPartition::attach(cluster, 1, std::chrono::seconds(5));
-  const DistGraph trainer_view(addresses, {.token = kToken}, &mapped->part());
+  const DistGraph trainer_view(addresses, {.token = testing::kClusterToken}, &mapped->part());
   for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
     expect_same_edges(trainer_view.sample_neighbors(seeds, 3, out),
                       local.sample_neighbors(seeds, 3, out));
   }
 
-  const GraphServer in_only({.partition_dir = dir.path() / "without", .part = 0, .token = kToken});
-  const GraphClient client(in_only.address(), {.token = kToken});
+  const GraphServer in_only(
+      {.partition_dir = dir.path() / "without", .part = 0, .token = testing::kClusterToken});
+  const GraphClient client(in_only.address(), {.token = testing::kClusterToken});
   const at::Tensor owned = at::arange(10, at::kLong);
   EXPECT_NE(error_of([&] { client.sample_neighbors(owned, 3, out); }).find("--out-edges"),
             std::string::npos);
@@ -146,7 +145,7 @@ TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
     servers.push_back(
         std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "parts",
                                                     .part = part,
-                                                    .token = kToken,
+                                                    .token = testing::kClusterToken,
                                                     .role = ServerRole::kMain,
                                                     .cluster_id = cluster}));
     addresses[part].push_back(servers.back()->address());
@@ -162,7 +161,7 @@ TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
   const at::Tensor expected = reference.gather("feat", all);
 
   const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
-  const DistGraph graph(addresses, {.token = kToken}, &mapped->part());
+  const DistGraph graph(addresses, {.token = testing::kClusterToken}, &mapped->part());
   EXPECT_EQ(graph.info("feat").dtype, at::kFloat);
   EXPECT_TRUE(at::equal(graph.gather("feat", all), expected));
   // Only part 1's rows come over RPC, as int8 plus a float32 scale each: 16 + 4 bytes.
@@ -199,19 +198,21 @@ TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {
       (dir.path() / "key.pem").string(), (dir.path() / "cert.pem").string());
   ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl is needed (scripts/install-deps.sh)";
   GraphServer server({.partition_dir = dir.path() / "parts",
-                      .token = kToken,
+                      .token = testing::kClusterToken,
                       .tls_cert = dir.path() / "cert.pem",
                       .tls_key = dir.path() / "key.pem"});
-  const GraphClient secure(server.address(),
-                           {.token = kToken, .retries = 0, .tls_ca = dir.path() / "cert.pem"});
+  const GraphClient secure(
+      server.address(),
+      {.token = testing::kClusterToken, .retries = 0, .tls_ca = dir.path() / "cert.pem"});
   EXPECT_EQ(secure.health(), "serving");
-  const GraphClient plaintext(server.address(),
-                              {.token = kToken, .deadline = std::chrono::seconds(3), .retries = 0});
+  const GraphClient plaintext(
+      server.address(),
+      {.token = testing::kClusterToken, .deadline = std::chrono::seconds(3), .retries = 0});
   const std::string error = error_of([&] { plaintext.health(); });
   EXPECT_NE(error.find(server.address()), std::string::npos) << error;
   EXPECT_NE(error_of([&] {
               GraphServer({.partition_dir = dir.path() / "parts",
-                           .token = kToken,
+                           .token = testing::kClusterToken,
                            .tls_cert = dir.path() / "cert.pem"});
             }).find("both --tls-cert and --tls-key"),
             std::string::npos);

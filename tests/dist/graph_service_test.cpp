@@ -23,8 +23,6 @@ namespace {
 
 using testing::error_of;
 
-constexpr const char* kToken = "cluster-secret";
-
 class GraphServiceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -46,7 +44,7 @@ class GraphServiceTest : public ::testing::Test {
       servers_[part] = new GraphServer({.partition_dir = dir_->path() / "parts",
                                         .part = part,
                                         .address = "127.0.0.1:0",
-                                        .token = kToken,
+                                        .token = testing::kClusterToken,
                                         .max_message_bytes = 1 << 20});
     }
   }
@@ -60,7 +58,9 @@ class GraphServiceTest : public ::testing::Test {
   }
 
   static ClientOptions client_options() {  // the servers' 1 MB message limit
-    return {.token = kToken, .deadline = std::chrono::seconds(10), .max_message_bytes = 1 << 20};
+    return {.token = testing::kClusterToken,
+            .deadline = std::chrono::seconds(10),
+            .max_message_bytes = 1 << 20};
   }
 
   static testing::TempDir* dir_;
@@ -268,7 +268,7 @@ TEST_F(GraphServiceTest, ASecondServerOnAPortInUseFailsInsteadOfSharingIt) {
               GraphServer({.partition_dir = dir_->path() / "parts",
                            .part = 0,
                            .address = servers_[0]->address(),
-                           .token = kToken});
+                           .token = testing::kClusterToken});
             }),
             "");
 }
@@ -291,7 +291,8 @@ TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
 }
 
 TEST_F(GraphServiceTest, MetadataGivesTheBookTheTensorsAndTheServersVersion) {
-  const ServerMetadata metadata = GraphClient(servers_[1]->address(), {.token = kToken}).metadata();
+  const ServerMetadata metadata =
+      GraphClient(servers_[1]->address(), {.token = testing::kClusterToken}).metadata();
   EXPECT_EQ(metadata.part, 1);
   EXPECT_EQ(metadata.num_parts, 2);
   EXPECT_EQ(metadata.node_range_ends.size(), 2u);
@@ -302,7 +303,7 @@ TEST_F(GraphServiceTest, MetadataGivesTheBookTheTensorsAndTheServersVersion) {
 
 TEST_F(GraphServiceTest, InvalidRequestsAreRejectedAndTheServerKeepsServing) {
   // The default 64 MB client limit: it sends what the 1 MB server must refuse.
-  const GraphClient client(servers_[0]->address(), {.token = kToken});
+  const GraphClient client(servers_[0]->address(), {.token = testing::kClusterToken});
   const ServerMetadata metadata = client.metadata();
   const int64_t foreign = metadata.node_range_ends[0];  // first node of part 1
   std::string error = error_of([&] {
@@ -332,8 +333,9 @@ TEST_F(GraphServiceTest, InvalidRequestsAreRejectedAndTheServerKeepsServing) {
 
 TEST_F(GraphServiceTest, DeadServerFailsWithinTheDeadlineNamingIt) {
   const std::string address = fmt::format("127.0.0.1:{}", find_free_port());
-  const GraphClient client(address,
-                           {.token = kToken, .deadline = std::chrono::seconds(2), .retries = 1});
+  const GraphClient client(
+      address,
+      {.token = testing::kClusterToken, .deadline = std::chrono::seconds(2), .retries = 1});
   const auto start = std::chrono::steady_clock::now();
   const std::string error = error_of([&] { client.health(); });
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));

@@ -34,7 +34,7 @@ json write_typed(const fs::path& dir) {
   return meta;
 }
 
-std::string load_error(const fs::path& dir) {
+std::string typed_load_error(const fs::path& dir) {
   try {
     load_dataset(dir);
   } catch (const Error& e) {
@@ -66,31 +66,32 @@ TEST(TypedDataset, MetadataErrorsNameTheProblem) {
   json meta = write_typed(dir.path());
   // An edge typed rates (user -> item) whose source is an item.
   save_npy(dir / "types.npy", at::tensor({0, 0, 0, 0, 1}, at::kChar));
-  EXPECT_NE(load_error(dir.path()).find("has type user:rates:item but joins a 'item' node"),
+  EXPECT_NE(typed_load_error(dir.path()).find("has type user:rates:item but joins a 'item' node"),
             std::string::npos)
-      << load_error(dir.path());
+      << typed_load_error(dir.path());
   save_npy(dir / "types.npy", at::tensor({1, 0, 0, 0}, at::kChar));
-  EXPECT_NE(load_error(dir.path()).find("edge types: expected 5 values (one per edge), got 4"),
-            std::string::npos)
-      << load_error(dir.path());
+  EXPECT_NE(
+      typed_load_error(dir.path()).find("edge types: expected 5 values (one per edge), got 4"),
+      std::string::npos)
+      << typed_load_error(dir.path());
   write_typed(dir.path());
   meta["node_types"][1]["count"] = 3;
   std::ofstream(dir / "metadata.json") << meta.dump(1);
-  EXPECT_NE(load_error(dir.path()).find("add up to num_nodes"), std::string::npos)
-      << load_error(dir.path());
+  EXPECT_NE(typed_load_error(dir.path()).find("add up to num_nodes"), std::string::npos)
+      << typed_load_error(dir.path());
   meta = write_typed(dir.path());
   meta["edge_types"][0] = {"user", "rates"};
   std::ofstream(dir / "metadata.json") << meta.dump(1);
-  EXPECT_NE(load_error(dir.path()).find("[src_type, relation, dst_type]"), std::string::npos);
+  EXPECT_NE(typed_load_error(dir.path()).find("[src_type, relation, dst_type]"), std::string::npos);
   meta = write_typed(dir.path());
   meta["edge_types"][0] = {"user", "rates", "movie"};
   std::ofstream(dir / "metadata.json") << meta.dump(1);
-  EXPECT_NE(load_error(dir.path()).find("unknown node type 'movie'"), std::string::npos)
-      << load_error(dir.path());
+  EXPECT_NE(typed_load_error(dir.path()).find("unknown node type 'movie'"), std::string::npos)
+      << typed_load_error(dir.path());
   meta = write_typed(dir.path());
   meta.erase("edge_types");
   std::ofstream(dir / "metadata.json") << meta.dump(1);
-  EXPECT_NE(load_error(dir.path()).find("node_types, edge_types and graph.type_per_edge"),
+  EXPECT_NE(typed_load_error(dir.path()).find("node_types, edge_types and graph.type_per_edge"),
             std::string::npos);
 }
 

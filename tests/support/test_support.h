@@ -24,6 +24,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// The cluster token of the loopback servers that tests start.
+inline constexpr const char* kClusterToken = "cluster-secret";
+
 // ../shared/datasets relative to the repository root (empty when absent).
 std::filesystem::path shared_datasets_dir();
 

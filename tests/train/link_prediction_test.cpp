@@ -19,7 +19,7 @@ io::Dataset split_planted() {
   return io::make_link_splits(data, {.valid_fraction = 0.05, .test_fraction = 0.1, .seed = 1});
 }
 
-TrainOptions quick_options() {
+TrainOptions quick_link_options() {
   TrainOptions options;
   options.model.kind = "sage";
   options.model.hidden = 32;
@@ -34,7 +34,7 @@ TrainOptions quick_options() {
 
 TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   const io::Dataset data = split_planted();
-  const LinkResult with_features = train_link_prediction(data, quick_options(), {});
+  const LinkResult with_features = train_link_prediction(data, quick_link_options(), {});
   // Class homophily caps what features can tell here (negatives share a class 1 time in 5).
   EXPECT_GT(with_features.test_auc, 0.75);
   EXPECT_GT(with_features.test_auc, with_features.test_common_neighbors_auc);
@@ -45,14 +45,15 @@ TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   EXPECT_GT(with_features.ranking.all.map_at_10, with_features.ranking.all.popularity_map_at_10);
   EXPECT_GE(with_features.best_epoch, 0);
 
-  const LinkResult embedded = train_link_prediction(
-      data, quick_options(), {.scorer = "mlp", .loss = "bpr", .negatives = 2, .embed_dim = 32});
+  const LinkResult embedded =
+      train_link_prediction(data, quick_link_options(),
+                            {.scorer = "mlp", .loss = "bpr", .negatives = 2, .embed_dim = 32});
   EXPECT_GT(embedded.test_auc, embedded.test_common_neighbors_auc);
 }
 
 TEST(LinkPrediction, LightGcnPropagatesEmbeddingsOverTheWholeGraph) {
   const io::Dataset data = split_planted();
-  TrainOptions options = quick_options();
+  TrainOptions options = quick_link_options();
   options.model.kind = "lightgcn";
   options.fanouts = {-1, -1};  // two propagation layers
   options.epochs = 20;
@@ -68,7 +69,7 @@ TEST(LinkPrediction, RecencyWeightedTrainingLearnsAndReportsTheWeightedBaseline)
   const int64_t m = data.edge_splits.at("train").size(0);
   data.edge_split_times["train"] = at::arange(m, at::kLong) * 3600;  // one pair an hour
   const LinkResult result = train_link_prediction(
-      data, quick_options(), {.recency_half_life_days = 30, .popularity_prior = true});
+      data, quick_link_options(), {.recency_half_life_days = 30, .popularity_prior = true});
   EXPECT_GT(result.test_auc, 0.7);
   EXPECT_GE(result.ranking.all.weighted_popularity_recall_at_20, 0.0);
 }
@@ -76,7 +77,7 @@ TEST(LinkPrediction, RecencyWeightedTrainingLearnsAndReportsTheWeightedBaseline)
 TEST(LinkPrediction, MissingEdgeSplitsNameWhatIsNeeded) {
   const io::Dataset data = io::generate_planted({.num_nodes = 100});
   const std::string message =
-      testing::error_of([&] { train_link_prediction(data, quick_options(), {}); });
+      testing::error_of([&] { train_link_prediction(data, quick_link_options(), {}); });
   EXPECT_NE(message.find("has no 'train' edge split"), std::string::npos) << message;
 }
 
