@@ -140,18 +140,19 @@ void run_bench_dist(const DistBenchOptions& o) {
   std::vector<partition::Partition> parts;
   for (int64_t k = 0; k < o.parts; ++k) parts.push_back(partition::load_partition(dir, k));
   const partition::Partition whole = partition::join_partitions(parts);
-  // Part 0's server is a machine's main server: the DistGraph side reads part 0 from its shared
-  // memory, as a trainer of that machine does (on 2 MB pages where --shm-dir gives them).
+  // Every part's server is the main server of its loopback machine, as `launch` starts them: it
+  // serves its part from shared memory (on 2 MB pages where --shm-dir gives them), and the
+  // DistGraph side reads part 0 from there, as a trainer of machine 0 does.
   const std::string cluster = fmt::format("bench-dist-{}", ::getpid());
   std::vector<std::unique_ptr<dist::GraphServer>> servers;
   std::vector<std::vector<std::string>> addresses;
   for (int64_t k = 0; k < o.parts; ++k) {
-    servers.push_back(std::make_unique<dist::GraphServer>(dist::ServerOptions{
-        .partition_dir = dir,
-        .part = k,
-        .token = "bench",
-        .role = k == 0 ? dist::ServerRole::kMain : dist::ServerRole::kStandalone,
-        .cluster_id = cluster}));
+    servers.push_back(
+        std::make_unique<dist::GraphServer>(dist::ServerOptions{.partition_dir = dir,
+                                                                .part = k,
+                                                                .token = "bench",
+                                                                .role = dist::ServerRole::kMain,
+                                                                .cluster_id = cluster}));
     addresses.push_back({servers.back()->address()});
   }
   const auto local_part = dist::SharedPartition::attach(cluster, 0, std::chrono::seconds(10));
