@@ -7,6 +7,8 @@ set(GRAPHLOOM_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-in
 # (`-ftime-report`: "template instantiation" on an empty file). Compiling a module's sources
 # in batches pays that once per batch: the clean build went from ~21 to ~6.5 minutes here.
 # Names in anonymous namespaces must therefore be unique within a module.
+# -DGRAPHLOOM_UNITY_BUILD=OFF compiles file by file, which shows a file's missing includes.
+option(GRAPHLOOM_UNITY_BUILD "Compile each module in unity batches" ON)
 set(GRAPHLOOM_UNITY_BATCH 8)
 
 function(graphloom_module name)
@@ -15,7 +17,8 @@ function(graphloom_module name)
   target_include_directories(graphloom_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
   target_compile_options(graphloom_${name} PRIVATE ${GRAPHLOOM_WARNINGS})
   target_link_libraries(graphloom_${name} PUBLIC ${ARG_DEPS})
-  set_target_properties(graphloom_${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GRAPHLOOM_UNITY_BATCH})
+  set_target_properties(graphloom_${name} PROPERTIES UNITY_BUILD ${GRAPHLOOM_UNITY_BUILD}
+                                                     UNITY_BUILD_BATCH_SIZE ${GRAPHLOOM_UNITY_BATCH})
   if(name STREQUAL "base")
     target_precompile_headers(graphloom_base PRIVATE <ATen/ATen.h> <fmt/format.h> <vector> <string>)
   elseif(name STREQUAL "nn")
@@ -34,7 +37,8 @@ function(graphloom_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_compile_options(${name} PRIVATE ${GRAPHLOOM_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} graphloom_test_support GTest::gtest_main)
-  set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GRAPHLOOM_UNITY_BATCH})
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ${GRAPHLOOM_UNITY_BUILD}
+                                           UNITY_BUILD_BATCH_SIZE ${GRAPHLOOM_UNITY_BATCH})
   if(ARG_TORCH)
     target_precompile_headers(${name} REUSE_FROM graphloom_nn)
   else()
