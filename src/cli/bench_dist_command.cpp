@@ -39,7 +39,8 @@ struct DistBenchOptions {
   int64_t batches = 50;
   int64_t pull_rows = 100000;
   int64_t pull_calls = 20;
-  bool edge_ids = false;  // training's samplers drop them
+  bool edge_ids = false;             // training's samplers drop them
+  loader::DataLoaderOptions loader;  // both sides' loaders
 };
 
 // Seconds of sampling the same `batches` mini-batches with `local` and with `distributed`,
@@ -64,9 +65,9 @@ std::pair<double, double> time_sampling(const sampling::NeighborSampler& local,
 // Seconds of the whole pipeline (sampling, features, labels) over `seeds`.
 double time_loader(const sampling::NeighborSampler& sampler,
                    const features::FeatureSource& features, const at::Tensor& seeds,
-                   int64_t batch_size) {
+                   int64_t batch_size, const loader::DataLoaderOptions& options) {
   const sampling::ItemSampler items(seeds, {.batch_size = batch_size});
-  loader::DataLoader loader(&items, &sampler, &features, {});
+  loader::DataLoader loader(&items, &sampler, &features, options);
   Timer timer;
   loader.start_epoch(0);
   while (loader.next()) {
@@ -79,13 +80,14 @@ std::pair<double, double> time_loaders(const sampling::NeighborSampler& local_sa
                                        const features::FeatureSource& local_rows,
                                        const sampling::NeighborSampler& dist_sampler,
                                        const features::FeatureSource& dist_rows,
-                                       const at::Tensor& seeds, int64_t batch_size) {
+                                       const at::Tensor& seeds, int64_t batch_size,
+                                       const loader::DataLoaderOptions& options) {
   const int64_t seeds_per_turn = 5 * batch_size;
   double seconds[2] = {0, 0};
   for (int64_t begin = 0; begin < seeds.numel(); begin += seeds_per_turn) {
     const at::Tensor turn = seeds.slice(0, begin, begin + seeds_per_turn);
-    seconds[0] += time_loader(local_sampler, local_rows, turn, batch_size);
-    seconds[1] += time_loader(dist_sampler, dist_rows, turn, batch_size);
+    seconds[0] += time_loader(local_sampler, local_rows, turn, batch_size, options);
+    seconds[1] += time_loader(dist_sampler, dist_rows, turn, batch_size, options);
   }
   return {seconds[0], seconds[1]};
 }
@@ -125,6 +127,9 @@ void bench_pulls(const std::string& address, const dist::TensorSchema& schema, i
 }
 
 void run_bench_dist(const DistBenchOptions& o) {
+  if (o.loader.prefetch < o.loader.num_workers)
+    throw UsageError(fmt::format("bench dist: --prefetch ({}) must be at least --workers ({})",
+                                 o.loader.prefetch, o.loader.num_workers));
   configure_allocator();
   const io::Dataset dataset = o.data.empty() ? io::generate_planted({})
                                              : io::load_dataset(o.data, {.tables_in_memory = true});
@@ -179,10 +184,12 @@ void run_bench_dist(const DistBenchOptions& o) {
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_sample, n / dist_sample, local_sample / dist_sample);
   distributed.pulled_bytes(/*reset=*/true);
-  const auto [local_load, dist_load] =
-      time_loaders(local_sampler, local_rows, dist_sampler, distributed, seeds, o.batch_size);
+  const auto [local_load, dist_load] = time_loaders(local_sampler, local_rows, dist_sampler,
+                                                    distributed, seeds, o.batch_size, o.loader);
   const auto pulled = static_cast<double>(distributed.pulled_bytes());
-  fmt::print("loader (sample + features + labels, in turns of 5 batches)\n");
+  fmt::print(
+      "loader (sample + features + labels, in turns of 5 batches, {} worker(s), prefetch {})\n",
+      o.loader.num_workers, o.loader.prefetch);
   fmt::print("  local graph {:8.0f} seeds/s   DistGraph {:8.0f} seeds/s   ratio {:.2f}x\n",
              n / local_load, n / dist_load, local_load / dist_load);
   // What bounds the ratio: every remote row crosses the loopback socket.
@@ -218,6 +225,14 @@ void add_dist_benchmarks(CLI::App* bench) {
       ->capture_default_str();
   cmd->add_option("--batch-size", o->batch_size, "Seeds per batch")->capture_default_str();
   cmd->add_option("--batches", o->batches, "Batches per measurement")->capture_default_str();
+  cmd->add_option("--workers", o->loader.num_workers,
+                  "Loader workers, on both sides (each prepares a batch at a time)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--prefetch", o->loader.prefetch,
+                  "Batches the loaders prepare ahead, on both sides (at least --workers)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call")->capture_default_str();
   cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client")->capture_default_str();
   cmd->add_flag("--edge-ids", o->edge_ids,

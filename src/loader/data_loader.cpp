@@ -20,9 +20,9 @@ DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::Neigh
       buffers_(static_cast<std::size_t>(std::max(options_.prefetch, 1)) + 2) {
   GL_CHECK(items_ != nullptr && sampler_ != nullptr,
            "DataLoader needs an item and a neighbor sampler");
-  GL_CHECK(options_.num_workers >= 1, "--num-workers must be >= 1, got {}", options_.num_workers);
+  GL_CHECK(options_.num_workers >= 1, "--workers must be >= 1, got {}", options_.num_workers);
   GL_CHECK(options_.prefetch >= options_.num_workers,
-           "--prefetch ({}) must be at least --num-workers ({})", options_.prefetch,
+           "--prefetch ({}) must be at least --workers ({})", options_.prefetch,
            options_.num_workers);
   GL_CHECK(options_.threads_per_worker >= 0, "threads per worker must be >= 0");
   for (const std::string& name : options_.feature_names) {
