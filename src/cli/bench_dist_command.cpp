@@ -127,9 +127,7 @@ void bench_pulls(const std::string& address, const dist::TensorSchema& schema, i
 }
 
 void run_bench_dist(const DistBenchOptions& o) {
-  if (o.loader.prefetch < o.loader.num_workers)
-    throw UsageError(fmt::format("bench dist: --prefetch ({}) must be at least --workers ({})",
-                                 o.loader.prefetch, o.loader.num_workers));
+  loader::check_pipeline_options(o.loader);
   configure_allocator();
   const io::Dataset dataset = o.data.empty() ? io::generate_planted({})
                                              : io::load_dataset(o.data, {.tables_in_memory = true});

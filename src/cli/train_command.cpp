@@ -16,6 +16,7 @@
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/loader/data_loader.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/train/metrics_log.h"
@@ -106,6 +107,8 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   } log_allocator;
   Timer timer;
   command.options.progress = !command.no_progress;
+  loader::check_pipeline_options(
+      {.num_workers = command.options.num_workers, .prefetch = command.options.prefetch});
   if (!command.part_config.empty()) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
     const train::PartitionedJob job = partitioned_job(command, group);  // checks the flags first

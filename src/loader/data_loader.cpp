@@ -11,6 +11,17 @@
 
 namespace graphloom::loader {
 
+void check_pipeline_options(const DataLoaderOptions& options) {
+  if (options.num_workers < 1)
+    throw UsageError(fmt::format("--workers must be >= 1, got {}", options.num_workers));
+  if (options.prefetch < options.num_workers)
+    throw UsageError(fmt::format("--prefetch ({}) must be at least --workers ({})",
+                                 options.prefetch, options.num_workers));
+  if (options.threads_per_worker < 0)
+    throw UsageError(
+        fmt::format("threads per worker must be >= 0, got {}", options.threads_per_worker));
+}
+
 DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
                        const features::FeatureSource* features, DataLoaderOptions options)
     : items_(items),
@@ -20,11 +31,7 @@ DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::Neigh
       buffers_(static_cast<std::size_t>(std::max(options_.prefetch, 1)) + 2) {
   GL_CHECK(items_ != nullptr && sampler_ != nullptr,
            "DataLoader needs an item and a neighbor sampler");
-  GL_CHECK(options_.num_workers >= 1, "--workers must be >= 1, got {}", options_.num_workers);
-  GL_CHECK(options_.prefetch >= options_.num_workers,
-           "--prefetch ({}) must be at least --workers ({})", options_.prefetch,
-           options_.num_workers);
-  GL_CHECK(options_.threads_per_worker >= 0, "threads per worker must be >= 0");
+  check_pipeline_options(options_);
   for (const std::string& name : options_.feature_names) {
     GL_CHECK(features_ != nullptr && features_->has(name), "DataLoader: no feature named '{}'",
              name);

@@ -40,11 +40,16 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_graphloom("").exit_code, 2);
   EXPECT_EQ(run_graphloom("--log-level loud inspect x").exit_code, 2);
   EXPECT_EQ(run_graphloom("convert --from zip a b").exit_code, 2);
-  // Checked before any work: the loaders would only refuse it after the sampling figures.
-  result = run_graphloom("bench dist --workers 2 --prefetch 1");
-  EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find("--prefetch (1) must be at least --workers (2)"), std::string::npos)
-      << result.output;
+  // Checked before any work (the loaders would refuse it only after loading or sampling).
+  for (const char* command : {"bench dist", "train"}) {
+    result = run_graphloom(std::string(command) + " --workers 2 --prefetch 1");
+    EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;
+    EXPECT_NE(result.output.find("--prefetch (1) must be at least --workers (2)"),
+              std::string::npos)
+        << command << ": " << result.output;
+    EXPECT_EQ(result.output.find("dataset"), std::string::npos)
+        << command << " loaded data first: " << result.output;
+  }
 }
 
 TEST(Cli, FailuresPrintOneLineAndExitWithOne) {
