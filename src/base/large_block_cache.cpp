@@ -49,7 +49,7 @@ LargeBlockCache::~LargeBlockCache() {
   }
 }
 
-c10::DataPtr LargeBlockCache::allocate(std::size_t bytes) const {
+c10::DataPtr LargeBlockCache::allocate(std::size_t bytes) {
   if (bytes < options_.min_block_bytes) return c10::GetDefaultCPUAllocator()->allocate(bytes);
   const std::lock_guard<std::mutex> lock(mutex_);
   Block* block = nullptr;

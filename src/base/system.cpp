@@ -6,7 +6,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 #include <malloc.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -102,30 +101,7 @@ void configure_allocator() {
   install_large_block_cache();
 }
 
-namespace {
-
-// OpenBLAS's worker threads spin (sched_yield) for 2^28 cycles, about 0.1 s, after each GEMM
-// before sleeping. Training alternates GEMMs with OpenMP kernels (aggregation, dropout) and
-// shares the cores with the loader's workers, so that spinning takes their cores: `bench train
-// --data er --batches 40` ran 2,054-2,272 seeds/s with 2^4 against 1,796-1,959 with the
-// default (alternating runs, same binary). OpenBLAS reads the setting once, while libraries load,
-// so it is set here and re-read, and the idle threads are stopped: the next GEMM restarts them with
-// it. A value the user set wins; another BLAS (no such symbols) is left alone.
-void shorten_blas_thread_spin() {
-  using Function = void (*)();
-  auto* read_env = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "openblas_read_env"));
-  auto* stop_threads = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
-  if (read_env == nullptr || stop_threads == nullptr) return;
-  ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/0);
-  read_env();
-  stop_threads();
-}
-
-}  // namespace
-
 void set_num_threads(int num_threads) {
-  static const bool blas_configured = (shorten_blas_thread_spin(), true);
-  (void)blas_configured;
   // libtorch may have pinned OpenMP to one thread at load time: always set it explicitly.
   // OMP_NUM_THREADS is honoured as libtorch does (launchers give each process its share).
   if (num_threads <= 0) {

@@ -10,7 +10,7 @@
 
 #include <ATen/ATen.h>
 #include <cstring>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <vector>
 
 #include "graphloom/base/error.h"
@@ -46,7 +46,7 @@ void append_field(std::string& message, const void* data, std::size_t size) {
 }
 
 // Sends `outgoing[peer]` to every peer and receives each peer's message into `incoming[peer]`.
-void exchange(c10d::ProcessGroup& group, std::vector<at::Tensor>& outgoing,
+void exchange(c10d::Backend& group, std::vector<at::Tensor>& outgoing,
               std::vector<at::Tensor>& incoming, int tag) {
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (int peer = 0; peer < group.getSize(); ++peer) {
@@ -78,8 +78,8 @@ Bytes32 pair_proof(const std::string& token, const std::string& job_id, const By
   return out;
 }
 
-void authenticate_peers(c10d::ProcessGroup& group, const std::string& token,
-                        const std::string& job_id, const std::string& context) {
+void authenticate_peers(c10d::Backend& group, const std::string& token, const std::string& job_id,
+                        const std::string& context) {
   const int rank = group.getRank();
   const int world_size = group.getSize();
   Bytes32 nonce;

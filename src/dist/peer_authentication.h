@@ -11,7 +11,7 @@
 #include <string>
 
 namespace c10d {
-class ProcessGroup;
+class Backend;
 }
 
 namespace graphloom::dist {
@@ -21,8 +21,8 @@ namespace graphloom::dist {
 // (from the token-checked store): an answer obtained from another job on the same token does not
 // pass. `context` ("rank 1 of 2 (rendezvous ...)") goes into messages. Every rank of `group`
 // calls it before any other point-to-point traffic.
-void authenticate_peers(c10d::ProcessGroup& group, const std::string& token,
-                        const std::string& job_id, const std::string& context);
+void authenticate_peers(c10d::Backend& group, const std::string& token, const std::string& job_id,
+                        const std::string& context);
 
 // HMAC-SHA256 under `token` of the job id, the asker's nonce and both ranks (each field
 // length-prefixed): rank `from`'s answer to rank `to`'s nonce.

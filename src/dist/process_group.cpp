@@ -16,9 +16,9 @@
 #include <cstring>
 #include <random>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "gloo_backend.h"
 #include "peer_authentication.h"
 #include "rendezvous_store.h"
 
@@ -73,19 +73,24 @@ std::string address_towards(const std::string& host, int port) {
   return address;
 }
 
-std::shared_ptr<::gloo::transport::Device> make_device(const std::string& master_addr,
-                                                       int master_port) {
+// Where this rank's Gloo sockets listen.
+GlooBackendOptions gloo_options_for(const ProcessEnvironment& env,
+                                    const ProcessGroupOptions& options) {
+  GlooBackendOptions gloo;
+  gloo.timeout = options.timeout;
+  gloo.threads = options.gloo_threads;
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
-    return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
+    gloo.interface = interface;
+  } else if (is_loopback(env.master_addr)) {
+    // A loopback rendezvous means a single-machine job: keep Gloo's sockets on loopback too.
+    gloo.hostname = "127.0.0.1";
+  } else {
+    // Otherwise the address that reaches the master, not what the host name resolves to: on
+    // Debian that is often 127.0.1.1 (/etc/hosts), and peers then dial their own loopback.
+    // Empty when there is no route: Gloo's default device.
+    gloo.hostname = address_towards(env.master_addr, env.master_port);
   }
-  // A loopback rendezvous means a single-machine job: keep Gloo's sockets on loopback too.
-  if (is_loopback(master_addr)) return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
-  // Otherwise the address that reaches the master, not what the host name resolves to: on
-  // Debian that is often 127.0.1.1 (/etc/hosts), and peers then dial their own loopback.
-  if (const std::string local = address_towards(master_addr, master_port); !local.empty()) {
-    return c10d::ProcessGroupGloo::createDeviceForHostname(local);
-  }
-  return c10d::ProcessGroupGloo::createDefaultDevice();
+  return gloo;
 }
 
 std::string host_name() {
@@ -116,7 +121,7 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
 struct ProcessGroup::Impl {
   std::unique_ptr<RendezvousStoreServer> store_server;  // rank 0; destroyed last
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<c10d::Backend> gloo;
   std::string context;  // "rank 1 of 2 (rendezvous 127.0.0.1:29500)" for messages
 
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) const {
@@ -179,13 +184,10 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
     impl.store = c10::make_intrusive<RendezvousStore>(address, options.token, options.timeout);
   }
 
-  auto gloo_options = c10d::ProcessGroupGloo::Options::create(options.timeout);
-  gloo_options->threads = options.gloo_threads;
   impl.gloo =
       guarded(fmt::format("connecting the trainers' process group ({})", impl.context), [&] {
-        gloo_options->devices.push_back(make_device(env.master_addr, env.master_port));
-        return c10::make_intrusive<c10d::ProcessGroupGloo>(impl.store, env.rank, env.world_size,
-                                                           gloo_options);
+        return make_gloo_backend(impl.store, env.rank, env.world_size,
+                                 gloo_options_for(env, options));
       });
 
   // Agree on a job id and on whether every rank shares this machine.

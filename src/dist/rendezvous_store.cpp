@@ -252,6 +252,10 @@ RendezvousStore::RendezvousStore(std::string address, std::string token,
 
 RendezvousStore::~RendezvousStore() = default;
 
+c10::intrusive_ptr<c10d::Store> RendezvousStore::clone() {
+  return c10::make_intrusive<RendezvousStore>(impl_->address, impl_->token, timeout_);
+}
+
 void RendezvousStore::set(const std::string& key, const std::vector<uint8_t>& value) {
   rpc::StoreRequest request;
   request.set_key(key);

@@ -1,6 +1,6 @@
 // The trainers' rendezvous store over gRPC (proto/rendezvous_store.proto) instead of c10d's
-// TCPStore, which in libtorch 1.13 listens on every interface and lets anyone who reaches its
-// port read and write the rendezvous (Gloo's peer addresses among it). Rank 0 serves it on
+// TCPStore, which listens on every interface and lets anyone who reaches its port read and
+// write the rendezvous (Gloo's peer addresses among it). Rank 0 serves it on
 // MASTER_ADDR:MASTER_PORT only; with a cluster token, calls without it are refused.
 #pragma once
 
@@ -32,6 +32,9 @@ class RendezvousStore : public c10d::Store {
  public:
   RendezvousStore(std::string address, std::string token, std::chrono::milliseconds timeout);
   ~RendezvousStore() override;
+
+  // Another client of the same server (c10d asks for one per thread that uses a store).
+  c10::intrusive_ptr<c10d::Store> clone() override;
 
   void set(const std::string& key, const std::vector<uint8_t>& value) override;
   std::vector<uint8_t> compareSet(const std::string& key, const std::vector<uint8_t>& expected,

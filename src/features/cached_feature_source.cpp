@@ -153,7 +153,7 @@ int64_t parse_byte_size(const std::string& text) {
 
 at::Tensor rows_by_reference_count(const at::Tensor& indices, int64_t num_rows) {
   const at::Tensor counts = at::bincount(indices.to(at::kLong), {}, num_rows);
-  return std::get<1>(at::sort(counts, c10::optional<bool>(true), /*dim=*/0, /*descending=*/true));
+  return std::get<1>(at::sort(counts, std::optional<bool>(true), /*dim=*/0, /*descending=*/true));
 }
 
 CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::string name,

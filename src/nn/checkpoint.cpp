@@ -40,8 +40,8 @@ class CheckpointBackward : public torch::autograd::Node {
         input_(std::move(input)),
         parameters_(std::move(parameters)),
         random_state_(std::move(random_state)),
-        autocast_(at::autocast::is_cpu_enabled()),
-        autocast_dtype_(at::autocast::get_autocast_cpu_dtype()) {}
+        autocast_(at::autocast::is_autocast_enabled(at::kCPU)),
+        autocast_dtype_(at::autocast::get_autocast_dtype(at::kCPU)) {}
 
   std::string name() const override { return "CheckpointBackward"; }
 
@@ -53,13 +53,13 @@ class CheckpointBackward : public torch::autograd::Node {
     torch::Tensor input = input_.detach().requires_grad_(input_requires_grad_);
     // Autocast is thread-local and off in autograd's threads: replay the forward's setting so
     // the recomputation is the computation that ran.
-    const bool resume_autocast = at::autocast::is_cpu_enabled();
-    const at::ScalarType resume_dtype = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_autocast_cpu_dtype(autocast_dtype_);
-    at::autocast::set_cpu_enabled(autocast_);
+    const bool resume_autocast = at::autocast::is_autocast_enabled(at::kCPU);
+    const at::ScalarType resume_dtype = at::autocast::get_autocast_dtype(at::kCPU);
+    at::autocast::set_autocast_dtype(at::kCPU, autocast_dtype_);
+    at::autocast::set_autocast_enabled(at::kCPU, autocast_);
     const torch::Tensor output = function_(input);
-    at::autocast::set_cpu_enabled(resume_autocast);
-    at::autocast::set_autocast_cpu_dtype(resume_dtype);
+    at::autocast::set_autocast_enabled(at::kCPU, resume_autocast);
+    at::autocast::set_autocast_dtype(at::kCPU, resume_dtype);
     set_generator_state(resume_state);
     // Gradients for the tensors that need them; undefined for the others.
     std::vector<torch::Tensor> wanted;
@@ -114,9 +114,8 @@ torch::Tensor checkpoint(const std::function<torch::Tensor(const torch::Tensor&)
     torch::NoGradGuard no_grad;
     output = function(input.detach());
   }
-  auto node = std::shared_ptr<CheckpointBackward>(
-      new CheckpointBackward(function, input.detach(), parameters, random_state),
-      torch::autograd::deleteNode);
+  auto node =
+      c10::make_intrusive<CheckpointBackward>(function, input.detach(), parameters, random_state);
   node->set_input_requires_grad(input.requires_grad());
   std::vector<torch::Tensor> inputs{input};
   inputs.insert(inputs.end(), parameters.begin(), parameters.end());

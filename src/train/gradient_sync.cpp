@@ -73,7 +73,7 @@ GradientSynchronizer::GradientSynchronizer(std::vector<at::Tensor> parameters,
   ready_.assign(parameters_.size(), false);
   if (!options_.overlap) return;
   for (std::size_t p = 0; p < parameters_.size(); ++p) {
-    std::shared_ptr<torch::autograd::Node> accumulator =
+    c10::intrusive_ptr<torch::autograd::Node> accumulator =
         torch::autograd::impl::grad_accumulator(parameters_[p]);
     GL_CHECK(accumulator != nullptr, "parameter {} is not a leaf tensor", p);
     const uintptr_t key =

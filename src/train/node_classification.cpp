@@ -39,12 +39,12 @@ class AutocastScope {
  public:
   explicit AutocastScope(bool enabled) : enabled_(enabled) {
     if (!enabled_) return;
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
   }
   ~AutocastScope() {
     if (!enabled_) return;
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
   }
   AutocastScope(const AutocastScope&) = delete;

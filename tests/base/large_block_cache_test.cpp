@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kMB = std::size_t{1} << 20;
 
 TEST(LargeBlockCache, SmallRequestsGoToTheDefaultAllocator) {
-  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 0});
+  LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 0});
   c10::DataPtr small = cache.allocate(kMB);
   ASSERT_NE(small.get(), nullptr);
   std::memset(small.get(), 1, kMB);
@@ -24,7 +24,7 @@ TEST(LargeBlockCache, SmallRequestsGoToTheDefaultAllocator) {
 }
 
 TEST(LargeBlockCache, AFreedBlockIsReusedForTheNextRequestThatFitsIt) {
-  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 64 * kMB});
+  LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 64 * kMB});
   c10::DataPtr first = cache.allocate(10 * kMB);
   std::memset(first.get(), 1, 10 * kMB);  // writable in full
   void* address = first.get();
@@ -47,7 +47,7 @@ TEST(LargeBlockCache, AFreedBlockIsReusedForTheNextRequestThatFitsIt) {
 }
 
 TEST(LargeBlockCache, BeyondThePeakPlusMarginAFreeBlockIsResizedKeepingItsPages) {
-  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 10 * kMB});
+  LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 10 * kMB});
   c10::DataPtr a = cache.allocate(8 * kMB);
   c10::DataPtr b = cache.allocate(8 * kMB);
   std::memset(a.get(), 7, 8 * kMB);
@@ -80,7 +80,7 @@ TEST(LargeBlockCache, BeyondThePeakPlusMarginAFreeBlockIsResizedKeepingItsPages)
 }
 
 TEST(LargeBlockCache, LeastRecentlyFreedBlocksAreUnmappedWhenResizingIsNotEnough) {
-  const LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 0});
+  LargeBlockCache cache({.min_block_bytes = 4 * kMB, .margin_bytes = 0});
   c10::DataPtr a = cache.allocate(8 * kMB);
   c10::DataPtr b = cache.allocate(8 * kMB);
   a.clear();  // freed first

@@ -2,6 +2,8 @@
 // every peer it is paired with, whatever the order of the ranks.
 #include "dist/peer_authentication.h"
 
+#include "dist/gloo_backend.h"
+
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -10,7 +12,6 @@
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <vector>
 
 namespace graphloom::dist {
@@ -29,13 +30,14 @@ std::vector<std::string> handshake(const std::vector<std::string>& tokens,
   for (int rank = 0; rank < world_size; ++rank) {
     ranks.emplace_back([&, rank] {
       try {
-        auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(20));
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-        c10d::ProcessGroupGloo group(store, rank, world_size, options);
-        authenticate_peers(group, tokens[rank], job_ids[rank], "rank " + std::to_string(rank));
+        GlooBackendOptions options;
+        options.timeout = std::chrono::seconds(20);
+        options.hostname = "127.0.0.1";
+        const auto group = make_gloo_backend(store, rank, world_size, options);
+        authenticate_peers(*group, tokens[rank], job_ids[rank], "rank " + std::to_string(rank));
         // The pairs still carry collectives afterwards.
         std::vector<at::Tensor> sum{at::ones({2})};
-        group.allreduce(sum)->wait();
+        group->allreduce(sum)->wait();
         EXPECT_EQ(sum[0][0].item<float>(), world_size);
       } catch (const std::exception& e) {
         errors[rank] = e.what();

@@ -203,10 +203,10 @@ TEST(Models, Bfloat16AutocastRunsDenseLayersInBfloat16AndStaysClose) {
                              .heads = 2,
                              .attention_dropout = 0.0});
     const torch::Tensor reference = model->forward(blocks, x);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
     const torch::Tensor low = model->forward(blocks, x);
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
     // bfloat16 keeps 8 bits of mantissa: outputs within a few percent of their scale.
     EXPECT_FALSE(torch::equal(full_precision(low), reference))
@@ -223,9 +223,9 @@ TEST(Models, Bfloat16AutocastRunsDenseLayersInBfloat16AndStaysClose) {
       expected.push_back(p.grad().clone());
       p.mutable_grad().zero_();
     }
-    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
     const torch::Tensor again = model->forward(blocks, x);
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
     full_precision(again).sum().backward();
     const auto parameters = model->parameters();

@@ -8,6 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+// One fmt in every translation unit: the one spdlog is built on (Debian's), never the copy in
+// libtorch's include folder (cmake/TorchFromPython.cmake puts Debian's first).
+static_assert(FMT_VERSION == GRAPHLOOM_FMT_VERSION,
+              "this translation unit sees another fmt than the one spdlog is built on");
+
 namespace graphloom {
 
 // The one exception type of the library. `what()` is a complete sentence meant for the user.

@@ -45,7 +45,10 @@ class LargeBlockCache final : public c10::Allocator {
   LargeBlockCache(const LargeBlockCache&) = delete;
   LargeBlockCache& operator=(const LargeBlockCache&) = delete;
 
-  c10::DataPtr allocate(std::size_t bytes) const override;
+  c10::DataPtr allocate(std::size_t bytes) override;
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
   // Frees what allocate() gave, by address: libtorch's raw_allocate() users (oneDNN's bfloat16
   // kernels) need one deleter for every allocation, which the context is then the data of.
   c10::DeleterFnPtr raw_deleter() const override { return &release; }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <cstdint>
 #include <memory>
@@ -78,7 +79,7 @@ class GradientSynchronizer {
   double exposed_seconds_ = 0;
   // Each parameter's gradient accumulator (kept alive: the parameter holds it weakly) and the
   // key of the hook installed on it.
-  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
+  std::vector<std::pair<c10::intrusive_ptr<torch::autograd::Node>, uintptr_t>> hooks_;
 };
 
 }  // namespace graphloom::train

@@ -1,0 +1,62 @@
+// gRPC with Debian's protobuf, and libtorch from the wheel (which carries protobuf 3.13 of its
+// own), in one process: graph servers serve two parts, a client pulls rows over the wire, and a
+// trainer learns over those servers. A symbol clash between the two protobufs would break the
+// messages or crash here.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "graphloom/dist/dist_graph.h"
+#include "graphloom/dist/graph_server.h"
+#include "graphloom/io/generators.h"
+#include "graphloom/partition/assign.h"
+#include "graphloom/partition/partition_format.h"
+#include "graphloom/train/partitioned_training.h"
+#include "support/test_support.h"
+
+namespace graphloom::train {
+namespace {
+
+TEST(OneProcess, ServesPullsAndTrainsBesideLibtorch) {
+  graphloom::testing::TempDir dir;
+  const io::Dataset data = io::generate_planted(
+      {.num_nodes = 800, .num_classes = 3, .avg_degree = 8, .feat_dim = 16, .seed = 5});
+  partition::write_partitions(data, partition::assign_random(data.num_nodes(), 2, 7), 2,
+                              dir / "parts", {.method = "random"});
+  std::vector<std::unique_ptr<dist::GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses;
+  for (int64_t part = 0; part < 2; ++part) {
+    servers.push_back(std::make_unique<dist::GraphServer>(dist::ServerOptions{
+        .partition_dir = dir / "parts", .part = part, .address = "127.0.0.1:0", .token = "t"}));
+    addresses.push_back({servers.back()->address()});
+  }
+  const dist::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
+
+  // Pulls: every row, in relabelled order, is the partition's own row.
+  dist::DistGraph graph(addresses, client);
+  const partition::Partition whole = partition::join_partitions(
+      {partition::load_partition(dir / "parts", 0), partition::load_partition(dir / "parts", 1)});
+  const at::Tensor ids = at::randperm(data.num_nodes(), at::kLong);
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids), whole.features.at("feat").index_select(0, ids)));
+
+  // Training over the same servers learns the planted classes.
+  TrainOptions options;
+  options.model.kind = "sage";
+  options.model.hidden = 16;
+  options.fanouts = {5, 5};
+  options.batch_size = 64;
+  options.epochs = 5;
+  options.lr = 0.01;
+  options.eval = "sampled";
+  options.progress = false;
+  PartitionedJob job;
+  job.partition_dir = dir / "parts";
+  job.servers = addresses;
+  job.client = client;
+  const TrainResult result = train_on_partitions(job, options, /*group=*/nullptr);
+  EXPECT_GT(result.steps, 0);
+  EXPECT_GT(result.test_acc, 0.6);
+}
+
+}  // namespace
+}  // namespace graphloom::train
