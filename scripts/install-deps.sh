@@ -23,6 +23,9 @@ packages=(
   # includes them): nothing links Debian's libgloo, libtorch carries its own Gloo
   # (docs/toolchain.md, "Gloo").
   libgloo-dev
+  # graphloom's dense layers multiply on OpenBLAS's OpenMP build: the torch wheel's MKL runs
+  # its slow generic path on AMD processors (docs/toolchain.md, "BLAS").
+  libopenblas0-openmp
   clang-format
   openssl                       # test certificates for the servers' TLS
   libssl-dev                    # HMAC for the trainers' Gloo pair handshake

@@ -21,6 +21,7 @@
 #include "graphloom/dist/process_launcher.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/nn/linear.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/nn/sparse_ops.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -80,6 +81,7 @@ void run_bench_train(const BenchTrainCommand& command, dist::ProcessGroup* group
       "s\n",
       options.model.kind, options.fanouts.size(), options.model.hidden,
       fmt::join(options.fanouts, ","), options.batch_size, ranks, num_threads(), r.train_seconds);
+  fmt::print("  dense products on {}\n", nn::dense_product_blas());
   fmt::print("  seeds/s {:.0f}", r.seeds_per_second);
   if (const double dgl = dgl_seeds_per_second(options.fanouts);
       dgl > 0 && options.model.kind == "sage") {

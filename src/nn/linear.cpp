@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "dense_product.h"
 #include "dropout_mask.h"
 #include "graphloom/base/error.h"
 #include "graphloom/nn/dropout.h"
@@ -32,11 +33,8 @@ at::Tensor product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const
   for (int64_t begin = 0; begin < a.size(0); begin += kRowsPerBlock) {
     const int64_t rows = std::min(kRowsPerBlock, a.size(0) - begin);
     at::Tensor block = out.narrow(0, begin, rows);
-    if (has_bias) {
-      at::addmm_out(block, bias, a.narrow(0, begin, rows), b);
-    } else {
-      at::mm_out(block, a.narrow(0, begin, rows), b);
-    }
+    detail::product_into(block, a.narrow(0, begin, rows), b);
+    if (has_bias) block.add_(bias);
     after_block(block, begin);
   }
   return out;
@@ -69,7 +67,10 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor grad_weight;
     at::Tensor grad_bias;
     if (ctx->needs_input_grad(0)) grad_x = product_in_row_blocks(grad, weight, {});
-    if (ctx->needs_input_grad(1)) grad_weight = at::mm(grad.t(), x);
+    if (ctx->needs_input_grad(1)) {
+      grad_weight = at::empty_like(weight);
+      detail::product_into(grad_weight, grad.t(), x);
+    }
     if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) grad_bias = grad.sum(0);
     return {grad_x, grad_weight, grad_bias};
   }
@@ -119,11 +120,10 @@ class LinearReluDropoutFunction : public torch::autograd::Function<LinearReluDro
       const at::Tensor block = product_grad.narrow(0, 0, rows);
       detail::relu_dropout_gradient(bits, grad.narrow(0, begin, rows), begin * width, p, block);
       if (grad_bias.defined()) grad_bias += block.sum(0);
-      if (grad_weight.defined()) grad_weight.addmm_(block.t(), x.narrow(0, begin, rows));
-      if (grad_x.defined()) {
-        at::Tensor rows_grad = grad_x.narrow(0, begin, rows);
-        at::mm_out(rows_grad, block, weight);
+      if (grad_weight.defined()) {
+        detail::product_into(grad_weight, block.t(), x.narrow(0, begin, rows), /*accumulate=*/true);
       }
+      if (grad_x.defined()) detail::product_into(grad_x.narrow(0, begin, rows), block, weight);
     }
     return {grad_x, grad_weight, grad_bias, {}, {}};
   }

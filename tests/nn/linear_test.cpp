@@ -3,7 +3,10 @@
 #include "graphloom/nn/linear.h"
 
 #include <gtest/gtest.h>
+#include <link.h>
 #include <torch/torch.h>
+
+#include <string>
 
 #include "graphloom/nn/dropout.h"
 
@@ -81,6 +84,48 @@ TEST(Linear, FusedWithReluAndDropoutEqualsTheirCompositionWithTheSameMask) {
   // Evaluation: relu only.
   EXPECT_TRUE(torch::allclose(linear_relu_dropout(x, w, b, 0.4, false),
                               torch::relu(torch::addmm(b, x, w.t())), 1e-12, 1e-12));
+}
+
+// float32 products run on the BLAS that dense_product_blas() names (OpenBLAS where Debian's
+// OpenMP build is installed): values and gradients as libtorch computes them in double.
+TEST(Linear, Float32ProductsAndGradientsEqualDoublePrecisionOnEitherBlas) {
+#ifdef GRAPHLOOM_OPENBLAS_LIBRARY
+  EXPECT_EQ(dense_product_blas().rfind("OpenBLAS", 0), 0u) << dense_product_blas();
+#else
+  EXPECT_EQ(dense_product_blas(), "libtorch's");
+#endif
+  const auto [x, w, b, upstream] = random_inputs(2, 40000, 33);
+  for (const bool with_bias : {true, false}) {
+    const torch::Tensor bias = with_bias ? b : torch::Tensor();
+    const auto as_float = [](const torch::Tensor& t) {
+      return t.defined() ? t.to(torch::kFloat) : t;
+    };
+    const Gradients ours = run([](auto& x, auto& w, auto& b) { return nn::linear(x, w, b); },
+                               as_float(x), as_float(w), as_float(bias), as_float(upstream));
+    const Gradients reference =
+        run([](auto& x, auto& w,
+               auto& b) { return b.defined() ? torch::addmm(b, x, w.t()) : torch::mm(x, w.t()); },
+            x, w, bias, upstream);
+    EXPECT_TRUE(torch::allclose(ours.out.to(torch::kDouble), reference.out, 1e-4, 1e-4));
+    EXPECT_TRUE(torch::allclose(ours.x.to(torch::kDouble), reference.x, 1e-4, 1e-4));
+    // The weight's gradient sums 40,000 rows.
+    EXPECT_TRUE(torch::allclose(ours.weight.to(torch::kDouble), reference.weight, 1e-4, 1e-2));
+    if (with_bias) {
+      EXPECT_TRUE(torch::allclose(ours.bias.to(torch::kDouble), reference.bias, 1e-4, 1e-2));
+    }
+  }
+  // OpenBLAS's threads are the OpenMP pool's: it brought no second libgomp.
+  int libgomps = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* count) {
+        if (info->dlpi_name != nullptr && std::string(info->dlpi_name).find("libgomp") !=
+                                              std::string::npos) {
+          ++*static_cast<int*>(count);
+        }
+        return 0;
+      },
+      &libgomps);
+  EXPECT_EQ(libgomps, 1);
 }
 
 TEST(Linear, AnInputWithoutGradientGetsNone) {

@@ -6,6 +6,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <string>
+
 namespace graphloom::nn {
 
 // x [rows, in] times weight [out, in] transposed, plus bias [out] when defined; differentiable
@@ -18,5 +20,10 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 // backward, where relu_dropout's output and gradient each held a full [rows, out] tensor.
 at::Tensor linear_relu_dropout(const at::Tensor& x, const at::Tensor& weight,
                                const at::Tensor& bias, double p, bool training);
+
+// The BLAS that linear() and linear_relu_dropout() compute on, for benchmark output:
+// "OpenBLAS (<its build configuration>)" where Debian's OpenMP build of OpenBLAS is installed,
+// else "libtorch's" (the torch wheel's MKL). GRAPHLOOM_BLAS=torch picks libtorch's.
+std::string dense_product_blas();
 
 }  // namespace graphloom::nn
