@@ -33,8 +33,8 @@ at::Tensor product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const
   for (int64_t begin = 0; begin < a.size(0); begin += kRowsPerBlock) {
     const int64_t rows = std::min(kRowsPerBlock, a.size(0) - begin);
     at::Tensor block = out.narrow(0, begin, rows);
-    detail::product_into(block, a.narrow(0, begin, rows), b);
-    if (has_bias) block.add_(bias);
+    if (has_bias) block.copy_(bias.expand_as(block));  // as addmm: one pass, then C += a b
+    detail::product_into(block, a.narrow(0, begin, rows), b, /*accumulate=*/has_bias);
     after_block(block, begin);
   }
   return out;
