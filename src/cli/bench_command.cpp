@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/npy.h"
 #include "graphloom/base/system.h"
@@ -109,7 +110,7 @@ void add_bench_command(CLI::App& app, const std::vector<std::string>& argv) {
         "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features");
     load->add_option("dir", options->dir, "Dataset directory")->required();
     load->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(CLI::PositiveNumber)
+        ->check(positive())
         ->capture_default_str();
     load->callback([options] { run_bench_load(options->dir, options->repeats); });
   }
@@ -120,7 +121,7 @@ void add_bench_command(CLI::App& app, const std::vector<std::string>& argv) {
     csc->add_option("dir", options->dir, "Dataset directory whose graph is an 'edges' array")
         ->required();
     csc->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(CLI::PositiveNumber)
+        ->check(positive())
         ->capture_default_str();
     csc->callback([options] { run_bench_csc(options->dir, options->repeats); });
   }

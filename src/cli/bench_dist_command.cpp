@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
@@ -216,7 +217,7 @@ void add_dist_benchmarks(CLI::App* bench) {
       "throughput with 1, 4 and 16 clients");
   cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
   cmd->add_option("--parts", o->parts, "Parts, each served by its own server")
-      ->check(CLI::Range(2, 16))
+      ->check(in_range(2, 16))
       ->capture_default_str();
   cmd->add_option("--fanouts", o->fanouts, "Neighbors per layer")
       ->delimiter(',')
@@ -225,11 +226,11 @@ void add_dist_benchmarks(CLI::App* bench) {
   cmd->add_option("--batches", o->batches, "Batches per measurement")->capture_default_str();
   cmd->add_option("--workers", o->loader.num_workers,
                   "Loader workers, on both sides (each prepares a batch at a time)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--prefetch", o->loader.prefetch,
                   "Batches the loaders prepare ahead, on both sides (at least --workers)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call")->capture_default_str();
   cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client")->capture_default_str();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
@@ -264,10 +265,10 @@ void add_sampling_flags(CLI::App* cmd, SamplingBenchOptions& o) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--batch-size", o.batch_size, "Seeds per mini-batch")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--batches", o.batches, "Mini-batches to measure")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_flag("--replace", o.replace, "Sample with replacement");
   cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
@@ -294,7 +295,7 @@ void add_sampling_benchmarks(CLI::App* bench) {
     cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
     cmd->add_option("--rows", *rows, "Random rows gathered per run")->capture_default_str();
     cmd->add_option("--repeats", *repeats, "Runs; the median is reported")
-        ->check(CLI::PositiveNumber)
+        ->check(positive())
         ->capture_default_str();
     auto memory_map = std::make_shared<bool>(false);
     cmd->add_flag("--memory-map", *memory_map,

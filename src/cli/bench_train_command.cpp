@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/large_block_cache.h"
@@ -251,11 +252,11 @@ void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv)
     if (comparison) {
       command->parallel.nproc = 2;
       cmd->add_option("--nproc", command->parallel.nproc, "Processes of the data-parallel runs")
-          ->check(CLI::Range(2, 64))
+          ->check(in_range(2, 64))
           ->capture_default_str();
       cmd->add_option("--bucket-cap-mb", command->options.sync.bucket_cap_mb,
                       "Gradient bytes per allreduce bucket")
-          ->check(CLI::PositiveNumber)
+          ->check(positive())
           ->capture_default_str();
       cmd->callback([command] { run_bench_data_parallel(command->parallel); });
       continue;

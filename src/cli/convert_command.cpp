@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/timer.h"
@@ -141,7 +142,7 @@ void add_convert_command(CLI::App& app) {
   cmd->add_flag("--force", options->force, "Replace OUT if it exists");
   cmd->add_option("--split", options->split,
                   "shared: use splits/{train,valid,test}_K.idx instead of the default split")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->add_option("--split-scheme", options->split_scheme,
                   "ogb: the folder under split/ to read (default: the only one)");
   cmd->add_option("--delimiter", options->delimiter,

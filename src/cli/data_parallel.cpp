@@ -8,6 +8,7 @@
 #include <random>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/logging.h"
 #include "graphloom/dist/graph_server.h"
@@ -91,24 +92,24 @@ void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::Tra
                   "torchrun, srun or mpirun leave it at 1: rank and world come from RANK/"
                   "WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_RANK/_SIZE, and the "
                   "rendezvous from MASTER_ADDR/MASTER_PORT")
-      ->check(CLI::Range(1, 1024))
+      ->check(in_range(1, 1024))
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--master-port", flags.master_port,
                   "Rendezvous port of --nproc on 127.0.0.1 (0: a free one)")
-      ->check(CLI::Range(0, 65535))
+      ->check(in_range(0, 65535))
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--dist-timeout", flags.timeout_seconds,
                   "Seconds to wait for the other ranks at the rendezvous and at every collective "
                   "before failing (a rank that exits is noticed at once)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--bucket-cap-mb", o.sync.bucket_cap_mb,
                   "Gradient bytes per allreduce bucket; smaller buckets start communicating "
                   "earlier in backward")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str()
       ->group(group);
   cmd->add_flag(
@@ -117,7 +118,7 @@ void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::Tra
       ->group(group);
   cmd->add_option("--check-sync", o.check_sync_every,
                   "Every K steps verify that all ranks hold identical parameters (0 = never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str()
       ->group(group);
   cmd->add_flag("--drop-uneven-inputs", o.drop_uneven_inputs,

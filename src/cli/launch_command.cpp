@@ -18,6 +18,7 @@
 #include <set>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/dist/process_environment.h"
 #include "graphloom/dist/process_group.h"
@@ -234,10 +235,10 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--part-config", launch->part_config, "Partition directory (shared path)")
       ->required();
   cmd->add_option("--num-servers", launch->num_servers, "Graph servers per machine")
-      ->check(CLI::Range(1, 64))
+      ->check(in_range(1, 64))
       ->capture_default_str();
   cmd->add_option("--num-trainers", launch->num_trainers, "Trainers per machine")
-      ->check(CLI::Range(1, 256))
+      ->check(in_range(1, 256))
       ->capture_default_str();
   cmd->add_option("--cluster-id", launch->cluster_id, "Names the shared-memory segments")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "flag_checks.h"
 
 namespace graphloom::cli {
 
@@ -19,7 +20,7 @@ void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) 
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--negatives", link.negatives, "Negative pairs per positive edge")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str()
       ->group(group);
   cmd->add_option("--negative-sampler", link.negative_sampler,
@@ -36,7 +37,7 @@ void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) 
                   "probability halving per this many days before the latest one (needs pair "
                   "times in unix seconds, e.g. a MovieLens import or its partitions); 0 draws "
                   "every pair once")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str()
       ->group(group);
   cmd->add_flag("--popularity-prior", link.popularity_prior,
@@ -45,7 +46,7 @@ void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) 
                 "with no training pairs rank by (recent) popularity")
       ->group(group);
   cmd->add_option("--hits-k", link.hits_k, "K of the Hits@K reported on the test split")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str()
       ->group(group);
 }

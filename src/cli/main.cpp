@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/logging.h"
 #include "graphloom/base/system.h"
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", threads,
                  "Threads for graphloom's kernels and libtorch (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(graphloom::cli::non_negative())
       ->capture_default_str();
   std::string shm_dir;
   app.add_option("--shm-dir", shm_dir,

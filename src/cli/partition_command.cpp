@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
@@ -125,9 +126,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
   CLI::App* cmd = app.add_subcommand(
       "partition", "Split a dataset into parts that own contiguous node id ranges");
   cmd->add_option("--data", c->data, "Dataset directory")->required();
-  cmd->add_option("--parts", c->parts, "Number of parts")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--parts", c->parts, "Number of parts")->check(positive())->capture_default_str();
   cmd->add_option(
          "--method", c->method,
          "'metis' (min edge cut on the symmetrized graph, see --metis-scheme), 'stream' (one pass, "
@@ -151,7 +150,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
                 "Also store each part's out-edges, so that servers can sample in the out "
                 "direction (about 12 more bytes per edge on disk)");
   cmd->add_option("--halo", c->halo, "Record the 1-hop in-neighbors owned by other parts (0 or 1)")
-      ->check(CLI::Range(0, 1))
+      ->check(in_range(0, 1))
       ->capture_default_str();
   cmd->add_flag("--force", c->force, "Replace --out if it exists");
   cmd->add_flag("--estimate", c->estimate_only, "Print the expected peak memory and exit");

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/dist/graph_server.h"
@@ -109,7 +110,7 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--num-servers", command->num_servers,
                   "Servers for this part on this machine: one main server loads it into shared "
                   "memory, the others map the same memory")
-      ->check(CLI::Range(1, 64))
+      ->check(in_range(1, 64))
       ->capture_default_str();
   cmd->add_option("--cluster-id", o.cluster_id,
                   "Names the shared-memory segments; stale ones of the same id and part are "
@@ -124,7 +125,7 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "PEM CA: clients must present a certificate it signed (mutual TLS)");
   cmd->add_option("--max-message-mb", command->max_message_mb,
                   "Largest request or response accepted, in MiB")
-      ->check(CLI::Range(1.0, 1024.0))
+      ->check(in_range(1.0, 1024.0))
       ->capture_default_str();
   cmd->add_option("--role", command->role, "Internal: set for the supervised servers")
       ->check(CLI::IsMember({"auto", "main", "backup"}))

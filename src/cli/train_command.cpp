@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/large_block_cache.h"
 #include "graphloom/base/system.h"
@@ -195,30 +196,30 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                 "Recompute each layer's activations in backward instead of keeping them: less "
                 "memory for deep models, one more forward per step");
   cmd->add_option("--hidden", o.model.hidden, "Hidden width (per head for GAT)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--dropout", o.model.dropout, "Dropout on the input of every hidden layer")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(in_range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--input-dropout", o.model.input_dropout,
                   "Dropout on the input features (-1: gcn and gat use --dropout as in their "
                   "papers, sage and mlp none as in DGL's mini-batch example)")
-      ->check(CLI::Range(-1.0, 1.0))
+      ->check(in_range(-1.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--aggregator", o.model.aggregator, "GraphSAGE aggregator: mean, gcn or pool")
       ->check(CLI::IsMember({"mean", "gcn", "pool"}))
       ->capture_default_str();
   cmd->add_option("--heads", o.model.heads, "GAT attention heads of the hidden layers")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--attention-dropout", o.model.attention_dropout, "GAT attention dropout")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(in_range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--epochs", o.epochs, "Training epochs")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", o.weight_decay, "Adam weight decay (L2)")
@@ -226,10 +227,10 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   cmd->add_option("--seed", o.seed, "Random seed (sampling, shuffling, initialisation, dropout)")
       ->capture_default_str();
   cmd->add_option("--workers", o.num_workers, "Loader workers preparing batches concurrently")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--prefetch", o.prefetch, "Batches prepared ahead of training (>= --workers)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
 }
 
@@ -252,7 +253,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--eval-every", o.eval_every, "Validate every N epochs (the last one always)")
       ->capture_default_str();
   cmd->add_option("--eval-batch-size", o.eval_batch_size, "Nodes per batch of layer-wise inference")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   cmd->add_option("--normalize-features", o.normalize_features,
                   "'row': divide each feature row by its sum (as the GCN and GAT papers do)")
@@ -269,7 +270,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--max-batches", o.max_batches,
                   "Stop every epoch after this many batches per trainer (quick runs, "
                   "measurements; 0 = whole epochs)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_flag(
       "--no-test", [&o](int64_t) { o.final_test = false; },
@@ -285,7 +286,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "line m's ip at port .. port+S-1")
       ->group(partitioned);
   cmd->add_option("--num-servers", command->servers_per_machine, "S: graph servers per machine")
-      ->check(CLI::Range(1, 64))
+      ->check(in_range(1, 64))
       ->capture_default_str()
       ->group(partitioned);
   cmd->add_option("--machine", command->machine,
@@ -303,7 +304,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "Learn a node embedding of this width as the model's input (featureless "
                   "graphs): on partitions its rows live on the servers and are updated by their "
                   "owners; with --task link it is a local embedding (default 64 without features)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative())
       ->capture_default_str()
       ->group(partitioned);
   cmd->add_option("--embed-optimizer", command->embed_optimizer.kind,

@@ -52,6 +52,22 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   }
 }
 
+// Out-of-range numbers are named in the user's terms, not as CLI11's range of doubles.
+TEST(Cli, OutOfRangeFlagsSayWhatWasExpected) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"partition --data d --out o --parts 0", "--parts: must be greater than 0 (got 0)"},
+      {"train --lr -1 --epochs 0", "--epochs: must be greater than 0 (got 0)"},
+      {"train --dropout 1.5", "--dropout: must be between 0 and 1 (got 1.5)"},
+      {"--threads -2 inspect x", "--threads: must be 0 or more (got -2)"},
+  };
+  for (const auto& [command, message] : cases) {
+    const auto result = run_graphloom(command);
+    EXPECT_EQ(result.exit_code, 2) << command << ": " << result.output;
+    EXPECT_NE(result.output.find(message), std::string::npos) << command << ": " << result.output;
+    EXPECT_EQ(result.output.find("1797693"), std::string::npos) << command << ": " << result.output;
+  }
+}
+
 TEST(Cli, FailuresPrintOneLineAndExitWithOne) {
   TempDir dir;
   const auto result = run_graphloom("inspect nowhere", dir.path());
