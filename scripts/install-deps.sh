@@ -27,6 +27,7 @@ packages=(
   # its slow generic path on AMD processors (docs/toolchain.md, "BLAS").
   libopenblas0-openmp
   clang-format
+  iproute2                      # `ip netns`: the tests' two-host runs in network namespaces
   openssl                       # test certificates for the servers' TLS
   libssl-dev                    # HMAC for the trainers' Gloo pair handshake
 )

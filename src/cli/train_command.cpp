@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
@@ -134,6 +135,13 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     spdlog::info("no --data: generating the embedded default dataset (planted partition)");
     dataset = io::generate_planted({});
   } else {
+    if (std::filesystem::exists(std::filesystem::path(command.data) / "partition.json")) {
+      throw UsageError(fmt::format(
+          "--data {0} is a partition directory (it has partition.json), not a dataset: train on "
+          "it with --part-config {0} under `graphloom launch` (docs: README, \"Distributed "
+          "training\"), or give --data the dataset it was made from",
+          command.data));
+    }
     // One trainer per machine reads its tables into memory; several share the page cache.
     dataset = io::load_dataset(
         command.data, {.tables_in_memory = dist::process_environment().local_world_size <= 1});

@@ -84,11 +84,11 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, dist::ProcessGroup* group) {
   const bool main_rank = !data_parallel(group) || group->rank() == 0;
-  const at::Tensor& all_train_pairs = edge_split(inputs, "train");
-  const at::Tensor& valid_pos = edge_split(inputs, "valid");
-  const at::Tensor& valid_neg = edge_split(inputs, "valid_neg");
-  const at::Tensor& test_pos = edge_split(inputs, "test");
-  const at::Tensor& test_neg = edge_split(inputs, "test_neg");
+  const at::Tensor all_train_pairs = edge_split(inputs, "train");
+  const at::Tensor valid_pos = edge_split(inputs, "valid");
+  const at::Tensor valid_neg = edge_split(inputs, "valid_neg");
+  const at::Tensor test_pos = edge_split(inputs, "test");
+  const at::Tensor test_neg = edge_split(inputs, "test_neg");
   GL_CHECK(link.negatives >= 1, "--negatives must be >= 1, got {}", link.negatives);
   GL_CHECK(link.loss == "bce" || link.loss == "bpr", "--loss must be bce or bpr, got '{}'",
            link.loss);

@@ -68,6 +68,22 @@ TEST(Cli, OutOfRangeFlagsSayWhatWasExpected) {
   }
 }
 
+// A new user's mistake: a partition directory given as --data is named as such, with the flag
+// that takes it.
+TEST(Cli, TrainOnAPartitionDirectorySaysToUsePartConfig) {
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 1000 --out g", dir.path()).exit_code, 0);
+  ASSERT_EQ(
+      run_graphloom("partition --data g --parts 2 --method random --out p", dir.path()).exit_code,
+      0);
+  const auto result = run_graphloom("train --data p --epochs 1", dir.path());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--data p is a partition directory (it has partition.json), not a "
+                               "dataset: train on it with --part-config p"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST(Cli, FailuresPrintOneLineAndExitWithOne) {
   TempDir dir;
   const auto result = run_graphloom("inspect nowhere", dir.path());
