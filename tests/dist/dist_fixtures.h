@@ -3,11 +3,14 @@
 #pragma once
 
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "graphloom/dist/graph_server.h"
 #include "graphloom/dist/process_group.h"
 
 namespace graphloom::testing {
@@ -37,6 +40,24 @@ inline void run_ranks(int world_size, const std::function<void(dist::ProcessGrou
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
+}
+
+// One in-process graph server per part of `partition_dir`, each on a free loopback port and
+// checking `token`; `addresses[part]` is what DistGraph takes.
+struct LoopbackServers {
+  std::vector<std::unique_ptr<dist::GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses;
+};
+
+inline LoopbackServers serve_parts(const std::filesystem::path& partition_dir, int64_t parts,
+                                   const std::string& token) {
+  LoopbackServers out;
+  for (int64_t part = 0; part < parts; ++part) {
+    out.servers.push_back(std::make_unique<dist::GraphServer>(dist::ServerOptions{
+        .partition_dir = partition_dir, .part = part, .address = "127.0.0.1:0", .token = token}));
+    out.addresses.push_back({out.servers.back()->address()});
+  }
+  return out;
 }
 
 }  // namespace graphloom::testing

@@ -38,13 +38,7 @@ TEST(DistTensorInference, TwoTrainersOnTwoPartsEqualOneProcessOnTheJoinedGraph) 
   const auto reference_model = nn::make_model(config);
   const at::Tensor expected = layerwise_inference(*reference_model, joined, features, 40);
 
-  std::vector<std::unique_ptr<dist::GraphServer>> servers;
-  std::vector<std::vector<std::string>> addresses;
-  for (int64_t part = 0; part < 2; ++part) {
-    servers.push_back(std::make_unique<dist::GraphServer>(dist::ServerOptions{
-        .partition_dir = dir / "parts", .part = part, .address = "127.0.0.1:0", .token = "t"}));
-    addresses.push_back({servers.back()->address()});
-  }
+  const auto [servers, addresses] = graphloom::testing::serve_parts(dir / "parts", 2, "t");
   const dist::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
   std::mutex init;
   std::vector<at::Tensor> results(2);

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include "dist/dist_fixtures.h"
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_server.h"
 #include "graphloom/io/generators.h"
@@ -23,13 +24,7 @@ TEST(OneProcess, ServesPullsAndTrainsBesideLibtorch) {
       {.num_nodes = 800, .num_classes = 3, .avg_degree = 8, .feat_dim = 16, .seed = 5});
   partition::write_partitions(data, partition::assign_random(data.num_nodes(), 2, 7), 2,
                               dir / "parts", {.method = "random"});
-  std::vector<std::unique_ptr<dist::GraphServer>> servers;
-  std::vector<std::vector<std::string>> addresses;
-  for (int64_t part = 0; part < 2; ++part) {
-    servers.push_back(std::make_unique<dist::GraphServer>(dist::ServerOptions{
-        .partition_dir = dir / "parts", .part = part, .address = "127.0.0.1:0", .token = "t"}));
-    addresses.push_back({servers.back()->address()});
-  }
+  const auto [servers, addresses] = graphloom::testing::serve_parts(dir / "parts", 2, "t");
   const dist::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
 
   // Pulls: every row, in relabelled order, is the partition's own row.
