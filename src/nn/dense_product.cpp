@@ -76,9 +76,10 @@ void product_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& 
                   bool accumulate) {
   const Sgemm sgemm = openblas().sgemm;
   int trans_a = 0, trans_b = 0, lda = 0, ldb = 0;
-  const bool fits = sgemm != nullptr && a.scalar_type() == at::kFloat &&
-                    b.scalar_type() == at::kFloat && out.scalar_type() == at::kFloat &&
-                    a.size(0) > 0 && a.size(1) > 0 && b.size(1) > 0 && out.stride(1) == 1 &&
+  const bool fits = sgemm != nullptr && out.is_cpu() && a.is_cpu() && b.is_cpu() &&
+                    a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat &&
+                    out.scalar_type() == at::kFloat && a.size(0) > 0 && a.size(1) > 0 &&
+                    b.size(1) > 0 && out.stride(1) == 1 &&
                     out.stride(0) >= std::max<int64_t>(1, out.size(1)) &&
                     blas_layout(a, &trans_a, &lda) && blas_layout(b, &trans_b, &ldb) &&
                     std::max({a.numel(), b.numel(), out.numel()}) < (int64_t{1} << 31);

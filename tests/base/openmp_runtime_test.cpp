@@ -2,7 +2,6 @@
 // share libtorch's libgomp (cmake/TorchFromPython.cmake), so there is one thread pool, never
 // two pools oversubscribing the cores.
 #include <gtest/gtest.h>
-#include <link.h>
 #include <omp.h>
 
 #include <ATen/Parallel.h>
@@ -10,21 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "support/test_support.h"
+
 namespace graphloom {
 namespace {
 
 TEST(OpenMpRuntime, OneLibgompIsLoaded) {
-  std::pair<std::string, std::vector<std::string>> search{"libgomp", {}};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* out) {
-        auto& s = *static_cast<std::pair<std::string, std::vector<std::string>>*>(out);
-        const std::string name = info->dlpi_name ? info->dlpi_name : "";
-        if (name.find(s.first) != std::string::npos) s.second.push_back(name);
-        return 0;
-      },
-      &search);
-  ASSERT_EQ(search.second.size(), 1u)
-      << "libgomp objects: " << ::testing::PrintToString(search.second);
+  const std::vector<std::string> found = graphloom::testing::loaded_objects_named("libgomp");
+  ASSERT_EQ(found.size(), 1u) << "libgomp objects: " << ::testing::PrintToString(found);
 }
 
 TEST(OpenMpRuntime, AtenParallelForRunsInsideOurOpenMpRuntime) {

@@ -3,12 +3,12 @@
 #include "graphloom/nn/linear.h"
 
 #include <gtest/gtest.h>
-#include <link.h>
 #include <torch/torch.h>
 
 #include <string>
 
 #include "graphloom/nn/dropout.h"
+#include "support/test_support.h"
 
 namespace graphloom::nn {
 namespace {
@@ -115,17 +115,7 @@ TEST(Linear, Float32ProductsAndGradientsEqualDoublePrecisionOnEitherBlas) {
     }
   }
   // OpenBLAS's threads are the OpenMP pool's: it brought no second libgomp.
-  int libgomps = 0;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* count) {
-        if (info->dlpi_name != nullptr && std::string(info->dlpi_name).find("libgomp") !=
-                                              std::string::npos) {
-          ++*static_cast<int*>(count);
-        }
-        return 0;
-      },
-      &libgomps);
-  EXPECT_EQ(libgomps, 1);
+  EXPECT_EQ(graphloom::testing::loaded_objects_named("libgomp").size(), 1u);
 }
 
 TEST(Linear, AnInputWithoutGradientGetsNone) {

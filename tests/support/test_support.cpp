@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <link.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -159,6 +160,20 @@ bool eventually(const std::function<bool()>& condition, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return true;
+}
+
+std::vector<std::string> loaded_objects_named(const std::string& part) {
+  std::pair<std::string, std::vector<std::string>> search{part, {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        auto& [wanted, found] =
+            *static_cast<std::pair<std::string, std::vector<std::string>>*>(out);
+        const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (name.find(wanted) != std::string::npos) found.push_back(name);
+        return 0;
+      },
+      &search);
+  return search.second;
 }
 
 }  // namespace graphloom::testing

@@ -90,4 +90,7 @@ int free_port_range(int span = 1);
 // Polls `condition` every 50 ms for up to `seconds`; returns whether it became true.
 bool eventually(const std::function<bool()>& condition, double seconds);
 
+// Paths of the shared objects loaded in this process whose path contains `part` ("libgomp").
+std::vector<std::string> loaded_objects_named(const std::string& part);
+
 }  // namespace graphloom::testing
