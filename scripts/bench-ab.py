@@ -5,10 +5,12 @@ per-round ratios to the first build (the reference). This host's speed drifts by
 percent within minutes, so only alternating runs compare two builds; each round also swaps
 which build goes first.
 
-  scripts/bench-ab.py --data DIR [--rounds 3] [--only sample,train] BUILD [BUILD ...]
+  scripts/bench-ab.py --data DIR [--link-data DIR] [--rounds 3] [--only sample,train] BUILD ...
 
 A BUILD is a command prefix that runs a graphloom binary, e.g. `/tmp/old/build/graphloom` or
 `env OMP_WAIT_POLICY=passive build/graphloom`. Peak RSS is the whole process's (GNU time).
+With --link-data (a dataset with edge splits, e.g. `convert --link-split`) it also times one
+epoch of `train --task link` (no validation, no test), whose summary line gives edges/s.
 Standard library only.
 """
 import argparse
@@ -36,12 +38,17 @@ BENCHES = {
     }),
 }
 RSS_BENCHES = {"loader 10,10,10", "train 10,10,10", "train 15,10,5"}
+# Training commands, run on --link-data rather than as `graphloom bench` on --data.
+TRAIN_BENCHES = {
+    "train --task link": ("train --task link --fanouts 10,10 --epochs 1 --eval-every 0 --no-test "
+                          "--no-progress", {"edges/s": r"best epoch \S+\s+(\d+) edges/s"}),
+}
 
 
-def run(build, bench_args, data):
+def run(build, bench_args, data, subcommand=("bench",)):
     with tempfile.NamedTemporaryFile("r") as timing:
         command = ["/usr/bin/time", "-o", timing.name, "-f", "%M"] + shlex.split(build)
-        command += ["bench"] + bench_args.split() + ["--data", data]
+        command += list(subcommand) + bench_args.split() + ["--data", data]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             sys.exit(f"bench-ab: {' '.join(command)} failed ({result.returncode}):\n"
@@ -53,22 +60,28 @@ def run(build, bench_args, data):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="dataset directory (the reference graph)")
+    parser.add_argument("--link-data", default="",
+                        help="a dataset with edge splits: also time `train --task link`")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every build (default 3)")
     parser.add_argument("--only", default="", help="comma-separated bench names: " +
                         ", ".join(BENCHES))
     parser.add_argument("builds", nargs="+", help="command prefixes running graphloom")
     args = parser.parse_args()
-    names = [n for n in BENCHES if not args.only or any(o in n for o in args.only.split(","))]
+    known = dict(BENCHES, **(TRAIN_BENCHES if args.link_data else {}))
+    names = [n for n in known if not args.only or any(o in n for o in args.only.split(","))]
     if not names:
-        sys.exit(f"bench-ab: --only {args.only!r} names none of: {', '.join(BENCHES)}")
+        sys.exit(f"bench-ab: --only {args.only!r} names none of: {', '.join(known)}")
     # figures[(bench, figure)][build] -> one value per round
     figures = {}
     for round_index in range(args.rounds):
         order = args.builds if round_index % 2 == 0 else args.builds[::-1]
         for name in names:
-            bench_args, patterns = BENCHES[name]
+            bench_args, patterns = known[name]
             for build in order:
-                output, peak_gb = run(build, bench_args, args.data)
+                if name in TRAIN_BENCHES:
+                    output, peak_gb = run(build, bench_args, args.link_data, subcommand=())
+                else:
+                    output, peak_gb = run(build, bench_args, args.data)
                 for figure, pattern in patterns.items():
                     match = re.search(pattern, output)
                     if not match:

@@ -53,7 +53,10 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
 // `train`'s link-prediction flags (in help group `group`) and its report of a link result.
 void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group);
 void print_link_result(const std::string& model, const train::LinkOptions& link,
-                       const train::LinkResult& result, double seconds);
+                       const train::LinkResult& result, const dist::ProcessGroup* group,
+                       double seconds);
+// Where rank 0's training time went (train::StageTimes), for every task.
+void print_time_split(const train::StageTimes& times, const dist::ProcessGroup* group);
 
 // Data-parallel flags of `train` and `bench train`.
 struct DataParallelFlags {

@@ -131,10 +131,58 @@ void check_machines(const LaunchCommand& launch, const std::vector<std::string>&
            launch.ssh_port, fmt::join(failures, "; "));
 }
 
+// The trainer command without the flags launch gives every trainer itself: a copy with the
+// same value is dropped (e.g. the --part-config that `train` needs without launch); a
+// different value is refused, naming both, since a trainer cannot take two.
+std::vector<std::string> trainer_command(const LaunchCommand& launch) {
+  const auto same_path = [](const std::string& a, const std::string& b) {
+    std::error_code error;
+    return std::filesystem::weakly_canonical(a, error) == std::filesystem::weakly_canonical(b);
+  };
+  const std::map<std::string, std::string> owned{
+      {"--part-config", launch.part_config},
+      {"--ip-config", launch.ip_config},
+      {"--num-servers", std::to_string(launch.num_servers)},
+      {"--cluster-id", launch.cluster_id},
+      {"--token-file", launch.token_file},
+      {"--machine", ""}};
+  std::vector<std::string> kept;
+  const std::vector<std::string>& command = launch.command;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const std::string& word = command[i];
+    const std::size_t equals = word.find('=');
+    const std::string flag = word.substr(0, equals);
+    const auto found = owned.find(flag);
+    if (found == owned.end() || i == 0) {
+      kept.push_back(word);
+      continue;
+    }
+    const bool inline_value = equals != std::string::npos;
+    if (!inline_value && i + 1 >= command.size()) {
+      throw UsageError(fmt::format("launch: the trainer command ends with {} and no value", flag));
+    }
+    const std::string value = inline_value ? word.substr(equals + 1) : command[++i];
+    const bool paths = flag == "--part-config" || flag == "--ip-config" || flag == "--token-file";
+    const bool same = !found->second.empty() &&
+                      (value == found->second || (paths && same_path(value, found->second)));
+    if (!same) {
+      throw UsageError(fmt::format(
+          "launch: the trainer command gives {} {}, but launch passes {} to every trainer "
+          "itself{}: drop it from the command after --{}",
+          flag, value, flag,
+          found->second.empty() ? " (each trainer its own)" : fmt::format(" ({})", found->second),
+          found->second.empty() ? "" : ", or give launch the same value"));
+    }
+    spdlog::info("launch: the trainer command's {} {} is the one launch passes on", flag, value);
+  }
+  return kept;
+}
+
 int run_launch(const LaunchCommand& launch) {
   if (launch.command.empty()) {
     throw UsageError("launch: give the trainer command after --, e.g. `-- graphloom train ...`");
   }
+  const std::vector<std::string> command = trainer_command(launch);
   const auto machines = train::read_ip_config(launch.ip_config, launch.num_servers);
   const std::set<std::string> here = local_addresses();
   const std::string self = std::filesystem::canonical("/proc/self/exe").string();
@@ -184,7 +232,7 @@ int run_launch(const LaunchCommand& launch) {
         .name = fmt::format("servers of machine {} ({})", m, ip), .argv = serve, .service = true};
     processes.push_back(on_machine(launch, ip, local, server));
     for (int t = 0; t < launch.num_trainers; ++t) {
-      std::vector<std::string> argv = launch.command;
+      std::vector<std::string> argv = command;
       if (argv[0] == "graphloom") argv[0] = self;
       argv.insert(argv.end(), {"--part-config", launch.part_config, "--ip-config", launch.ip_config,
                                "--num-servers", std::to_string(launch.num_servers), "--machine",

@@ -52,7 +52,8 @@ void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) 
 }
 
 void print_link_result(const std::string& model, const train::LinkOptions& link,
-                       const train::LinkResult& result, double seconds) {
+                       const train::LinkResult& result, const dist::ProcessGroup* group,
+                       double seconds) {
   fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", model, result.epochs_run,
              result.best_epoch + 1, result.edges_per_second);
   fmt::print("validation AUC {:.4f}\n", result.best_val_auc);
@@ -78,6 +79,7 @@ void print_link_result(const std::string& model, const train::LinkOptions& link,
   if (result.ranking.warm.queries != result.ranking.all.queries) {
     print_ranking(result.ranking.warm, "warm (with training pairs)");
   }
+  print_time_split(result.times, group);
   fmt::print("total time {:.1f} s\n", seconds);
 }
 

@@ -120,7 +120,7 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
       const train::LinkResult result =
           train::train_link_on_partitions(job, command.options, link_options(command), group);
       if (main_rank)
-        print_link_result(command.options.model.kind, command.link, result, timer.seconds());
+        print_link_result(command.options.model.kind, command.link, result, group, timer.seconds());
       return;
     }
     const train::TrainResult result = train::train_on_partitions(job, command.options, group);
@@ -138,8 +138,8 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     if (std::filesystem::exists(std::filesystem::path(command.data) / "partition.json")) {
       throw UsageError(fmt::format(
           "--data {0} is a partition directory (it has partition.json), not a dataset: train on "
-          "it with --part-config {0} under `graphloom launch` (docs: README, \"Distributed "
-          "training\"), or give --data the dataset it was made from",
+          "it with --part-config {0} under `graphloom launch` (docs/distributed-guide.md, "
+          "\"Distributed training\"), or give --data the dataset it was made from",
           command.data));
     }
     // One trainer per machine reads its tables into memory; several share the page cache.
@@ -154,7 +154,7 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
     const train::LinkResult result =
         train::train_link_prediction(dataset, command.options, link_options(command), group);
     if (main_rank)
-      print_link_result(command.options.model.kind, command.link, result, timer.seconds());
+      print_link_result(command.options.model.kind, command.link, result, group, timer.seconds());
     return;
   }
   const train::TrainResult result =
@@ -168,19 +168,22 @@ void print_result(const TrainCommand& command, const train::TrainResult& result,
              result.epochs_run, result.best_epoch + 1, result.seeds_per_second);
   fmt::print("validation accuracy {:.4f}\n", result.best_val_acc);
   fmt::print("test accuracy {:.4f}  test macro-F1 {:.4f}\n", result.test_acc, result.test_f1);
-  const train::StageTimes& t = result.times;
+  print_time_split(result.times, group);
+  fmt::print("total time {:.1f} s\n", seconds);
+}
+
+}  // namespace
+
+void print_time_split(const train::StageTimes& t, const dist::ProcessGroup* group) {
   fmt::print(
       "time split of rank 0 (s): sample {:.2f}  fetch {:.2f} (in loader workers)  waiting for "
       "batches {:.2f}  forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
       t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
   if (group) {
     fmt::print("data-parallel: {} ranks, gradient allreduce not hidden by backward {:.2f} s\n",
-               group->world_size(), result.times.allreduce);
+               group->world_size(), t.allreduce);
   }
-  fmt::print("total time {:.1f} s\n", seconds);
 }
-
-}  // namespace
 
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   cmd->add_option("--model", o.model.kind,

@@ -6,7 +6,10 @@
 #include <ATen/ATen.h>
 #include <omp.h>
 
+#include <tuple>
+
 #include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
 #include "graphloom/base/timer.h"
 
 namespace graphloom::loader {
@@ -22,24 +25,29 @@ void check_pipeline_options(const DataLoaderOptions& options) {
         fmt::format("threads per worker must be >= 0, got {}", options.threads_per_worker));
 }
 
-DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
-                       const features::FeatureSource* features, DataLoaderOptions options)
-    : items_(items),
-      sampler_(sampler),
-      features_(features),
+DataLoader::DataLoader(Pipeline pipeline, DataLoaderOptions options)
+    : pipeline_(pipeline),
       options_(std::move(options)),
       buffers_(static_cast<std::size_t>(std::max(options_.prefetch, 1)) + 2) {
-  GL_CHECK(items_ != nullptr && sampler_ != nullptr,
-           "DataLoader needs an item and a neighbor sampler");
+  GL_CHECK(pipeline_.items != nullptr, "DataLoader needs an item sampler");
+  GL_CHECK(pipeline_.negatives == nullptr || pipeline_.negatives_per_pair >= 1,
+           "DataLoader: negatives per pair must be >= 1, got {}", pipeline_.negatives_per_pair);
   check_pipeline_options(options_);
+  const features::FeatureSource* features = pipeline_.features;
   for (const std::string& name : options_.feature_names) {
-    GL_CHECK(features_ != nullptr && features_->has(name), "DataLoader: no feature named '{}'",
-             name);
+    GL_CHECK(features != nullptr && features->has(name), "DataLoader: no feature named '{}'", name);
   }
   if (!options_.label_name.empty()) {
-    GL_CHECK(features_ != nullptr && features_->has(options_.label_name),
+    GL_CHECK(features != nullptr && features->has(options_.label_name),
              "DataLoader: no labels named '{}'", options_.label_name);
   }
+}
+
+DataLoader::DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
+                       const features::FeatureSource* features, DataLoaderOptions options)
+    : DataLoader(Pipeline{.items = items, .neighbors = sampler, .features = features},
+                 std::move(options)) {
+  GL_CHECK(sampler != nullptr, "DataLoader needs a neighbor sampler");
 }
 
 DataLoader::~DataLoader() { stop(); }
@@ -58,7 +66,7 @@ void DataLoader::start_epoch(uint64_t epoch) {
   stop();
   started_ = false;
   epoch_ = epoch;
-  seeds_ = items_->batches(epoch);
+  items_ = pipeline_.items->batches(epoch);
   stopping_ = false;
   next_to_issue_ = 0;
   next_to_consume_ = 0;
@@ -67,10 +75,40 @@ void DataLoader::start_epoch(uint64_t epoch) {
   started_ = true;
 }
 
+// The pair stage and neighbor sampling.
+sampling::MiniBatch DataLoader::sample(int64_t index) const {
+  const at::Tensor& items = items_[static_cast<std::size_t>(index)];
+  sampling::PairBatch pairs;
+  at::Tensor seeds = items;
+  if (pipeline_.negatives != nullptr) {
+    GL_CHECK(items.dim() == 2 && items.size(1) == 2,
+             "DataLoader: the pair stage needs [B, 2] items, got {} dimensions", items.dim());
+    pairs.src = items.select(1, 0).contiguous();
+    pairs.dst = items.select(1, 1).contiguous();
+    pairs.negative_dst =
+        pipeline_.negatives
+            ->sample(pairs.src, pairs.dst, pipeline_.negatives_per_pair,
+                     stream_key({pipeline_.negative_seed, epoch_, static_cast<uint64_t>(index),
+                                 pipeline_.negative_stream}))
+            .dst;
+    std::tie(seeds, pairs.position) =
+        at::_unique(at::cat({pairs.src, pairs.dst, pairs.negative_dst}), /*sorted=*/true,
+                    /*return_inverse=*/true);
+  }
+  sampling::MiniBatch batch;
+  if (pipeline_.neighbors != nullptr) {
+    batch = pipeline_.neighbors->sample(seeds, epoch_, static_cast<uint64_t>(index));
+  } else {
+    batch.index = index;
+    batch.seeds = seeds;
+  }
+  batch.pairs = std::move(pairs);
+  return batch;
+}
+
 sampling::MiniBatch DataLoader::prepare(int64_t index) const {
   Timer timer;
-  sampling::MiniBatch batch = sampler_->sample(seeds_[static_cast<std::size_t>(index)], epoch_,
-                                               static_cast<uint64_t>(index));
+  sampling::MiniBatch batch = sample(index);
   batch.sample_seconds = timer.seconds();
   timer.reset();
   for (const std::string& name : options_.feature_names) {
@@ -82,15 +120,15 @@ sampling::MiniBatch DataLoader::prepare(int64_t index) const {
 }
 
 at::Tensor DataLoader::gather(const std::string& name, const at::Tensor& ids) const {
-  const features::FeatureInfo info = features_->info(name);
+  const features::FeatureInfo info = pipeline_.features->info(name);
   at::Tensor rows = buffers_.take(name, info.dtype, info.row_shape, ids.numel());
-  features_->gather(name, ids, rows);
+  pipeline_.features->gather(name, ids, rows);
   return rows;
 }
 
 void DataLoader::work() {
   if (options_.threads_per_worker > 0) omp_set_num_threads(options_.threads_per_worker);
-  const auto total = static_cast<int64_t>(seeds_.size());
+  const auto total = static_cast<int64_t>(items_.size());
   while (true) {
     int64_t index = 0;
     {
@@ -118,7 +156,7 @@ void DataLoader::work() {
 
 std::optional<sampling::MiniBatch> DataLoader::next() {
   GL_CHECK(started_, "DataLoader::next() called before start_epoch() or after a failed batch");
-  if (next_to_consume_ >= static_cast<int64_t>(seeds_.size())) return std::nullopt;
+  if (next_to_consume_ >= static_cast<int64_t>(items_.size())) return std::nullopt;
   Result result;
   {
     std::unique_lock lock(mutex_);

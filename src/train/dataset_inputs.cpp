@@ -6,6 +6,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/graph/transforms.h"
+#include "graphloom/train/link_ranking.h"
 
 namespace graphloom::train {
 
@@ -38,6 +39,36 @@ features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
   }
   if (dataset.labels.defined()) rows.add("label", dataset.labels);
   return rows;
+}
+
+DatasetInputs::DatasetInputs(const io::Dataset& dataset, const TrainOptions& options, TaskKind task)
+    : graph_(graph_for_model(dataset.graph, options.model.kind, options.self_loops)),
+      source_(graph_),
+      rows_(dataset_rows(dataset, options.normalize_features)) {
+  TrainingInputs& in = inputs_;
+  in.name = dataset.name;
+  in.graph = &source_;
+  in.rows = &rows_;
+  in.num_nodes = dataset.num_nodes();
+  in.num_relations = dataset.schema.num_edge_types();
+  in.typed = !dataset.schema.empty();
+  in.in_degrees = graph_.in_degrees();
+  in.out_degrees = graph_.out_degrees();
+  const auto split = [&](const char* name) {
+    const auto it = dataset.splits.find(name);
+    return it != dataset.splits.end() ? it->second : at::Tensor();
+  };
+  in.train_nodes = split("train");
+  in.valid_nodes = split("valid");
+  in.test_nodes = split("test");
+  in.num_classes = dataset.labels.defined() ? dataset.num_classes : 0;
+  in.edge_splits = dataset.edge_splits;
+  if (const auto times = dataset.edge_split_times.find("train");
+      times != dataset.edge_split_times.end()) {
+    in.train_times = times->second;
+  }
+  if (task == TaskKind::kLinkPrediction) in.target = link_target(dataset);
+  in.whole_graph = &dataset.graph;  // LightGCN and common neighbours: the plain graph
 }
 
 }  // namespace graphloom::train

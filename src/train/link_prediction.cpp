@@ -1,35 +1,26 @@
-// The link-prediction loop. A batch's endpoints (sources, destinations, negative destinations)
-// are deduplicated into one seed set, so each node is encoded once per batch however many
-// pairs it is in; scores are then read off the seed embeddings by position.
+// Link prediction as a train::Task. The loader's pair stage draws each batch's negatives and
+// deduplicates its endpoints into one seed set, so each node is encoded once per batch however
+// many pairs it is in; scores are read off the seed embeddings by position. Validation is the
+// AUC of held-out pairs on embeddings of every node; the test adds Hits@K, MRR and full ranking.
 #include "graphloom/train/link_prediction.h"
 
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include <array>
-#include <filesystem>
-#include <optional>
-#include <tuple>
-
 #include "graphloom/base/error.h"
-#include "graphloom/base/progress.h"
-#include "graphloom/base/random.h"
-#include "graphloom/base/timer.h"
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/graph/link_heuristics.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/nn/sparse_ops.h"
 #include "graphloom/sampling/item_sampler.h"
-#include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/negative_sampler.h"
 #include "graphloom/sampling/neighbor_sampler.h"
-#include "graphloom/train/checkpoint.h"
 #include "graphloom/train/dataset_inputs.h"
 #include "graphloom/train/inference.h"
 #include "graphloom/train/link_metrics.h"
 #include "graphloom/train/link_priors.h"
 #include "graphloom/train/link_ranking.h"
-#include "graphloom/train/metrics_log.h"
+#include "graphloom/train/trainer.h"
 #include "link_model.h"
 
 namespace graphloom::train {
@@ -37,7 +28,7 @@ namespace {
 
 constexpr int64_t kDefaultEmbedDim = 64;
 
-const at::Tensor& edge_split(const LinkInputs& inputs, const std::string& name) {
+const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& name) {
   const auto it = inputs.edge_splits.find(name);
   GL_CHECK(it != inputs.edge_splits.end(),
            "'{}' has no '{}' edge split: link prediction needs train, valid, valid_neg, test and "
@@ -54,319 +45,315 @@ at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at:
                      embeddings.index_select(0, dst), dst);
 }
 
-}  // namespace
-
-LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
-                                 const LinkOptions& link, dist::ProcessGroup* group) {
-  const graph::CscGraph graph =
-      graph_for_model(dataset.graph, options.model.kind, options.self_loops);
-  const sampling::LocalNeighborSource source(graph);
-  const features::TensorFeatureSource rows = dataset_rows(dataset, options.normalize_features);
-  LinkInputs inputs;
-  inputs.name = dataset.name;
-  inputs.graph = &source;
-  inputs.rows = &rows;
-  inputs.num_nodes = dataset.num_nodes();
-  inputs.edge_splits = dataset.edge_splits;
-  if (const auto times = dataset.edge_split_times.find("train");
-      times != dataset.edge_split_times.end()) {
-    inputs.train_times = times->second;
-  }
-  inputs.target = link_target(dataset);
-  inputs.num_relations = dataset.schema.num_edge_types();
-  inputs.in_degrees = graph.in_degrees();
-  inputs.out_degrees = graph.out_degrees();
-  inputs.whole_graph = &dataset.graph;  // LightGCN and common neighbours: the plain graph
-  inputs.typed = !dataset.schema.empty();
-  return train_link_prediction(inputs, options, link, group);
-}
-
-LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
-                                 const LinkOptions& link, dist::ProcessGroup* group) {
-  const bool main_rank = !data_parallel(group) || group->rank() == 0;
-  const at::Tensor all_train_pairs = edge_split(inputs, "train");
-  const at::Tensor valid_pos = edge_split(inputs, "valid");
-  const at::Tensor valid_neg = edge_split(inputs, "valid_neg");
-  const at::Tensor test_pos = edge_split(inputs, "test");
-  const at::Tensor test_neg = edge_split(inputs, "test_neg");
+void check_options(const LinkOptions& link) {
   GL_CHECK(link.negatives >= 1, "--negatives must be >= 1, got {}", link.negatives);
   GL_CHECK(link.loss == "bce" || link.loss == "bpr", "--loss must be bce or bpr, got '{}'",
            link.loss);
-  GL_CHECK(options.epochs >= 1, "--epochs must be >= 1, got {}", options.epochs);
-  torch::manual_seed(options.seed);
+}
 
-  const sampling::NeighborSource& source = *inputs.graph;
+// The width of a local embedding table as the encoder's input; 0: none (the servers hold a
+// DistEmbedding, or the "feat" rows are the input).
+int64_t local_embed_dim(const TrainingInputs& inputs, const LinkOptions& link, bool lightgcn) {
   const bool has_features = inputs.rows != nullptr && inputs.rows->has("feat");
-  const bool lightgcn = options.model.kind == "lightgcn";
-  GL_CHECK(!lightgcn || inputs.whole_graph != nullptr,
-           "LightGCN propagates over the whole graph, which '{}' does not hold in one process "
-           "(use an encoder that samples: sage, gcn, gat, rgcn, rsage)",
-           inputs.name);
-  dist::DistEmbedding* shared_embedding = inputs.embedding;
-  // A local embedding table unless the servers hold one (partitioned graphs).
-  const int64_t embed_dim = shared_embedding != nullptr   ? 0
-                            : link.embed_dim > 0          ? link.embed_dim
-                            : (has_features && !lightgcn) ? 0
-                                                          : kDefaultEmbedDim;
-  nn::ModelConfig config = options.model;
-  config.in = shared_embedding != nullptr ? shared_embedding->dim()
-              : embed_dim > 0             ? embed_dim
-                                          : inputs.rows->info("feat").row_shape.at(0);
-  // The node embedding the scorer reads (LightGCN keeps the input width).
-  config.out = lightgcn ? embed_dim : options.model.hidden;
-  config.layers = static_cast<int64_t>(options.fanouts.size());
-  config.num_relations = inputs.num_relations;
-  const at::Tensor pair_weights = recency_weights(inputs, link.recency_half_life_days);
-  LinkModel model(config, inputs.num_nodes, embed_dim, link.scorer, link.destination_bias,
-                  link.popularity_prior
-                      ? popularity_prior(all_train_pairs, pair_weights, inputs.num_nodes,
-                                         inputs.target.symmetric)
-                      : at::Tensor());
-  // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
-  // ever: a zero embedding makes them the "average" query, ranked by what the model shares
-  // across queries (the learned bias, the popularity prior), instead of by the noise of their
-  // initialization.
-  const bool has_degrees = inputs.in_degrees.defined() && inputs.out_degrees.defined();
-  if (model.has_embedding() && has_degrees) {
-    model.zero_rows(inputs.in_degrees + inputs.out_degrees == 0);
-  }
-  // LightGCN propagates over the whole training graph, one "block" of every node.
-  nn::BlockView whole;
-  at::Tensor edge_norm;
-  if (lightgcn) {
-    const graph::CscGraph& graph = *inputs.whole_graph;
-    whole = {graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
-             at::arange(graph.num_nodes, at::kLong)};
-    const at::Tensor out_degree = graph.out_degrees().clamp_min(1).to(at::kFloat);
-    const at::Tensor in_degree = graph.in_degrees().clamp_min(1).to(at::kFloat);
-    edge_norm = (out_degree.index_select(0, whole.indices) *
-                 in_degree.index_select(0, graph.destinations()))
-                    .rsqrt();
-  } else if (has_degrees) {
-    model.encoder().set_graph_degrees(inputs.in_degrees, inputs.out_degrees);
-  }
-  const RowReader input_rows = [&](const at::Tensor& ids) {
-    if (shared_embedding != nullptr) return shared_embedding->pull(ids);
-    return model.has_embedding() ? model.embed(ids) : inputs.rows->gather("feat", ids);
-  };
-  // An encoder that reads its input in place gets the whole feature table: no gathered copy.
-  const at::Tensor feature_table = has_features && shared_embedding == nullptr &&
-                                           !model.has_embedding() && !lightgcn &&
-                                           model.encoder().reads_input_table()
-                                       ? inputs.rows->whole_table("feat")
-                                       : at::Tensor();
-  torch::optim::Adam optimizer(
-      model.parameters(), torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
-  TrainState state;
-  if (options.resume) {
-    load_checkpoint(options.checkpoint, model, optimizer, state);
-    if (main_rank) {
-      spdlog::info("resumed from '{}' after epoch {}", options.checkpoint.string(), state.epoch);
-    }
-  }
-  // Data-parallel: each rank trains on its share of the training pairs (edge_split), the
-  // gradients of every parameter (the input embedding included) are averaged.
-  std::optional<GradientSynchronizer> sync;
-  if (data_parallel(group)) {
-    sync.emplace(model.parameters(), *group, options.sync);
-    sync->broadcast_parameters(0);
-  }
-  int64_t steps = 0;
-  const auto after_step = [&] {  // --check-sync: replicas must stay bitwise identical
-    ++steps;
-    if (sync && options.check_sync_every > 0 && steps % options.check_sync_every == 0) {
-      sync->check_parameters_in_sync(steps);
-    }
-  };
+  if (inputs.embedding != nullptr) return 0;
+  if (link.embed_dim > 0) return link.embed_dim;
+  return has_features && !lightgcn ? 0 : kDefaultEmbedDim;
+}
 
-  const sampling::NeighborSampler sampler(&source, {.fanouts = options.fanouts,
-                                                    .edge_type_fanouts = options.edge_type_fanouts,
-                                                    .seed = options.seed,
-                                                    .edge_ids = false});
-  // This rank's training pairs: given (edge_split on partitions), or a rank split of all.
-  const bool split_here = data_parallel(group) && !inputs.train_rows.defined();
-  const auto share = [&](const at::Tensor& all) {
-    return inputs.train_rows.defined() && all.defined() ? all.index_select(0, inputs.train_rows)
-                                                        : all;
-  };
-  const sampling::ItemSampler items(share(all_train_pairs),
-                                    {.batch_size = options.batch_size,
-                                     .shuffle = true,
-                                     .rank = split_here ? group->rank() : 0,
-                                     .world_size = split_here ? group->world_size() : 1,
-                                     .seed = options.seed,
-                                     .weights = share(pair_weights)});
-  std::unique_ptr<sampling::NegativeSampler> negatives;
-  // Negatives are candidates of the target: nodes of the destination type on typed graphs.
+// Negatives are candidates of the target: nodes of the destination type on typed graphs.
+std::unique_ptr<sampling::NegativeSampler> make_negative_sampler(const TrainingInputs& inputs,
+                                                                 const LinkOptions& link) {
   const LinkTarget& target = inputs.target;
-  if (main_rank) spdlog::info("link prediction target: {}", target.description);
   if (link.negative_sampler == "degree") {
     GL_CHECK(inputs.in_degrees.defined(), "--negative-sampler degree needs the graph's degrees");
     at::Tensor degrees = at::zeros({inputs.num_nodes}, at::kLong);
     degrees.index_put_({target.candidates}, inputs.in_degrees.index_select(0, target.candidates));
-    negatives = std::make_unique<sampling::DegreeNegativeSampler>(degrees);
-  } else {
-    GL_CHECK(link.negative_sampler == "uniform",
-             "--negative-sampler must be uniform or degree, got '{}'", link.negative_sampler);
-    negatives = std::make_unique<sampling::UniformNegativeSampler>(target.candidates);
+    return std::make_unique<sampling::DegreeNegativeSampler>(degrees);
   }
-  auto embed_all = [&] {
-    if (lightgcn) {
-      torch::NoGradGuard no_grad;
-      return model.propagate(whole, edge_norm);
-    }
-    if (inputs.layer_outputs) {
-      const RowReader last =
-          layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
-                              options.progress, group, inputs.layer_outputs);
-      return last(at::arange(source.num_nodes(), at::kLong));
-    }
-    return layerwise_inference(model.encoder(), source, input_rows, options.eval_batch_size,
-                               options.progress, group);
-  };
+  GL_CHECK(link.negative_sampler == "uniform",
+           "--negative-sampler must be uniform or degree, got '{}'", link.negative_sampler);
+  return std::make_unique<sampling::UniformNegativeSampler>(target.candidates);
+}
 
-  LinkResult result;
-  MetricsLog log(main_rank ? options.metrics_log : std::filesystem::path(),
-                 /*append=*/options.resume);
-  const uint64_t rank = data_parallel(group) ? static_cast<uint64_t>(group->rank()) : 0;
-  double train_seconds = 0;
-  int64_t edges_seen = 0;
-  for (int64_t epoch = state.epoch + 1; epoch < options.epochs; ++epoch) {
-    model.train();
-    const std::vector<at::Tensor> batches = items.batches(static_cast<uint64_t>(epoch));
-    std::optional<ProgressBar> progress;
-    if (options.progress && main_rank) {
-      progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options.epochs),
-                       static_cast<int64_t>(batches.size()), "batches");
-    }
-    Timer epoch_timer;
-    double loss_sum = 0;
-    int64_t seen = 0;
-    for (std::size_t b = 0; b < batches.size(); ++b) {
-      const at::Tensor src = batches[b].select(1, 0).contiguous();
-      const at::Tensor dst = batches[b].select(1, 1).contiguous();
-      const int64_t count = src.numel();
-      const sampling::NegativeEdges corrupted =
-          negatives->sample(src, dst, link.negatives,
-                            stream_key({options.seed, static_cast<uint64_t>(epoch), b, rank}));
-      const at::Tensor nodes = at::cat({src, dst, corrupted.dst});
-      torch::Tensor h;  // rows of the batch's nodes, found at `position`
-      torch::Tensor x;  // the encoder's input rows (of input_nodes)
-      at::Tensor input_nodes;
-      at::Tensor position = nodes;
-      if (lightgcn) {
-        h = model.propagate(whole, edge_norm);
-      } else {
-        at::Tensor seeds;
-        std::tie(seeds, position) = at::_unique(nodes, /*sorted=*/true, /*return_inverse=*/true);
-        const sampling::MiniBatch batch = sampler.sample(seeds, static_cast<uint64_t>(epoch), b);
-        input_nodes = batch.input_nodes();
-        if (feature_table.defined()) {
-          h = model.encoder().forward(batch.blocks, feature_table, input_nodes);
-        } else {
-          x = input_rows(input_nodes);
-          if (shared_embedding != nullptr) x.set_requires_grad(true);
-          h = model.encoder().forward(batch.blocks, x);
-        }
-      }
-      const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
-      const torch::Tensor positive =
-          model.score(h_src, h.index_select(0, position.slice(0, count, 2 * count)), dst);
-      const torch::Tensor negative =
-          model.score(h_src.repeat_interleave(link.negatives, 0),
-                      h.index_select(0, position.slice(0, 2 * count)), corrupted.dst);
-      torch::Tensor loss;
-      if (link.loss == "bce") {
-        loss = torch::binary_cross_entropy_with_logits(
-            torch::cat({positive, negative}),
-            torch::cat({torch::ones_like(positive), torch::zeros_like(negative)}));
-      } else {  // BPR: each positive above each of its negatives
-        loss = -torch::log_sigmoid(positive.repeat_interleave(link.negatives, 0) - negative).mean();
-      }
-      optimizer.zero_grad();
-      loss.backward();
-      if (sync) sync->synchronize();
-      optimizer.step();
-      // Sparse: each rank's embedding gradients go to the rows' owners (as node classification).
-      if (shared_embedding != nullptr) shared_embedding->step(input_nodes, x.grad());
-      after_step();
-      loss_sum += loss.item<double>() * static_cast<double>(count);
-      seen += count;
-      if (progress) {
-        progress->set_status(fmt::format("loss {:.4f}", loss.item<double>()));
-        progress->advance(1, count);
-      }
-    }
-    if (progress) progress->finish();
-    if (sync) {  // Join: shadow the others' steps until every rank is out of pairs
-      while (sync->join() > 0) {
-        optimizer.step();
-        after_step();
-      }
-    }
-    const double seconds = epoch_timer.seconds();
-    train_seconds += seconds;
-    edges_seen += seen;
-    ++result.epochs_run;
-    nlohmann::json record = {{"epoch", epoch},
-                             {"loss", loss_sum / static_cast<double>(std::max<int64_t>(seen, 1))},
-                             {"edges_per_s", static_cast<double>(seen) / seconds},
-                             {"time", {{"train", seconds}}}};
-    const bool last = epoch + 1 == options.epochs;
-    bool stop = false;
-    if (options.eval_every > 0 && ((epoch + 1) % options.eval_every == 0 || last)) {
-      const at::Tensor embeddings = embed_all();
-      const double val_auc = roc_auc(pair_scores(model, embeddings, valid_pos),
-                                     pair_scores(model, embeddings, valid_neg));
-      record["val_auc"] = val_auc;
-      stop = state.record_validation(val_auc, epoch, model, options.eval_every, options.patience);
-    }
-    stop = rank0_decides(stop, group);
-    state.epoch = epoch;
-    log.write(record);
-    if (main_rank) {
-      spdlog::info("epoch {:>3}  loss {:.4f}{}  {:.0f} edges/s", epoch + 1,
-                   record["loss"].get<double>(),
-                   record.contains("val_auc")
-                       ? fmt::format("  val AUC {:.4f}", record["val_auc"].get<double>())
-                       : "",
-                   record["edges_per_s"].get<double>());
-    }
-    if (main_rank && !options.checkpoint.empty()) {
-      save_checkpoint(options.checkpoint, model, optimizer, state);
-    }
-    if (stop) {
-      if (main_rank) {
-        spdlog::info("early stopping: no better validation AUC for {} epochs", options.patience);
-      }
-      break;
-    }
+class LinkPredictionTask : public Task {
+ public:
+  LinkPredictionTask(const TrainingInputs& inputs, const TrainOptions& options,
+                     const LinkOptions& link, dist::ProcessGroup* group);
+
+  const TaskNames& names() const override { return names_; }
+  torch::nn::Module& model() override { return *model_; }
+  loader::DataLoader& loader() override { return *loader_; }
+  StepOutput step(const sampling::MiniBatch& batch) override;
+  void after_step(const sampling::MiniBatch& batch) override;
+  std::map<std::string, double> epoch_counters() override {
+    return inputs_.epoch_counters ? inputs_.epoch_counters() : std::map<std::string, double>{};
   }
-  result.best_val_auc = state.best_val;
-  result.best_epoch = state.best_epoch;
-  result.edges_per_second = train_seconds > 0 ? static_cast<double>(edges_seen) / train_seconds : 0;
-  if (options.final_test) {
-    if (!state.best_parameters.empty()) restore_parameters(model, state.best_parameters);
-    const at::Tensor embeddings = embed_all();
-    const at::Tensor positive = pair_scores(model, embeddings, test_pos);
-    const at::Tensor negative = pair_scores(model, embeddings, test_neg);
-    result.test_auc = roc_auc(positive, negative);
-    result.test_hits = hits_at_k(positive, negative, link.hits_k);
-    result.test_mrr = mean_reciprocal_rank(positive, negative);
-    // Typed pairs join different node types: they share no neighbours.
-    if (inputs.whole_graph != nullptr && !inputs.typed) {
-      result.test_common_neighbors_auc =
-          roc_auc(graph::common_neighbor_counts(*inputs.whole_graph, test_pos),
-                  graph::common_neighbor_counts(*inputs.whole_graph, test_neg));
-    }
-    const PairScorer scorer = [&](const at::Tensor& u, const at::Tensor& v,
-                                  const at::Tensor& v_ids) {
-      torch::NoGradGuard no_grad;
-      return model.score(u, v, v_ids);
-    };
-    result.ranking = full_ranking(scorer, embeddings, inputs.edge_splits, target, pair_weights);
-    result.ranking_candidates = target.candidates.numel();
+  Validation validate() override;
+  void test() override;
+
+  LinkResult figures;  // the test's
+
+ private:
+  std::shared_ptr<LinkModel> make(int64_t embed_dim) const;
+  void prepare_encoder();
+  void make_loader(int64_t embed_dim);
+  torch::Tensor encode(const sampling::MiniBatch& batch);
+  at::Tensor embed_all();
+
+  const TaskNames names_{.items = "edges",
+                         .validation_key = "val_auc",
+                         .validation = "val AUC",
+                         .score = "validation AUC",
+                         .train_metrics = {}};
+  const TrainingInputs& inputs_;
+  const TrainOptions& options_;
+  const LinkOptions& link_;
+  dist::ProcessGroup* group_;
+  const bool lightgcn_;
+  dist::DistEmbedding* shared_embedding_;  // input rows on the servers, or null
+  const at::Tensor train_pairs_;           // all of them
+  const at::Tensor pair_weights_;          // their recency weights, or undefined
+  std::shared_ptr<LinkModel> model_;
+  // LightGCN propagates over the whole training graph, one "block" of every node.
+  nn::BlockView whole_;
+  at::Tensor edge_norm_;
+  RowReader input_rows_;
+  // An encoder that reads its input in place gets the whole feature table: no gathered copy.
+  at::Tensor feature_table_;
+  sampling::NeighborSampler sampler_;
+  std::unique_ptr<sampling::ItemSampler> items_;
+  std::unique_ptr<sampling::NegativeSampler> negatives_;
+  std::unique_ptr<loader::DataLoader> loader_;
+  torch::Tensor input_;  // this batch's DistEmbedding rows, whose gradient after_step() sends
+};
+
+LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const TrainOptions& options,
+                                       const LinkOptions& link, dist::ProcessGroup* group)
+    : inputs_(inputs),
+      options_(options),
+      link_((check_options(link), link)),
+      group_(group),
+      lightgcn_(options.model.kind == "lightgcn"),
+      shared_embedding_(inputs.embedding),
+      train_pairs_(edge_split(inputs, "train")),
+      pair_weights_(recency_weights(inputs, link.recency_half_life_days)),
+      sampler_(inputs.graph, {.fanouts = options.fanouts,
+                              .edge_type_fanouts = options.edge_type_fanouts,
+                              .seed = options.seed,
+                              .edge_ids = false}) {
+  for (const char* name : {"valid", "valid_neg", "test", "test_neg"}) edge_split(inputs, name);
+  GL_CHECK(!lightgcn_ || inputs.whole_graph != nullptr,
+           "LightGCN propagates over the whole graph, which '{}' does not hold in one process "
+           "(use an encoder that samples: sage, gcn, gat, rgcn, rsage)",
+           inputs.name);
+  const int64_t embed_dim = local_embed_dim(inputs, link, lightgcn_);
+  model_ = make(embed_dim);
+  prepare_encoder();
+  input_rows_ = [this](const at::Tensor& ids) {
+    if (shared_embedding_ != nullptr) return shared_embedding_->pull(ids);
+    return model_->has_embedding() ? model_->embed(ids) : inputs_.rows->gather("feat", ids);
+  };
+  const bool has_features = inputs.rows != nullptr && inputs.rows->has("feat");
+  if (has_features && shared_embedding_ == nullptr && !model_->has_embedding() && !lightgcn_ &&
+      model_->encoder().reads_input_table()) {
+    feature_table_ = inputs.rows->whole_table("feat");
   }
+  make_loader(embed_dim);
+  if (!data_parallel(group) || group->rank() == 0) {
+    spdlog::info("link prediction target: {}", inputs.target.description);
+  }
+}
+
+std::shared_ptr<LinkModel> LinkPredictionTask::make(int64_t embed_dim) const {
+  nn::ModelConfig config = options_.model;
+  config.in = shared_embedding_ != nullptr ? shared_embedding_->dim()
+              : embed_dim > 0              ? embed_dim
+                                           : inputs_.rows->info("feat").row_shape.at(0);
+  // The node embedding the scorer reads (LightGCN keeps the input width).
+  config.out = lightgcn_ ? embed_dim : options_.model.hidden;
+  config.layers = static_cast<int64_t>(options_.fanouts.size());
+  config.num_relations = inputs_.num_relations;
+  return std::make_shared<LinkModel>(
+      config, inputs_.num_nodes, embed_dim, link_.scorer, link_.destination_bias,
+      link_.popularity_prior ? popularity_prior(train_pairs_, pair_weights_, inputs_.num_nodes,
+                                                inputs_.target.symmetric)
+                             : at::Tensor());
+}
+
+// Degrees, cold rows, LightGCN's whole-graph block.
+void LinkPredictionTask::prepare_encoder() {
+  // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
+  // ever: a zero embedding makes them the "average" query, ranked by what the model shares
+  // across queries (the learned bias, the popularity prior), instead of by the noise of their
+  // initialization.
+  const bool has_degrees = inputs_.in_degrees.defined() && inputs_.out_degrees.defined();
+  if (model_->has_embedding() && has_degrees) {
+    model_->zero_rows(inputs_.in_degrees + inputs_.out_degrees == 0);
+  }
+  if (lightgcn_) {
+    const graph::CscGraph& graph = *inputs_.whole_graph;
+    whole_ = {graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
+              at::arange(graph.num_nodes, at::kLong)};
+    const at::Tensor out_degree = graph.out_degrees().clamp_min(1).to(at::kFloat);
+    const at::Tensor in_degree = graph.in_degrees().clamp_min(1).to(at::kFloat);
+    edge_norm_ = (out_degree.index_select(0, whole_.indices) *
+                  in_degree.index_select(0, graph.destinations()))
+                     .rsqrt();
+  } else if (has_degrees) {
+    model_->encoder().set_graph_degrees(inputs_.in_degrees, inputs_.out_degrees);
+  }
+}
+
+// items (this rank's training pairs) -> negatives -> blocks -> "feat" rows.
+void LinkPredictionTask::make_loader(int64_t embed_dim) {
+  // This rank's training pairs: given (edge_split on partitions), or a rank split of all.
+  const bool split_here = data_parallel(group_) && !inputs_.train_rows.defined();
+  const auto share = [&](const at::Tensor& all) {
+    return inputs_.train_rows.defined() && all.defined() ? all.index_select(0, inputs_.train_rows)
+                                                         : all;
+  };
+  items_ = std::make_unique<sampling::ItemSampler>(
+      share(train_pairs_),
+      sampling::ItemSamplerOptions{.batch_size = options_.batch_size,
+                                   .shuffle = true,
+                                   .rank = split_here ? group_->rank() : 0,
+                                   .world_size = split_here ? group_->world_size() : 1,
+                                   .seed = options_.seed,
+                                   .weights = share(pair_weights_)});
+  negatives_ = make_negative_sampler(inputs_, link_);
+  const bool gather_features =
+      shared_embedding_ == nullptr && embed_dim == 0 && !lightgcn_ && !feature_table_.defined();
+  loader_ = std::make_unique<loader::DataLoader>(
+      loader::Pipeline{
+          .items = items_.get(),
+          .negatives = negatives_.get(),
+          .negatives_per_pair = link_.negatives,
+          .negative_seed = options_.seed,
+          .negative_stream = data_parallel(group_) ? static_cast<uint64_t>(group_->rank()) : 0,
+          .neighbors = lightgcn_ ? nullptr : &sampler_,
+          .features = inputs_.rows},
+      loader::DataLoaderOptions{.num_workers = options_.num_workers,
+                                .prefetch = options_.prefetch,
+                                .feature_names = gather_features ? std::vector<std::string>{"feat"}
+                                                                 : std::vector<std::string>{},
+                                .label_name = ""});
+}
+
+// The rows of the batch's seeds.
+torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch) {
+  if (lightgcn_) return model_->propagate(whole_, edge_norm_).index_select(0, batch.seeds);
+  const at::Tensor& input_nodes = batch.input_nodes();
+  if (feature_table_.defined()) {
+    return model_->encoder().forward(batch.blocks, feature_table_, input_nodes);
+  }
+  const auto gathered = batch.features.find("feat");
+  input_ = gathered != batch.features.end() ? gathered->second : input_rows_(input_nodes);
+  if (shared_embedding_ != nullptr) input_.set_requires_grad(true);
+  return model_->encoder().forward(batch.blocks, input_);
+}
+
+StepOutput LinkPredictionTask::step(const sampling::MiniBatch& batch) {
+  const sampling::PairBatch& pairs = batch.pairs;
+  const torch::Tensor h = encode(batch);
+  const int64_t count = pairs.num_pairs();
+  const at::Tensor& position = pairs.position;
+  const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
+  const torch::Tensor positive =
+      model_->score(h_src, h.index_select(0, position.slice(0, count, 2 * count)), pairs.dst);
+  const torch::Tensor negative =
+      model_->score(h_src.repeat_interleave(link_.negatives, 0),
+                    h.index_select(0, position.slice(0, 2 * count)), pairs.negative_dst);
+  StepOutput out;
+  if (link_.loss == "bce") {
+    out.loss = torch::binary_cross_entropy_with_logits(
+        torch::cat({positive, negative}),
+        torch::cat({torch::ones_like(positive), torch::zeros_like(negative)}));
+  } else {  // BPR: each positive above each of its negatives
+    out.loss =
+        -torch::log_sigmoid(positive.repeat_interleave(link_.negatives, 0) - negative).mean();
+  }
+  out.items = count;
+  return out;
+}
+
+// Sparse: each rank's embedding gradients go to the rows' owners (as node classification).
+void LinkPredictionTask::after_step(const sampling::MiniBatch& batch) {
+  if (shared_embedding_ != nullptr) shared_embedding_->step(batch.input_nodes(), input_.grad());
+}
+
+// Every node's embedding (collective: layer-wise inference is split over the ranks).
+at::Tensor LinkPredictionTask::embed_all() {
+  if (lightgcn_) {
+    torch::NoGradGuard no_grad;
+    return model_->propagate(whole_, edge_norm_);
+  }
+  const sampling::NeighborSource& source = *inputs_.graph;
+  if (inputs_.layer_outputs) {
+    const RowReader last =
+        layerwise_inference(model_->encoder(), source, input_rows_, options_.eval_batch_size,
+                            options_.progress, group_, inputs_.layer_outputs);
+    return last(at::arange(source.num_nodes(), at::kLong));
+  }
+  return layerwise_inference(model_->encoder(), source, input_rows_, options_.eval_batch_size,
+                             options_.progress, group_);
+}
+
+Validation LinkPredictionTask::validate() {
+  const at::Tensor embeddings = embed_all();
+  Validation validation;
+  validation.score = roc_auc(pair_scores(*model_, embeddings, edge_split(inputs_, "valid")),
+                             pair_scores(*model_, embeddings, edge_split(inputs_, "valid_neg")));
+  validation.fields = {{"val_auc", validation.score}};
+  return validation;
+}
+
+void LinkPredictionTask::test() {
+  const at::Tensor embeddings = embed_all();
+  const at::Tensor& test_pos = edge_split(inputs_, "test");
+  const at::Tensor& test_neg = edge_split(inputs_, "test_neg");
+  const at::Tensor positive = pair_scores(*model_, embeddings, test_pos);
+  const at::Tensor negative = pair_scores(*model_, embeddings, test_neg);
+  figures.test_auc = roc_auc(positive, negative);
+  figures.test_hits = hits_at_k(positive, negative, link_.hits_k);
+  figures.test_mrr = mean_reciprocal_rank(positive, negative);
+  // Typed pairs join different node types: they share no neighbours.
+  if (inputs_.whole_graph != nullptr && !inputs_.typed) {
+    figures.test_common_neighbors_auc =
+        roc_auc(graph::common_neighbor_counts(*inputs_.whole_graph, test_pos),
+                graph::common_neighbor_counts(*inputs_.whole_graph, test_neg));
+  }
+  const PairScorer scorer = [&](const at::Tensor& u, const at::Tensor& v, const at::Tensor& v_ids) {
+    torch::NoGradGuard no_grad;
+    return model_->score(u, v, v_ids);
+  };
+  figures.ranking =
+      full_ranking(scorer, embeddings, inputs_.edge_splits, inputs_.target, pair_weights_);
+  figures.ranking_candidates = inputs_.target.candidates.numel();
+}
+
+}  // namespace
+
+LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
+                                 const LinkOptions& link, dist::ProcessGroup* group) {
+  GL_CHECK(dataset.edge_splits.count("train"),
+           "'{}' has no 'train' edge split: link prediction needs train, valid, valid_neg, test "
+           "and test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
+           dataset.name);
+  const DatasetInputs inputs(dataset, options, TaskKind::kLinkPrediction);
+  return train_link_prediction(inputs.inputs(), options, link, group);
+}
+
+LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
+                                 const LinkOptions& link, dist::ProcessGroup* group) {
+  Trainer trainer(options, group);
+  LinkPredictionTask task(inputs, options, link, group);
+  const FitResult fit = trainer.fit(task);
+  LinkResult result = task.figures;
+  result.best_val_auc = fit.best_val;
+  result.best_epoch = fit.best_epoch;
+  result.epochs_run = fit.epochs_run;
+  result.edges_per_second = fit.items_per_second;
+  result.times = fit.times;
   return result;
 }
 

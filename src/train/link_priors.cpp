@@ -7,7 +7,7 @@
 
 namespace graphloom::train {
 
-at::Tensor recency_weights(const LinkInputs& inputs, double half_life_days) {
+at::Tensor recency_weights(const TrainingInputs& inputs, double half_life_days) {
   if (half_life_days == 0) return {};
   GL_CHECK(half_life_days > 0, "--recency-half-life must be positive (days), got {}",
            half_life_days);

@@ -1,4 +1,4 @@
-// train_on_partitions: DistGraph inputs for the training loop.
+// PartitionedInputs: a partitioned graph behind its servers as the inputs of a training task.
 #include "graphloom/train/partitioned_training.h"
 
 #include <spdlog/spdlog.h>
@@ -20,6 +20,7 @@
 namespace graphloom::train {
 namespace {
 
+// Every part's nodes of one split.
 at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
                               const std::filesystem::path& dir, const std::string& split) {
   std::vector<at::Tensor> ids;
@@ -31,126 +32,149 @@ at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
 
 }  // namespace
 
-TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
-                                dist::ProcessGroup* group) {
-  const partition::PartitionInfo info = partition::read_partition_info(job.partition_dir);
-  GL_CHECK(static_cast<int64_t>(job.servers.size()) == info.num_parts,
+std::string self_loop_difference(const partition::Partition& part, const TrainOptions& options) {
+  const std::string& model = options.model.kind;
+  const bool wanted = options.self_loops == "add" ||
+                      (options.self_loops == "auto" && (model == "gcn" || model == "gat"));
+  if (!wanted) return "";
+  const graph::CscGraph& graph = part.graph;
+  const at::Tensor loops = graph.indices.to(at::kLong) == graph.destinations() + part.node_begin;
+  const int64_t nodes_with_loop =
+      std::get<0>(at::_unique(graph.destinations().masked_select(loops))).numel();
+  if (nodes_with_loop == graph.num_nodes) return "";
+  return fmt::format(
+      "{} of part {}'s {} nodes have no self-loop: `train --data` adds one per node for {} "
+      "(--self-loops {}), but a partitioned graph is trained as it was partitioned. For the same "
+      "graph on both paths, partition a copy with self-loops (graphloom convert --self-loops "
+      "add, then graphloom partition)",
+      graph.num_nodes - nodes_with_loop, part.part, graph.num_nodes, model, options.self_loops);
+}
+
+PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptions& options,
+                                     TaskKind task, dist::ProcessGroup* group)
+    : info_(partition::read_partition_info(job.partition_dir)) {
+  GL_CHECK(static_cast<int64_t>(job.servers.size()) == info_.num_parts,
            "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
-           info.num_parts, job.servers.size());
-  GL_CHECK(job.part >= 0 && job.part < info.num_parts, "machine {} has no part ({} parts)",
-           job.part, info.num_parts);
-  GL_CHECK(info.num_classes > 0, "partition '{}' has no labels", job.partition_dir.string());
-  std::unique_ptr<dist::SharedPartition> local;
+           info_.num_parts, job.servers.size());
+  GL_CHECK(job.part >= 0 && job.part < info_.num_parts, "machine {} has no part ({} parts)",
+           job.part, info_.num_parts);
   if (!job.cluster_id.empty()) {
-    local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
+    local_ = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
   }
-  dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
-  std::optional<dist::DistEmbedding> embedding;
-  if (job.embed_dim > 0) {
-    embedding.emplace(graph, "node-embedding", job.embed_dim, job.embed_optimizer,
-                      /*init_scale=*/1.0f, options.seed);
+  graph_ = std::make_unique<dist::DistGraph>(job.servers, job.client,
+                                             local_ ? &local_->part() : nullptr);
+  // Featureless graphs (or --embed-dim): the embedding lives on the servers, rows updated by
+  // their owners, so no trainer holds or allreduces a num_nodes x dim table.
+  const bool link = task == TaskKind::kLinkPrediction;
+  const bool has_features = info_.features.count("feat") > 0;
+  const int64_t embed_dim = job.embed_dim > 0 ? job.embed_dim : link && !has_features ? 64 : 0;
+  if (embed_dim > 0) {
+    embedding_.emplace(*graph_, link ? "link-embedding" : "node-embedding", embed_dim,
+                       job.embed_optimizer, /*init_scale=*/1.0f, options.seed);
   }
-  std::optional<features::CachedFeatureSource> cache;
-  if (job.cache_policy != "none") {
-    features::CacheOptions cache_options{
-        .policy = features::cache_policy_from_name(job.cache_policy),
-        .capacity_bytes = job.cache_bytes};
-    if (local) {  // the local part is read in place: only remote rows are worth caching
-      cache_options.bypass_begin = local->part().node_begin;
-      cache_options.bypass_end = local->part().node_end;
-    }
-    if (cache_options.policy == features::CachePolicy::kStatic) {
-      const at::Tensor sources =
-          local ? local->part().graph.indices
-                : partition::load_partition(job.partition_dir, job.part).graph.indices;
-      cache_options.static_rows = features::rows_by_reference_count(sources, info.num_nodes);
-    }
-    cache.emplace(graph, "feat", std::move(cache_options));
-    spdlog::info("feature cache ({}): {} rows of 'feat', {:.1f} MB", job.cache_policy,
-                 cache->capacity_rows(), job.cache_bytes / 1e6);
-  }
-  TrainingInputs inputs;
-  inputs.name = info.graph_name + " (partitioned)";
-  inputs.graph = &graph;
-  inputs.rows = cache ? static_cast<const features::FeatureSource*>(&*cache) : &graph;
-  inputs.epoch_counters = [&] {
+  make_cache(job);
+  TrainingInputs& in = inputs_;
+  in.name = info_.graph_name + " (partitioned)";
+  in.graph = graph_.get();
+  in.rows = cache_ ? static_cast<const features::FeatureSource*>(&*cache_) : graph_.get();
+  in.num_nodes = info_.num_nodes;
+  in.num_relations = info_.schema.num_edge_types();
+  in.typed = !info_.schema.empty();
+  std::tie(in.in_degrees, in.out_degrees) =
+      partition::load_partition_degrees(job.partition_dir, info_);
+  in.embedding = embedding_ ? &*embedding_ : nullptr;
+  in.layer_outputs = dist_tensor_outputs(*graph_, group);
+  in.epoch_counters = [this] {
     std::map<std::string, double> counters{
-        {"remote_bytes", static_cast<double>(graph.pulled_bytes(/*reset=*/true))}};
-    if (cache) {
-      const features::CacheStats stats = cache->stats(/*reset=*/true);
+        {"remote_bytes", static_cast<double>(graph_->pulled_bytes(/*reset=*/true))}};
+    if (cache_) {
+      const features::CacheStats stats = cache_->stats(/*reset=*/true);
       counters["cache_hits"] = static_cast<double>(stats.hits);
       counters["cache_misses"] = static_cast<double>(stats.misses);
     }
     return counters;
   };
-  inputs.train_nodes =
-      dist::node_split(split_of_all_parts(info, job.partition_dir, "train"), graph.book(), job.part,
-                       job.local_rank, job.trainers_per_part, {.force_even = job.force_even});
-  inputs.train_nodes_split = true;
-  inputs.valid_nodes = split_of_all_parts(info, job.partition_dir, "valid");
-  inputs.test_nodes = split_of_all_parts(info, job.partition_dir, "test");
-  inputs.num_classes = info.num_classes;
-  inputs.num_relations = info.schema.num_edge_types();
-  std::tie(inputs.in_degrees, inputs.out_degrees) =
-      partition::load_partition_degrees(job.partition_dir, info);
-  inputs.embedding = embedding ? &*embedding : nullptr;
-  inputs.layer_outputs = dist_tensor_outputs(graph, group);
+  if (link) {
+    add_link_items(job);
+  } else {
+    add_node_items(job);
+  }
+  const std::string difference = self_loop_difference(
+      local_ ? local_->part() : partition::load_partition(job.partition_dir, job.part), options);
+  if (!difference.empty()) spdlog::warn("{}", difference);
+}
+
+PartitionedInputs::~PartitionedInputs() = default;
+
+// A cache of remote "feat" rows in front of the DistGraph (--cache-policy).
+void PartitionedInputs::make_cache(const PartitionedJob& job) {
+  if (job.cache_policy == "none") return;
+  features::CacheOptions options{.policy = features::cache_policy_from_name(job.cache_policy),
+                                 .capacity_bytes = job.cache_bytes};
+  if (local_) {  // the local part is read in place: only remote rows are worth caching
+    options.bypass_begin = local_->part().node_begin;
+    options.bypass_end = local_->part().node_end;
+  }
+  if (options.policy == features::CachePolicy::kStatic) {
+    const at::Tensor sources =
+        local_ ? local_->part().graph.indices
+               : partition::load_partition(job.partition_dir, job.part).graph.indices;
+    options.static_rows = features::rows_by_reference_count(sources, info_.num_nodes);
+  }
+  cache_.emplace(*graph_, "feat", std::move(options));
+  spdlog::info("feature cache ({}): {} rows of 'feat', {:.1f} MB", job.cache_policy,
+               cache_->capacity_rows(), job.cache_bytes / 1e6);
+}
+
+// Node classification: this trainer's node_split of the training nodes; all the others.
+void PartitionedInputs::add_node_items(const PartitionedJob& job) {
+  GL_CHECK(info_.num_classes > 0, "partition '{}' has no labels", job.partition_dir.string());
+  TrainingInputs& in = inputs_;
+  in.train_nodes = dist::node_split(split_of_all_parts(info_, job.partition_dir, "train"),
+                                    graph_->book(), job.part, job.local_rank, job.trainers_per_part,
+                                    {.force_even = job.force_even});
+  in.train_nodes_split = true;
+  in.valid_nodes = split_of_all_parts(info_, job.partition_dir, "valid");
+  in.test_nodes = split_of_all_parts(info_, job.partition_dir, "test");
+  in.num_classes = info_.num_classes;
   spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.part, job.local_rank,
-               inputs.train_nodes.numel(), job.force_even ? ", even" : "");
-  return train_node_classification(inputs, options, group);
+               in.train_nodes.numel(), job.force_even ? ", even" : "");
+}
+
+// Link prediction: the edge splits, and this trainer's edge_split of the training pairs.
+void PartitionedInputs::add_link_items(const PartitionedJob& job) {
+  TrainingInputs& in = inputs_;
+  for (const std::string& name : info_.edge_splits) {
+    in.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info_, name);
+  }
+  GL_CHECK(in.edge_splits.count("train") > 0,
+           "partition '{}' has no training pairs: --task link needs the partition of a dataset "
+           "with edge splits (an lp_* import, MovieLens, or `convert --link-split`)",
+           job.partition_dir.string());
+  // edge_split: the machine owning a pair's destination trains on it (its blocks start there),
+  // its trainers share those pairs; force_even moves surplus pairs to machines short of theirs.
+  const at::Tensor& train = in.edge_splits.at("train");
+  in.train_rows =
+      dist::split_items(train.select(1, 1).contiguous(), graph_->book(), job.part, job.local_rank,
+                        job.trainers_per_part, {.force_even = job.force_even});
+  in.train_times = partition::load_partition_edge_split_times(job.partition_dir, info_, "train");
+  spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.part, job.local_rank,
+               in.train_rows.size(0), job.force_even ? ", even" : "");
+  // A node type's ids are one range per part: the candidates are the union of those ranges.
+  in.target = link_target(in.edge_splits, partition::relabelled_node_types(info_), info_.schema,
+                          info_.num_nodes, info_.directed);
+}
+
+TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
+                                dist::ProcessGroup* group) {
+  const PartitionedInputs inputs(job, options, TaskKind::kNodeClassification, group);
+  return train_node_classification(inputs.inputs(), options, group);
 }
 
 LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                     const LinkOptions& link, dist::ProcessGroup* group) {
-  const partition::PartitionInfo info = partition::read_partition_info(job.partition_dir);
-  GL_CHECK(static_cast<int64_t>(job.servers.size()) == info.num_parts,
-           "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
-           info.num_parts, job.servers.size());
-  std::unique_ptr<dist::SharedPartition> local;
-  if (!job.cluster_id.empty()) {
-    local = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
-  }
-  dist::DistGraph graph(job.servers, job.client, local ? &local->part() : nullptr);
-  // Featureless graphs (or --embed-dim): the embedding lives on the servers, rows updated by
-  // their owners, so no trainer holds or allreduces a num_nodes x dim table.
-  std::optional<dist::DistEmbedding> embedding;
-  const int64_t embed_dim =
-      link.embed_dim > 0 ? link.embed_dim : (info.features.count("feat") ? 0 : 64);
-  if (embed_dim > 0) {
-    embedding.emplace(graph, "link-embedding", embed_dim, job.embed_optimizer,
-                      /*init_scale=*/1.0f, options.seed);
-  }
-  LinkInputs inputs;
-  inputs.embedding = embedding ? &*embedding : nullptr;
-  inputs.layer_outputs = dist_tensor_outputs(graph, group);
-  inputs.name = info.graph_name + " (partitioned)";
-  inputs.graph = &graph;
-  inputs.rows = info.features.count("feat") ? &graph : nullptr;
-  inputs.num_nodes = info.num_nodes;
-  for (const std::string& name : info.edge_splits) {
-    inputs.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info, name);
-  }
-  // edge_split: the machine owning a pair's destination trains on it (its blocks start there),
-  // its trainers share those pairs; force_even moves surplus pairs to machines short of theirs.
-  GL_CHECK(inputs.edge_splits.count("train") > 0,
-           "partition '{}' has no training pairs: --task link needs the partition of a dataset "
-           "with edge splits (an lp_* import, MovieLens, or `convert --link-split`)",
-           job.partition_dir.string());
-  const at::Tensor& train = inputs.edge_splits.at("train");
-  inputs.train_rows =
-      dist::split_items(train.select(1, 1).contiguous(), graph.book(), job.part, job.local_rank,
-                        job.trainers_per_part, {.force_even = job.force_even});
-  inputs.train_times = partition::load_partition_edge_split_times(job.partition_dir, info, "train");
-  spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.part, job.local_rank,
-               inputs.train_rows.size(0), job.force_even ? ", even" : "");
-  // A node type's ids are one range per part: the candidates are the union of those ranges.
-  inputs.target = link_target(inputs.edge_splits, partition::relabelled_node_types(info),
-                              info.schema, info.num_nodes, info.directed);
-  inputs.typed = !info.schema.empty();
-  inputs.num_relations = info.schema.num_edge_types();
-  std::tie(inputs.in_degrees, inputs.out_degrees) =
-      partition::load_partition_degrees(job.partition_dir, info);
-  return train_link_prediction(inputs, options, link, group);
+  const PartitionedInputs inputs(job, options, TaskKind::kLinkPrediction, group);
+  return train_link_prediction(inputs.inputs(), options, link, group);
 }
 
 std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path& path,

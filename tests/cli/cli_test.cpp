@@ -84,6 +84,25 @@ TEST(Cli, TrainOnAPartitionDirectorySaysToUsePartConfig) {
       << result.output;
 }
 
+// The default batch of 1024 over a few hundred training nodes is one step per epoch: said.
+TEST(Cli, TrainWarnsWhenTheRunTakesVeryFewOptimizerSteps) {
+  TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 1000 --out g", dir.path()).exit_code, 0);
+  const auto few =
+      run_graphloom("train --data g --epochs 3 --eval sampled --no-progress", dir.path());
+  EXPECT_EQ(few.exit_code, 0) << few.output;
+  EXPECT_NE(few.output.find("this run takes only 3 optimizer steps (1 batch(es) of up to 1024 "
+                            "per epoch x 3 epochs): too few for most models to fit. Raise "
+                            "--epochs (about 100 for 100 steps) or lower --batch-size"),
+            std::string::npos)
+      << few.output;
+  const auto enough = run_graphloom(
+      "train --data g --epochs 100 --fanouts 2 --eval-every 50 --eval sampled --no-progress",
+      dir.path());
+  EXPECT_EQ(enough.exit_code, 0) << enough.output;
+  EXPECT_EQ(enough.output.find("optimizer steps"), std::string::npos) << enough.output;
+}
+
 TEST(Cli, FailuresPrintOneLineAndExitWithOne) {
   TempDir dir;
   const auto result = run_graphloom("inspect nowhere", dir.path());

@@ -81,8 +81,12 @@ class LaunchCliTest : public ::testing::Test {
   std::string cluster_;
 };
 
+// The trainer command may repeat the --part-config that launch passes on (as `train` alone
+// needs it): the copy is dropped.
 TEST_F(LaunchCliTest, TwoMachinesTrainToCompletionAndCleanUp) {
-  BackgroundProcess launch(launch_args("3"), {}, dir_ / "launch.log");
+  std::vector<std::string> args = launch_args("3");
+  args.insert(args.end(), {"--part-config", (dir_ / "parts").string()});
+  BackgroundProcess launch(args, {}, dir_ / "launch.log");
   EXPECT_EQ(launch.wait_for(300), 0) << launch.output();
   std::smatch match;
   const std::string output = launch.output();
@@ -161,6 +165,20 @@ TEST(LaunchCli, FeaturelessPubmedTrainsThroughDistEmbedding) {
   std::cout << "pubmed_nofeat through DistEmbedding: test accuracy " << match[1]
             << " (majority class 0.40, label propagation 0.63)\n";
   EXPECT_GT(std::stod(match[1]), 0.45) << result.output;
+}
+
+// A trainer flag that launch sets itself, with another value: refused before anything starts.
+TEST_F(LaunchCliTest, TrainerCommandWithAnotherPartConfigIsRefusedNamingBoth) {
+  std::vector<std::string> args = launch_args("1");
+  args.insert(args.end(), {"--part-config=elsewhere"});
+  BackgroundProcess launch(args, {}, dir_ / "refused.log");
+  EXPECT_NE(launch.wait_for(30), 0);
+  const std::string output = launch.output();
+  EXPECT_NE(output.find("the trainer command gives --part-config elsewhere, but launch passes "
+                        "--part-config to every trainer itself"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("machine(s) x"), std::string::npos) << "processes started: " << output;
 }
 
 // Pre-flight: an unreachable machine (TEST-NET-1, never routed) and a missing partition are

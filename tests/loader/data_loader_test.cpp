@@ -1,11 +1,12 @@
-// DataLoader: in-order batches equal to direct sampling, worker errors reaching the consumer,
-// and clean shutdown mid-epoch.
+// DataLoader: in-order batches equal to direct sampling, the pair stage of link prediction,
+// worker errors reaching the consumer, and clean shutdown mid-epoch.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/loader/data_loader.h"
@@ -35,6 +36,61 @@ struct Fixture {
   std::unique_ptr<sampling::ItemSampler> items;
   features::TensorFeatureSource features;
 };
+
+// Link prediction's pipeline: pairs -> negatives -> blocks of the distinct endpoints -> rows.
+TEST(DataLoader, PairStageGivesEachPairItsNegativesAndEncodesEveryEndpointOnce) {
+  Fixture f;
+  const at::Tensor pairs = at::randint(f.nodes, {300, 2}, at::kLong);
+  const sampling::ItemSampler items(pairs, {.batch_size = 64, .shuffle = true});
+  const sampling::UniformNegativeSampler negatives(f.nodes);
+  constexpr int64_t k = 3;
+  for (int workers : {1, 2}) {
+    DataLoader loader({.items = &items,
+                       .negatives = &negatives,
+                       .negatives_per_pair = k,
+                       .negative_seed = 7,
+                       .negative_stream = 1,
+                       .neighbors = f.sampler.get(),
+                       .features = &f.features},
+                      {.num_workers = workers, .prefetch = 2, .label_name = ""});
+    loader.start_epoch(5);
+    const auto expected = items.batches(5);
+    int64_t count = 0;
+    while (auto batch = loader.next()) {
+      const sampling::PairBatch& p = batch->pairs;
+      const at::Tensor& item = expected[count];
+      ASSERT_EQ(p.num_pairs(), item.size(0));
+      EXPECT_TRUE(at::equal(p.src, item.select(1, 0)));
+      EXPECT_TRUE(at::equal(p.dst, item.select(1, 1)));
+      const at::Tensor direct =
+          negatives.sample(p.src, p.dst, k, stream_key({7, 5, static_cast<uint64_t>(count), 1}))
+              .dst;
+      EXPECT_TRUE(at::equal(p.negative_dst, direct));  // the same draws whoever runs the stage
+      const at::Tensor endpoints = at::cat({p.src, p.dst, p.negative_dst});
+      EXPECT_TRUE(at::equal(batch->seeds.index_select(0, p.position), endpoints));
+      EXPECT_EQ(batch->seeds.numel(), std::get<0>(at::_unique(endpoints)).numel());  // distinct
+      EXPECT_TRUE(at::equal(batch->blocks.back().dst_ids(), batch->seeds));
+      EXPECT_TRUE(
+          at::equal(batch->features.at("feat"), f.features.gather("feat", batch->input_nodes())));
+      EXPECT_FALSE(batch->labels.defined());
+      ++count;
+    }
+    EXPECT_EQ(count, 5);  // ceil(300 / 64)
+  }
+}
+
+// Without a neighbor sampler (whole-graph models such as LightGCN) the seeds are the inputs.
+TEST(DataLoader, WithoutNeighborSamplingTheSeedsAreTheInputNodes) {
+  Fixture f;
+  DataLoader loader({.items = f.items.get(), .features = &f.features}, {});
+  loader.start_epoch(0);
+  const auto batch = loader.next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_TRUE(batch->blocks.empty());
+  EXPECT_TRUE(at::equal(batch->input_nodes(), batch->seeds));
+  EXPECT_TRUE(at::equal(batch->features.at("feat"), f.features.gather("feat", batch->seeds)));
+  EXPECT_FALSE(batch->pairs.defined());
+}
 
 TEST(DataLoader, YieldsEveryBatchInOrderWithItsRows) {
   Fixture f;

@@ -39,6 +39,9 @@ TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   EXPECT_GT(with_features.test_auc, 0.75);
   EXPECT_GT(with_features.test_auc, with_features.test_common_neighbors_auc);
   EXPECT_GT(with_features.test_mrr, 0.0);
+  // Batches come from the DataLoader: their sampling is timed in its workers.
+  EXPECT_GT(with_features.times.sample, 0.0);
+  EXPECT_GT(with_features.times.forward, 0.0);
   // Full ranking over all 2000 nodes, next to ranking by popularity.
   EXPECT_GT(with_features.ranking.all.recall_at_20, 0.0);
   EXPECT_GE(with_features.ranking.all.popularity_recall_at_20, 0.0);

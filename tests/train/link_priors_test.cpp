@@ -10,7 +10,7 @@ namespace graphloom::train {
 namespace {
 
 TEST(LinkPriors, RecencyWeightsHalveEveryHalfLifeBeforeTheLatestPair) {
-  LinkInputs inputs;
+  TrainingInputs inputs;
   inputs.name = "timed";
   inputs.edge_splits["train"] = at::zeros({3, 2}, at::kLong);
   EXPECT_FALSE(recency_weights(inputs, 0).defined());  // off

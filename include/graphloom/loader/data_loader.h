@@ -1,6 +1,6 @@
-// DataLoader: the bounded pipeline item -> sample -> fetch that feeds training (GraphBolt's
-// ItemSampler -> sample_neighbor -> fetch_feature, DGL's DataLoader). Worker threads prepare
-// batches ahead of the consumer; batches come out in order.
+// DataLoader: the bounded pipeline items -> [pairs] -> sample -> fetch that feeds training
+// (GraphBolt's ItemSampler -> sample_negative -> sample_neighbor -> fetch_feature, DGL's
+// DataLoader). Worker threads prepare batches ahead of the consumer; batches come out in order.
 #pragma once
 
 #include <condition_variable>
@@ -17,6 +17,7 @@
 #include "graphloom/loader/buffer_pool.h"
 #include "graphloom/sampling/block.h"
 #include "graphloom/sampling/item_sampler.h"
+#include "graphloom/sampling/negative_sampler.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 
 namespace graphloom::loader {
@@ -36,9 +37,27 @@ struct DataLoaderOptions {
 // first to fail before loading anything.
 void check_pipeline_options(const DataLoaderOptions& options);
 
+// The stages a batch goes through; every one but the items is optional. They must outlive the
+// loader.
+struct Pipeline {
+  const sampling::ItemSampler* items = nullptr;
+  // The pair stage (link prediction): the items are [B, 2] (src, dst) pairs, each given
+  // `negatives_per_pair` corrupted destinations drawn with the random key (negative_seed,
+  // epoch, batch, negative_stream); the batch's seeds are the pairs' distinct endpoints
+  // (MiniBatch::pairs says where each one is).
+  const sampling::NegativeSampler* negatives = nullptr;
+  int64_t negatives_per_pair = 1;
+  uint64_t negative_seed = 0;
+  uint64_t negative_stream = 0;  // e.g. the rank, so ranks draw different negatives
+  // Blocks of the seeds; null: the seeds are the input nodes (models that do not sample).
+  const sampling::NeighborSampler* neighbors = nullptr;
+  const features::FeatureSource* features = nullptr;  // rows of DataLoaderOptions' names
+};
+
 class DataLoader {
  public:
-  // The samplers and the feature source must outlive the loader.
+  DataLoader(Pipeline pipeline, DataLoaderOptions options);
+  // items -> sample -> fetch. The samplers and the feature source must outlive the loader.
   DataLoader(const sampling::ItemSampler* items, const sampling::NeighborSampler* sampler,
              const features::FeatureSource* features, DataLoaderOptions options);
   // Stops the workers (also mid-epoch) and joins them.
@@ -51,7 +70,7 @@ class DataLoader {
   // The next batch in order; std::nullopt after the last one. A worker's exception is
   // rethrown here, with its message, when its batch is due.
   std::optional<sampling::MiniBatch> next();
-  int64_t num_batches() const { return items_->num_batches(); }
+  int64_t num_batches() const { return pipeline_.items->num_batches(); }
 
  private:
   struct Result {
@@ -60,17 +79,16 @@ class DataLoader {
   };
   void work();
   sampling::MiniBatch prepare(int64_t index) const;
+  sampling::MiniBatch sample(int64_t index) const;
   at::Tensor gather(const std::string& name, const at::Tensor& ids) const;
   void stop();
 
-  const sampling::ItemSampler* items_;
-  const sampling::NeighborSampler* sampler_;
-  const features::FeatureSource* features_;
+  Pipeline pipeline_;
   DataLoaderOptions options_;
 
   uint64_t epoch_ = 0;
   bool started_ = false;           // start_epoch() completed
-  std::vector<at::Tensor> seeds_;  // this epoch's batches of seeds
+  std::vector<at::Tensor> items_;  // this epoch's batches of items
   std::mutex mutex_;
   std::condition_variable changed_;
   bool stopping_ = false;

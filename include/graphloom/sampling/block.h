@@ -27,18 +27,32 @@ struct Block {
   at::Tensor dst_ids() const { return src_ids.slice(0, 0, num_dst); }
 };
 
+// A batch of link-prediction pairs with their corrupted destinations. Every endpoint is one
+// of the batch's seeds, found by position: each node is encoded once however many pairs it is in.
+struct PairBatch {
+  at::Tensor src, dst;      // int64 [num_pairs]: the positive pairs
+  at::Tensor negative_dst;  // int64 [num_pairs * k]: k corrupted destinations per pair, in order
+  // int64 [2 * num_pairs + num_pairs * k]: the row in `seeds` of each src, dst, negative_dst.
+  at::Tensor position;
+
+  int64_t num_pairs() const { return src.numel(); }
+  bool defined() const { return src.defined(); }
+};
+
 // A sampled mini-batch: blocks[0] is applied first (its sources are the input nodes) and
-// blocks.back() produces the seeds.
+// blocks.back() produces the seeds. Without blocks (models that do not sample) the seeds are
+// the input nodes.
 struct MiniBatch {
   int64_t index = 0;  // position in the epoch
   at::Tensor seeds;   // int64 [batch]
+  PairBatch pairs;    // link prediction: the pairs whose endpoints the seeds are
   std::vector<Block> blocks;
   std::map<std::string, at::Tensor> features;  // name -> rows of input_nodes()
   at::Tensor labels;                           // rows of seeds (when fetched)
   double sample_seconds = 0;                   // time the loader spent sampling this batch
   double fetch_seconds = 0;                    // time the loader spent gathering its rows
 
-  const at::Tensor& input_nodes() const { return blocks.front().src_ids; }
+  const at::Tensor& input_nodes() const { return blocks.empty() ? seeds : blocks.front().src_ids; }
   int64_t num_sampled_edges() const;
 };
 

@@ -1,5 +1,6 @@
 // What a training task reads from an in-memory dataset, prepared the same way for every task:
 // the graph with the self-loops its model expects, and the node rows as a FeatureSource.
+// (The partitioned graph's adapter is train/partitioned_training.h.)
 #pragma once
 
 #include <string>
@@ -7,6 +8,9 @@
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/csc_graph.h"
 #include "graphloom/io/dataset.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/train/train_options.h"
+#include "graphloom/train/training_inputs.h"
 
 namespace graphloom::train {
 
@@ -19,5 +23,22 @@ graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string&
 // and "label" when the dataset has them.
 features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
                                            const std::string& normalize_features);
+
+// A dataset as the TrainingInputs of a `task`: its splits, its graph with the self-loops
+// options.model asks for, its rows. `dataset` must outlive it.
+class DatasetInputs {
+ public:
+  DatasetInputs(const io::Dataset& dataset, const TrainOptions& options, TaskKind task);
+  DatasetInputs(const DatasetInputs&) = delete;
+  DatasetInputs& operator=(const DatasetInputs&) = delete;
+
+  const TrainingInputs& inputs() const { return inputs_; }
+
+ private:
+  graph::CscGraph graph_;
+  sampling::LocalNeighborSource source_;
+  features::TensorFeatureSource rows_;
+  TrainingInputs inputs_;
+};
 
 }  // namespace graphloom::train

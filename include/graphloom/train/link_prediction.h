@@ -1,5 +1,6 @@
 // Link prediction (DGL's link-prediction examples, PyG's LinkNeighborLoader): mini-batches of
-// training edges with k sampled negatives each and the blocks of all their endpoints, a GNN
+// training edges with k sampled negatives each (the DataLoader's pair stage) and the blocks of
+// all their endpoints, prefetched like node classification's batches, a GNN
 // encoder, a dot-product or MLP scorer, BCE or BPR loss. Evaluation embeds every node with
 // layer-wise full-neighbor inference and ranks held-out positives against held-out negatives.
 #pragma once
@@ -51,42 +52,15 @@ struct LinkResult {
   FullRanking ranking;
   int64_t ranking_candidates = 0;
   int64_t epochs_run = 0;
-  double edges_per_second = 0;  // positive training edges per second of training
-};
-
-// What the loop reads, from one dataset or from a partitioned graph behind servers.
-struct LinkInputs {
-  std::string name;                                 // for messages
-  const sampling::NeighborSource* graph = nullptr;  // the message-passing (training) graph
-  const features::FeatureSource* rows = nullptr;    // "feat" rows, or null (embeddings)
-  int64_t num_nodes = 0;
-  // "train", "valid", "valid_neg", "test", "test_neg": int64 [M, 2] pairs of global ids.
-  std::map<std::string, at::Tensor> edge_splits;
-  // This trainer's share of edge_splits["train"] (edge_split) as int64 row positions, or
-  // undefined: the ranks split the training pairs among themselves.
-  at::Tensor train_rows;
-  // int64 time of each pair of edge_splits["train"] (Dataset::edge_split_times), or undefined.
-  at::Tensor train_times;
-  LinkTarget target;
-  int64_t num_relations = 0;           // typed graphs (rgcn, rsage)
-  bool typed = false;                  // pairs join two node types (no common-neighbour baseline)
-  at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN, degree negatives); optional
-  // The whole graph in this process (one machine): LightGCN propagates over it and the
-  // common-neighbour baseline counts on it. Null on a partitioned graph.
-  const graph::CscGraph* whole_graph = nullptr;
-  // Partitioned graphs: learnable input rows held by the servers and updated there by a sparse
-  // optimizer (DistEmbedding), instead of a replicated table with dense gradient averaging.
-  dist::DistEmbedding* embedding = nullptr;
-  // Where full-neighbor inference keeps each layer's output (see TrainingInputs); ranking
-  // then reads the last layer's rows of every node into this process.
-  LayerOutputFactory layer_outputs;
+  double edges_per_second = 0;  // positive training edges per second of training, all ranks
+  StageTimes times;             // summed over all epochs of this run
 };
 
 // With a process group of several ranks the run is data-parallel: each rank trains on its
 // share of the training pairs, gradients (the input embedding's included) are averaged with
 // Join for uneven shares, evaluation embeds every node with distributed layer-wise inference
 // and every rank computes the same metrics; rank 0 logs and checkpoints.
-LinkResult train_link_prediction(const LinkInputs& inputs, const TrainOptions& options,
+LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, dist::ProcessGroup* group = nullptr);
 
 // Needs the dataset's edge splits "train", "valid", "valid_neg", "test", "test_neg" (an lp_*

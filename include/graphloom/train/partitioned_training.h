@@ -5,12 +5,17 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graphloom/dist/dist_graph.h"
 #include "graphloom/dist/graph_client.h"
 #include "graphloom/dist/process_group.h"
+#include "graphloom/dist/shared_partition.h"
+#include "graphloom/features/cached_feature_source.h"
+#include "graphloom/partition/partition_format.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
@@ -34,6 +39,38 @@ struct PartitionedJob {
   std::string cache_policy = "none";
   int64_t cache_bytes = 0;
 };
+
+// The partitioned graph of `job` as the TrainingInputs of `task`: this machine's part mapped
+// from shared memory (cluster_id) or reached by RPC like the others, the servers'
+// DistEmbedding (--embed-dim; featureless link prediction: 64 wide) and the feature cache the
+// job asks for, and this trainer's share of the training items (node_split, edge_split).
+class PartitionedInputs {
+ public:
+  PartitionedInputs(const PartitionedJob& job, const TrainOptions& options, TaskKind task,
+                    dist::ProcessGroup* group);
+  ~PartitionedInputs();
+  PartitionedInputs(const PartitionedInputs&) = delete;
+  PartitionedInputs& operator=(const PartitionedInputs&) = delete;
+
+  const TrainingInputs& inputs() const { return inputs_; }
+
+ private:
+  void make_cache(const PartitionedJob& job);
+  void add_node_items(const PartitionedJob& job);
+  void add_link_items(const PartitionedJob& job);
+
+  partition::PartitionInfo info_;
+  std::unique_ptr<dist::SharedPartition> local_;
+  std::unique_ptr<dist::DistGraph> graph_;
+  std::optional<dist::DistEmbedding> embedding_;
+  std::optional<features::CachedFeatureSource> cache_;
+  TrainingInputs inputs_;
+};
+
+// "" when `part` is the graph `train --data` would train options.model on; else what differs
+// (gcn and gat get a self-loop per node there; a partition is trained as it was partitioned)
+// and how to get the same graph.
+std::string self_loop_difference(const partition::Partition& part, const TrainOptions& options);
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
                                 dist::ProcessGroup* group);

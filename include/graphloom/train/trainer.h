@@ -1,0 +1,72 @@
+// The epoch engine: one loop for every task (train/task.h). Batches come from the task's
+// DataLoader; the engine runs backward, averages gradients over the ranks (with Join for
+// uneven shares), steps Adam, logs each epoch (console and metrics log), validates every
+// eval_every epochs, checkpoints, stops early, restores the best parameters and runs the
+// task's final test.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "graphloom/dist/process_group.h"
+#include "graphloom/train/checkpoint.h"
+#include "graphloom/train/task.h"
+#include "graphloom/train/train_options.h"
+
+namespace torch::optim {
+class Adam;
+}  // namespace torch::optim
+
+namespace graphloom::train {
+
+class MetricsLog;
+
+struct FitResult {
+  double best_val = -1;  // the best Validation::score
+  int64_t best_epoch = -1;
+  int64_t epochs_run = 0;
+  int64_t steps = 0;                       // optimizer steps (data-parallel: gradient rounds)
+  int64_t parameters = 0;                  // model parameters (gradient floats per step)
+  double items_per_second = 0;             // training items over all epochs and ranks
+  double train_seconds = 0;                // wall time of the training batches (the slowest rank's)
+  StageTimes times;                        // this rank's, summed over the epochs
+  std::map<std::string, double> counters;  // Task::epoch_counters over the ranks and epochs
+};
+
+class Trainer {
+ public:
+  // Seeds torch's generator with options.seed: build the task (its model) after this.
+  Trainer(const TrainOptions& options, dist::ProcessGroup* group);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains `task` from scratch, or from options.checkpoint when options.resume.
+  FitResult fit(Task& task);
+
+ private:
+  struct EpochTotals;
+  void prepare(Task& task);
+  EpochTotals train_epoch(Task& task, int64_t epoch);
+  void train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals);
+  void join(EpochTotals& totals);
+  void after_step();
+  void reduce(EpochTotals& totals, Task& task);
+  nlohmann::json epoch_record(const Task& task, int64_t epoch, const EpochTotals& totals);
+  bool validate(Task& task, int64_t epoch, nlohmann::json& record);
+  void report(const Task& task, int64_t epoch, const nlohmann::json& record) const;
+
+  const TrainOptions& options_;
+  dist::ProcessGroup* group_;
+  bool main_rank_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::optional<GradientSynchronizer> sync_;
+  std::unique_ptr<MetricsLog> log_;
+  TrainState state_;
+  FitResult result_;
+};
+
+}  // namespace graphloom::train

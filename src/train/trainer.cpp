@@ -1,0 +1,313 @@
+// The epoch engine: batches -> step -> backward -> gradient sync -> Adam, then the epoch's
+// figures reduced over the ranks, validation, the log line, the checkpoint, early stopping.
+#include "graphloom/train/trainer.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/progress.h"
+#include "graphloom/base/timer.h"
+#include "graphloom/train/gradient_sync.h"
+#include "graphloom/train/metrics_log.h"
+
+namespace graphloom::train {
+namespace {
+
+// Sums `values` over the ranks (in place; a no-op for a single process).
+void reduce_sums(std::vector<double>& values, dist::ProcessGroup* group) {
+  if (!data_parallel(group)) return;
+  at::Tensor sums = at::tensor(values, at::kDouble);
+  group->allreduce(sums);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = sums[i].item<double>();
+}
+
+// Sums a map's values over the ranks; every rank holds the same keys.
+void reduce_sums(std::map<std::string, double>& values, dist::ProcessGroup* group) {
+  std::vector<double> flat;
+  for (const auto& [name, value] : values) flat.push_back(value);
+  reduce_sums(flat, group);
+  std::size_t i = 0;
+  for (auto& [name, value] : values) value = flat[i++];
+}
+
+void add_times(StageTimes& into, const StageTimes& t) {
+  into.sample += t.sample, into.fetch += t.fetch, into.wait += t.wait;
+  into.forward += t.forward, into.backward += t.backward;
+  into.optimizer += t.optimizer, into.allreduce += t.allreduce;
+}
+
+// The data path's counters as console text: "  remote 1.2 MB  cache hits 40.0%".
+std::string io_status(const nlohmann::json& record) {
+  std::string status;
+  if (record.contains("io") && record["io"].contains("remote_bytes"))
+    status += fmt::format("  remote {:.1f} MB", record["io"]["remote_bytes"].get<double>() / 1e6);
+  if (record.contains("cache_hit_rate"))
+    status += fmt::format("  cache hits {:.1f}%", 100 * record["cache_hit_rate"].get<double>());
+  return status;
+}
+
+// Fewer optimizer steps than this in a whole run rarely fit a model (e.g. 160 training nodes in
+// one default batch for 10 epochs: 10 steps).
+constexpr int64_t kFewSteps = 100;
+
+// A warning when the run will take very few optimizer steps, saying what to raise.
+void warn_on_few_steps(int64_t batches_per_epoch, int64_t epochs, const TrainOptions& options) {
+  const int64_t steps = batches_per_epoch * epochs;
+  if (epochs <= 0 || steps >= kFewSteps) return;
+  const int64_t epochs_needed =
+      (kFewSteps + batches_per_epoch - 1) / std::max<int64_t>(batches_per_epoch, 1);
+  spdlog::warn(
+      "this run takes only {} optimizer steps ({} batch(es) of up to {} per epoch x {} "
+      "epochs): too few for most models to fit. Raise --epochs (about {} for {} steps) or lower "
+      "--batch-size",
+      steps, batches_per_epoch, options.batch_size, epochs,
+      epochs_needed + (options.epochs - epochs), kFewSteps);
+}
+
+}  // namespace
+
+struct Trainer::EpochTotals {
+  StageTimes times;
+  double loss_sum = 0;  // loss x items
+  int64_t items = 0;
+  std::map<std::string, double> sums;  // StepOutput::sums
+  std::map<std::string, double> counters;
+  double seconds = 0;
+  std::optional<ProgressBar> progress;
+};
+
+Trainer::Trainer(const TrainOptions& options, dist::ProcessGroup* group)
+    : options_(options), group_(group), main_rank_(!data_parallel(group) || group->rank() == 0) {
+  GL_CHECK(options_.epochs >= 1, "--epochs must be >= 1, got {}", options_.epochs);
+  torch::manual_seed(options_.seed);
+}
+
+Trainer::~Trainer() = default;
+
+// The optimizer, the resumed state and the gradient synchronizer.
+void Trainer::prepare(Task& task) {
+  torch::nn::Module& model = task.model();
+  optimizer_ = std::make_unique<torch::optim::Adam>(
+      model.parameters(),
+      torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
+  for (const auto& parameter : model.parameters()) result_.parameters += parameter.numel();
+  if (options_.resume) {
+    load_checkpoint(options_.checkpoint, model, *optimizer_, state_);
+    if (main_rank_)
+      spdlog::info("resumed from '{}' after epoch {}", options_.checkpoint.string(), state_.epoch);
+  }
+  if (data_parallel(group_)) {
+    sync_.emplace(model.parameters(), *group_, options_.sync);
+    sync_->broadcast_parameters(0);  // identical replicas whatever each rank initialised
+    if (main_rank_) {
+      spdlog::info("data-parallel over {} ranks: {} gradient buckets", group_->world_size(),
+                   sync_->num_buckets());
+    }
+  }
+  log_ = std::make_unique<MetricsLog>(main_rank_ ? options_.metrics_log : std::filesystem::path(),
+                                      /*append=*/options_.resume);
+  const int64_t batches = task.loader().num_batches();
+  const int64_t per_epoch =
+      options_.max_batches > 0 ? std::min(options_.max_batches, batches) : batches;
+  if (main_rank_) warn_on_few_steps(per_epoch, options_.epochs - (state_.epoch + 1), options_);
+}
+
+FitResult Trainer::fit(Task& task) {
+  prepare(task);
+  for (int64_t epoch = state_.epoch + 1; epoch < options_.epochs; ++epoch) {
+    EpochTotals totals = train_epoch(task, epoch);
+    nlohmann::json record = epoch_record(task, epoch, totals);
+    const bool last = epoch + 1 == options_.epochs;
+    bool stop = false;
+    if (options_.eval_every > 0 && ((epoch + 1) % options_.eval_every == 0 || last)) {
+      stop = validate(task, epoch, record);
+    }
+    stop = rank0_decides(stop, group_);
+    state_.epoch = epoch;
+    log_->write(record);
+    report(task, epoch, record);
+    if (main_rank_ && !options_.checkpoint.empty()) {
+      save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_);
+    }
+    if (stop) {
+      if (main_rank_)
+        spdlog::info("early stopping: no better {} for {} epochs", task.names().score,
+                     options_.patience);
+      break;
+    }
+  }
+  result_.items_per_second =
+      result_.train_seconds > 0 ? result_.items_per_second / result_.train_seconds : 0;
+  result_.best_val = state_.best_val;
+  result_.best_epoch = state_.best_epoch;
+  if (options_.final_test) {
+    if (!state_.best_parameters.empty()) restore_parameters(task.model(), state_.best_parameters);
+    task.test();
+  }
+  return result_;
+}
+
+Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
+  task.model().train();
+  task.epoch_counters();  // drop what evaluation moved
+  loader::DataLoader& loader = task.loader();
+  loader.start_epoch(static_cast<uint64_t>(epoch));
+  const int64_t batches = options_.max_batches > 0
+                              ? std::min(options_.max_batches, loader.num_batches())
+                              : loader.num_batches();
+  EpochTotals totals;
+  // Every metric on every rank, also on one without batches: the ranks reduce the same values.
+  for (const auto& [key, name] : task.names().train_metrics) totals.sums[key] = 0;
+  if (options_.progress && main_rank_) {
+    totals.progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options_.epochs), batches,
+                            "batches");
+  }
+  Timer epoch_timer;
+  for (int64_t b = 0; b < batches; ++b) {
+    Timer timer;
+    std::optional<sampling::MiniBatch> batch = loader.next();
+    totals.times.wait += timer.seconds();
+    if (!batch) break;
+    train_batch(task, *batch, totals);
+  }
+  join(totals);
+  totals.seconds = epoch_timer.seconds();
+  if (totals.progress) totals.progress->finish();
+  reduce(totals, task);
+  return totals;
+}
+
+void Trainer::train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals) {
+  StageTimes& t = totals.times;
+  t.sample += batch.sample_seconds;
+  t.fetch += batch.fetch_seconds;
+  Timer timer;
+  StepOutput out = task.step(batch);
+  t.forward += timer.seconds();
+  timer.reset();
+  optimizer_->zero_grad();
+  out.loss.backward();
+  t.backward += timer.seconds();
+  if (sync_) {
+    timer.reset();
+    sync_->synchronize();
+    t.allreduce += timer.seconds();
+  }
+  timer.reset();
+  optimizer_->step();
+  task.after_step(batch);
+  t.optimizer += timer.seconds();
+  after_step();
+  const double loss = out.loss.item<double>();
+  totals.loss_sum += loss * static_cast<double>(out.items);
+  totals.items += out.items;
+  for (const auto& [name, sum] : out.sums) {
+    GL_CHECK(totals.sums.count(name), "task metric '{}' is not among its TaskNames", name);
+    totals.sums[name] += sum;
+  }
+  if (totals.progress) {
+    totals.progress->set_status(fmt::format("loss {:.4f}", loss));
+    totals.progress->advance(1, out.items);
+  }
+}
+
+// Join: shadow the others' steps (zero gradients, weight 0) until every rank is done.
+void Trainer::join(EpochTotals& totals) {
+  if (!sync_) return;
+  Timer timer;
+  while (sync_->join() > 0) {
+    optimizer_->step();
+    after_step();
+  }
+  totals.times.allreduce += timer.seconds();
+}
+
+// Counts the step; --check-sync: the replicas must stay bitwise identical.
+void Trainer::after_step() {
+  ++result_.steps;
+  if (sync_ && options_.check_sync_every > 0 && result_.steps % options_.check_sync_every == 0) {
+    sync_->check_parameters_in_sync(result_.steps);
+  }
+}
+
+// The epoch's figures over all ranks (every rank then reports the same), added to the result.
+void Trainer::reduce(EpochTotals& totals, Task& task) {
+  totals.counters = task.epoch_counters();
+  reduce_sums(totals.counters, group_);
+  for (const auto& [name, value] : totals.counters) result_.counters[name] += value;
+  if (data_parallel(group_)) {  // the slowest rank's time
+    at::Tensor slowest = at::full({1}, totals.seconds, at::kDouble);
+    group_->allreduce(slowest, dist::ReduceOp::kMax);
+    totals.seconds = slowest.item<double>();
+  }
+  std::vector<double> values{totals.loss_sum, static_cast<double>(totals.items)};
+  for (const auto& [name, sum] : totals.sums) values.push_back(sum);
+  reduce_sums(values, group_);
+  totals.loss_sum = values[0];
+  totals.items = static_cast<int64_t>(values[1]);
+  std::size_t i = 2;
+  for (auto& [name, sum] : totals.sums) sum = values[i++];
+  result_.train_seconds += totals.seconds;
+  result_.items_per_second += static_cast<double>(totals.items);  // divided at the end
+  add_times(result_.times, totals.times);
+  ++result_.epochs_run;
+}
+
+nlohmann::json Trainer::epoch_record(const Task& task, int64_t epoch, const EpochTotals& totals) {
+  const StageTimes& t = totals.times;
+  const auto items = static_cast<double>(std::max<int64_t>(totals.items, 1));
+  nlohmann::json record = {{"epoch", epoch},
+                           {"loss", totals.loss_sum / items},
+                           {task.names().items + "_per_s", totals.items / totals.seconds},
+                           {"time",
+                            {{"sample", t.sample},
+                             {"fetch", t.fetch},
+                             {"wait", t.wait},
+                             {"forward", t.forward},
+                             {"backward", t.backward},
+                             {"optimizer", t.optimizer},
+                             {"allreduce", t.allreduce},
+                             {"train", totals.seconds}}}};
+  for (const auto& [name, sum] : totals.sums) record[name] = sum / items;
+  const std::map<std::string, double>& counters = totals.counters;
+  if (!counters.empty()) record["io"] = counters;
+  if (counters.count("cache_hits")) {
+    const double hits = counters.at("cache_hits");
+    const double lookups = hits + counters.at("cache_misses");
+    record["cache_hit_rate"] = lookups > 0 ? hits / lookups : 0.0;
+  }
+  return record;
+}
+
+// Validates; returns true when early stopping says stop.
+bool Trainer::validate(Task& task, int64_t epoch, nlohmann::json& record) {
+  Timer timer;
+  const Validation validation = task.validate();
+  record.update(validation.fields);
+  record["time"]["eval"] = timer.seconds();
+  return state_.record_validation(validation.score, epoch, task.model(), options_.eval_every,
+                                  options_.patience);
+}
+
+// The epoch's console line: "epoch 3  loss 0.41  train acc 0.88  val acc 0.81  9000 seeds/s".
+void Trainer::report(const Task& task, int64_t epoch, const nlohmann::json& record) const {
+  if (!main_rank_) return;
+  const TaskNames& names = task.names();
+  std::string line =
+      fmt::format("epoch {:>3}  loss {:.4f}", epoch + 1, record["loss"].get<double>());
+  for (const auto& [key, name] : names.train_metrics) {
+    if (record.contains(key)) line += fmt::format("  {} {:.4f}", name, record[key].get<double>());
+  }
+  if (record.contains(names.validation_key)) {
+    line +=
+        fmt::format("  {} {:.4f}", names.validation, record[names.validation_key].get<double>());
+  }
+  line += fmt::format("  {:.0f} {}/s{}", record[names.items + "_per_s"].get<double>(), names.items,
+                      io_status(record));
+  spdlog::info("{}", line);
+}
+
+}  // namespace graphloom::train
