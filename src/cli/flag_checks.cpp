@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <string>
 
 namespace graphloom::cli {
@@ -49,6 +52,56 @@ CLI::Validator in_range(double minimum, double maximum) {
                          return fmt::format("must be between {} and {} (got {})", minimum, maximum,
                                             value);
                        });
+}
+
+namespace {
+
+// Fields whose flag is not their name with dashes, and fields that details mention.
+const std::map<std::string, std::string>& renamed_fields() {
+  static const std::map<std::string, std::string> flags{
+      {"num_workers", "--workers"},
+      {"check_sync_every", "--check-sync"},
+      {"recency_half_life_days", "--recency-half-life"},
+      {"destination_bias", "--bias"},
+      {"model.kind", "--model"},
+      {"embed_optimizer.kind", "--embed-optimizer"},
+      {"prefetch", "--prefetch"},
+      {"batch_size", "--batch-size"},
+      {"epochs", "--epochs"},
+  };
+  return flags;
+}
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+}  // namespace
+
+std::string flag_of_field(const std::string& field) {
+  if (const auto found = renamed_fields().find(field); found != renamed_fields().end()) {
+    return found->second;
+  }
+  std::string name = field.substr(field.rfind('.') + 1);  // npos + 1 == 0
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+std::string in_flag_terms(const OptionError& error) {
+  std::string detail = error.detail();
+  for (const auto& [field, flag] : renamed_fields()) {
+    std::size_t at = 0;
+    while ((at = detail.find(field, at)) != std::string::npos) {
+      const std::size_t end = at + field.size();
+      const bool whole = (at == 0 || !word_char(detail[at - 1])) &&
+                         (end == detail.size() || !word_char(detail[end]));
+      if (!whole) {
+        at = end;
+        continue;
+      }
+      detail.replace(at, field.size(), flag);
+      at += flag.size();
+    }
+  }
+  return flag_of_field(error.field()) + " " + detail;
 }
 
 }  // namespace graphloom::cli

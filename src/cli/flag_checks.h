@@ -4,6 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "graphloom/base/enum_names.h"
+#include "graphloom/base/error.h"
 
 namespace graphloom::cli {
 
@@ -13,5 +17,20 @@ CLI::Validator positive();
 CLI::Validator non_negative();
 // minimum <= value <= maximum.
 CLI::Validator in_range(double minimum, double maximum);
+
+// The flag of an options field: "batch_size" -> "--batch-size", "num_workers" -> "--workers",
+// "model.hidden" -> "--hidden".
+std::string flag_of_field(const std::string& field);
+// An OptionError in flag terms: "--prefetch (1) must be at least --workers (2)".
+std::string in_flag_terms(const OptionError& error);
+
+// Adds an option whose values are the names of enum E (EnumNames<E>), e.g. --eval full|sampled.
+template <class E>
+CLI::Option* add_enum_option(CLI::App* cmd, const std::string& flag, E& value,
+                             const std::string& description) {
+  return cmd->add_option(flag, value, description)
+      ->transform(CLI::CheckedTransformer(enum_map<E>()))
+      ->default_str(std::string(name_of(value)));
+}
 
 }  // namespace graphloom::cli

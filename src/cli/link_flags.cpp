@@ -8,25 +8,19 @@
 namespace graphloom::cli {
 
 void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) {
-  cmd->add_option("--scorer", link.scorer,
+  add_enum_option(cmd, "--scorer", link.scorer,
                   "Pair score: dot (product of the two embeddings) or mlp (on their element-wise "
                   "product)")
-      ->check(CLI::IsMember({"dot", "mlp"}))
-      ->capture_default_str()
       ->group(group);
-  cmd->add_option("--loss", link.loss,
+  add_enum_option(cmd, "--loss", link.loss,
                   "bce (positives 1, negatives 0) or bpr (each positive above its negatives)")
-      ->check(CLI::IsMember({"bce", "bpr"}))
-      ->capture_default_str()
       ->group(group);
   cmd->add_option("--negatives", link.negatives, "Negative pairs per positive edge")
       ->check(positive())
       ->capture_default_str()
       ->group(group);
-  cmd->add_option("--negative-sampler", link.negative_sampler,
+  add_enum_option(cmd, "--negative-sampler", link.negative_sampler,
                   "Negative destinations: uniform, or degree (degree^0.75, harder)")
-      ->check(CLI::IsMember({"uniform", "degree"}))
-      ->capture_default_str()
       ->group(group);
   cmd->add_flag("--bias", link.destination_bias,
                 "Learn a bias per destination node added to every score (a popularity prior: "

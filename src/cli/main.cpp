@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "graphloom: " << e.what() << "\n(run with --help for usage)\n";
     return 2;
+  } catch (const graphloom::OptionError& e) {
+    std::cerr << "graphloom: " << graphloom::cli::in_flag_terms(e) << "\n";
+    return 2;
   } catch (const graphloom::UsageError& e) {
     std::cerr << "graphloom: " << e.what() << "\n";
     return 2;

@@ -44,7 +44,7 @@ struct TrainCommand {
   dist::SparseOptimizerOptions embed_optimizer;
   std::string cache_policy = "none";
   std::string cache_size = "0";
-  std::string task = "node";
+  train::TaskKind task = train::TaskKind::kNodeClassification;
   train::LinkOptions link;
   std::vector<std::string> edge_type_fanouts;  // "EDGE_TYPE=F1,F2,..." overrides
 };
@@ -109,14 +109,14 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
   } log_allocator;
   Timer timer;
   command.options.progress = !command.no_progress;
-  loader::check_pipeline_options(
-      {.num_workers = command.options.num_workers, .prefetch = command.options.prefetch});
+  command.options.validate();  // before loading anything
+  command.link.validate();
   if (!command.part_config.empty()) {
     if (!command.data.empty()) throw UsageError("give --data or --part-config, not both");
     const train::PartitionedJob job = partitioned_job(command, group);  // checks the flags first
     resolve_edge_type_fanouts(command, partition::read_partition_info(job.partition_dir).schema,
                               command.part_config);
-    if (command.task == "link") {
+    if (command.task == train::TaskKind::kLinkPrediction) {
       const train::LinkResult result =
           train::train_link_on_partitions(job, command.options, link_options(command), group);
       if (main_rank)
@@ -150,7 +150,7 @@ void run_train(TrainCommand& command, dist::ProcessGroup* group) {
                dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes,
                timer.seconds());
   resolve_edge_type_fanouts(command, dataset.schema, dataset.name);
-  if (command.task == "link") {
+  if (command.task == train::TaskKind::kLinkPrediction) {
     const train::LinkResult result =
         train::train_link_prediction(dataset, command.options, link_options(command), group);
     if (main_rank)
@@ -198,11 +198,9 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "the number of layers")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--precision", o.precision,
+  add_enum_option(cmd, "--precision", o.precision,
                   "fp32, or bf16: dense layers in bfloat16 (CPU autocast), sparse aggregation and "
-                  "the loss in float32")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
-      ->capture_default_str();
+                  "the loss in float32");
   cmd->add_flag("--checkpoint-layers", o.model.checkpoint_layers,
                 "Recompute each layer's activations in backward instead of keeping them: less "
                 "memory for deep models, one more forward per step");
@@ -256,24 +254,18 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--patience", o.patience,
                   "Early stopping: epochs without a better validation accuracy (0 = off)")
       ->capture_default_str();
-  cmd->add_option("--eval", o.eval,
+  add_enum_option(cmd, "--eval", o.eval,
                   "Validation and test: 'full' (layer-wise full-neighbor inference over all "
-                  "nodes) or 'sampled' (mini-batches with the training fanouts)")
-      ->check(CLI::IsMember({"full", "sampled"}))
-      ->capture_default_str();
+                  "nodes) or 'sampled' (mini-batches with the training fanouts)");
   cmd->add_option("--eval-every", o.eval_every, "Validate every N epochs (the last one always)")
       ->capture_default_str();
   cmd->add_option("--eval-batch-size", o.eval_batch_size, "Nodes per batch of layer-wise inference")
       ->check(positive())
       ->capture_default_str();
-  cmd->add_option("--normalize-features", o.normalize_features,
-                  "'row': divide each feature row by its sum (as the GCN and GAT papers do)")
-      ->check(CLI::IsMember({"none", "row"}))
-      ->capture_default_str();
-  cmd->add_option("--self-loops", o.self_loops,
-                  "'add' a self-loop per node, 'keep' the graph, or 'auto' (add for gcn and gat)")
-      ->check(CLI::IsMember({"auto", "add", "keep"}))
-      ->capture_default_str();
+  add_enum_option(cmd, "--normalize-features", o.normalize_features,
+                  "'row': divide each feature row by its sum (as the GCN and GAT papers do)");
+  add_enum_option(cmd, "--self-loops", o.self_loops,
+                  "'add' a self-loop per node, 'keep' the graph, or 'auto' (add for gcn and gat)");
   cmd->add_option("--checkpoint", o.checkpoint, "Checkpoint file, written after every epoch");
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
@@ -327,11 +319,9 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->capture_default_str()
       ->group(partitioned);
   const char* link_group = "Link prediction";
-  cmd->add_option("--task", command->task,
+  add_enum_option(cmd, "--task", command->task,
                   "node: node classification; link: link prediction on the dataset's edge "
                   "splits (lp_* imports, or convert --link-split)")
-      ->check(CLI::IsMember({"node", "link"}))
-      ->capture_default_str()
       ->group(link_group);
   add_link_flags(cmd, command->link, link_group);
   cmd->add_option("--edge-type-fanout", command->edge_type_fanouts,

@@ -16,13 +16,13 @@ namespace graphloom::loader {
 
 void check_pipeline_options(const DataLoaderOptions& options) {
   if (options.num_workers < 1)
-    throw UsageError(fmt::format("--workers must be >= 1, got {}", options.num_workers));
+    throw OptionError("num_workers", fmt::format("must be >= 1, got {}", options.num_workers));
   if (options.prefetch < options.num_workers)
-    throw UsageError(fmt::format("--prefetch ({}) must be at least --workers ({})",
-                                 options.prefetch, options.num_workers));
+    throw OptionError("prefetch", fmt::format("({}) must be at least num_workers ({})",
+                                              options.prefetch, options.num_workers));
   if (options.threads_per_worker < 0)
-    throw UsageError(
-        fmt::format("threads per worker must be >= 0, got {}", options.threads_per_worker));
+    throw OptionError("threads_per_worker",
+                      fmt::format("must be >= 0, got {}", options.threads_per_worker));
 }
 
 DataLoader::DataLoader(Pipeline pipeline, DataLoaderOptions options)

@@ -10,19 +10,20 @@
 
 namespace graphloom::train {
 
+bool adds_self_loops(const std::string& model_kind, SelfLoops self_loops) {
+  return self_loops == SelfLoops::kAdd ||
+         (self_loops == SelfLoops::kAuto && (model_kind == "gcn" || model_kind == "gat"));
+}
+
 graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string& model_kind,
-                                const std::string& self_loops) {
-  GL_CHECK(self_loops == "auto" || self_loops == "add" || self_loops == "keep",
-           "--self-loops must be auto, add or keep, got '{}'", self_loops);
-  const bool loops =
-      self_loops == "add" || (self_loops == "auto" && (model_kind == "gcn" || model_kind == "gat"));
-  return loops ? graph::add_self_loops(graph::remove_self_loops(graph)) : graph;
+                                SelfLoops self_loops) {
+  return adds_self_loops(model_kind, self_loops)
+             ? graph::add_self_loops(graph::remove_self_loops(graph))
+             : graph;
 }
 
 features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
-                                           const std::string& normalize_features) {
-  GL_CHECK(normalize_features == "none" || normalize_features == "row",
-           "--normalize-features must be 'none' or 'row', got '{}'", normalize_features);
+                                           FeatureNormalization normalize_features) {
   features::TensorFeatureSource rows;
   if (dataset.node_features.count("feat")) {
     // Features stay as stored (memory-mapped, maybe encoded) and are decoded per batch; row
@@ -34,7 +35,8 @@ features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
     if (dataset.node_feature_scales.count("feat")) {
       features.row_scale = dataset.node_feature_scales.at("feat");
     }
-    if (normalize_features == "row") features.row_scale = features::row_normalizing_scale(features);
+    if (normalize_features == FeatureNormalization::kRow)
+      features.row_scale = features::row_normalizing_scale(features);
     rows.add("feat", features.values, features.row_scale);
   }
   if (dataset.labels.defined()) rows.add("label", dataset.labels);

@@ -201,7 +201,7 @@ void GradientSynchronizer::check_parameters_in_sync(int64_t step) {
   group_.allreduce(low, dist::ReduceOp::kMin);
   group_.allreduce(high, dist::ReduceOp::kMax);
   GL_CHECK(low.item<int64_t>() == high.item<int64_t>(),
-           "--check-sync: model parameters differ across ranks at step {} (rank {} of {}); the "
+           "check_sync_every: model parameters differ across ranks at step {} (rank {} of {}); the "
            "replicas diverged",
            step, group_.rank(), group_.world_size());
 }

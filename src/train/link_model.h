@@ -12,6 +12,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/nn/sparse_ops.h"
+#include "graphloom/train/link_prediction.h"
 
 namespace graphloom::train {
 
@@ -20,8 +21,8 @@ class LinkModel : public torch::nn::Module {
   // `prior`: undefined, or float [num_nodes] fixed per-destination scores (a popularity prior),
   // added with a learned scale. Like the bias it scores the destination only, also on
   // symmetric targets.
-  LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim,
-            const std::string& scorer, bool destination_bias, const at::Tensor& prior)
+  LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim, Scorer scorer,
+            bool destination_bias, const at::Tensor& prior)
       : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
     if (destination_bias) bias_ = register_parameter("bias", torch::zeros({num_nodes}));
     // The prior is not a buffer: it follows from the data and flags of each run, so a resumed
@@ -37,8 +38,7 @@ class LinkModel : public torch::nn::Module {
       // would start BPR saturated.
       if (lightgcn_layers_ > 0) torch::nn::init::normal_(embedding_->weight, 0.0, 0.1);
     }
-    GL_CHECK(scorer == "dot" || scorer == "mlp", "--scorer must be dot or mlp, got '{}'", scorer);
-    if (scorer == "mlp") {
+    if (scorer == Scorer::kMlp) {
       const int64_t width = encoder.out;
       mlp_ = register_module(
           "scorer", torch::nn::Sequential(torch::nn::Linear(width, width), torch::nn::ReLU(),

@@ -45,12 +45,6 @@ at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at:
                      embeddings.index_select(0, dst), dst);
 }
 
-void check_options(const LinkOptions& link) {
-  GL_CHECK(link.negatives >= 1, "--negatives must be >= 1, got {}", link.negatives);
-  GL_CHECK(link.loss == "bce" || link.loss == "bpr", "--loss must be bce or bpr, got '{}'",
-           link.loss);
-}
-
 // The width of a local embedding table as the encoder's input; 0: none (the servers hold a
 // DistEmbedding, or the "feat" rows are the input).
 int64_t local_embed_dim(const TrainingInputs& inputs, const LinkOptions& link, bool lightgcn) {
@@ -64,14 +58,14 @@ int64_t local_embed_dim(const TrainingInputs& inputs, const LinkOptions& link, b
 std::unique_ptr<sampling::NegativeSampler> make_negative_sampler(const TrainingInputs& inputs,
                                                                  const LinkOptions& link) {
   const LinkTarget& target = inputs.target;
-  if (link.negative_sampler == "degree") {
-    GL_CHECK(inputs.in_degrees.defined(), "--negative-sampler degree needs the graph's degrees");
+  if (link.negative_sampler == NegativeSampling::kDegree) {
+    if (!inputs.in_degrees.defined()) {
+      throw OptionError("negative_sampler", "degree needs the graph's degrees");
+    }
     at::Tensor degrees = at::zeros({inputs.num_nodes}, at::kLong);
     degrees.index_put_({target.candidates}, inputs.in_degrees.index_select(0, target.candidates));
     return std::make_unique<sampling::DegreeNegativeSampler>(degrees);
   }
-  GL_CHECK(link.negative_sampler == "uniform",
-           "--negative-sampler must be uniform or degree, got '{}'", link.negative_sampler);
   return std::make_unique<sampling::UniformNegativeSampler>(target.candidates);
 }
 
@@ -85,9 +79,6 @@ class LinkPredictionTask : public Task {
   loader::DataLoader& loader() override { return *loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
-  std::map<std::string, double> epoch_counters() override {
-    return inputs_.epoch_counters ? inputs_.epoch_counters() : std::map<std::string, double>{};
-  }
   Validation validate() override;
   void test() override;
 
@@ -131,7 +122,7 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
                                        const LinkOptions& link, dist::ProcessGroup* group)
     : inputs_(inputs),
       options_(options),
-      link_((check_options(link), link)),
+      link_((link.validate(), link)),
       group_(group),
       lightgcn_(options.model.kind == "lightgcn"),
       shared_embedding_(inputs.embedding),
@@ -264,7 +255,7 @@ StepOutput LinkPredictionTask::step(const sampling::MiniBatch& batch) {
       model_->score(h_src.repeat_interleave(link_.negatives, 0),
                     h.index_select(0, position.slice(0, 2 * count)), pairs.negative_dst);
   StepOutput out;
-  if (link_.loss == "bce") {
+  if (link_.loss == LinkLoss::kBce) {
     out.loss = torch::binary_cross_entropy_with_logits(
         torch::cat({positive, negative}),
         torch::cat({torch::ones_like(positive), torch::zeros_like(negative)}));
@@ -333,6 +324,16 @@ void LinkPredictionTask::test() {
 
 }  // namespace
 
+void LinkOptions::validate() const {
+  if (negatives < 1) throw OptionError("negatives", fmt::format("must be >= 1, got {}", negatives));
+  if (embed_dim < 0) throw OptionError("embed_dim", fmt::format("must be >= 0, got {}", embed_dim));
+  if (hits_k < 1) throw OptionError("hits_k", fmt::format("must be >= 1, got {}", hits_k));
+  if (recency_half_life_days < 0) {
+    throw OptionError("recency_half_life_days",
+                      fmt::format("must be >= 0 days (0: off), got {}", recency_half_life_days));
+  }
+}
+
 LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
                                  const LinkOptions& link, dist::ProcessGroup* group) {
   GL_CHECK(dataset.edge_splits.count("train"),
@@ -345,7 +346,7 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 
 LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, dist::ProcessGroup* group) {
-  Trainer trainer(options, group);
+  Trainer trainer(options, group, inputs.epoch_counters);
   LinkPredictionTask task(inputs, options, link, group);
   const FitResult fit = trainer.fit(task);
   LinkResult result = task.figures;

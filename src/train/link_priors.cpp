@@ -9,12 +9,16 @@ namespace graphloom::train {
 
 at::Tensor recency_weights(const TrainingInputs& inputs, double half_life_days) {
   if (half_life_days == 0) return {};
-  GL_CHECK(half_life_days > 0, "--recency-half-life must be positive (days), got {}",
-           half_life_days);
-  GL_CHECK(inputs.train_times.defined(),
-           "--recency-half-life needs the time of every training pair, which '{}' does not "
-           "have (a MovieLens import has them, and so do its partitions)",
-           inputs.name);
+  if (half_life_days < 0) {
+    throw OptionError("recency_half_life_days",
+                      fmt::format("must be positive (days), got {}", half_life_days));
+  }
+  if (!inputs.train_times.defined()) {
+    throw OptionError("recency_half_life_days",
+                      fmt::format("needs the time of every training pair, which '{}' does not "
+                                  "have (a MovieLens import has them, and so do its partitions)",
+                                  inputs.name));
+  }
   const at::Tensor& times = inputs.train_times;
   const auto found = inputs.edge_splits.find("train");
   GL_CHECK(found != inputs.edge_splits.end(), "'{}' has no 'train' edge split", inputs.name);

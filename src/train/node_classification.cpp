@@ -79,11 +79,11 @@ struct Evaluator {
   // Logits of each requested split.
   std::vector<at::Tensor> logits(const std::vector<at::Tensor>& node_sets) const {
     std::vector<at::Tensor> out;
-    if (options.eval == "full" && layer_outputs) {
+    if (options.eval == EvalMode::kFull && layer_outputs) {
       const RowReader last = layerwise_inference(model, source, input_rows, options.eval_batch_size,
                                                  options.progress, group, layer_outputs);
       for (const auto& nodes : node_sets) out.push_back(last(nodes));
-    } else if (options.eval == "full") {
+    } else if (options.eval == EvalMode::kFull) {
       const at::Tensor all = layerwise_inference(model, source, input_rows, options.eval_batch_size,
                                                  options.progress, group);
       for (const auto& nodes : node_sets) out.push_back(all.index_select(0, nodes));
@@ -97,17 +97,15 @@ struct Evaluator {
 };
 
 void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
-  GL_CHECK(options.eval == "full" || options.eval == "sampled",
-           "--eval must be 'full' or 'sampled', got '{}'", options.eval);
-  GL_CHECK(inputs.embedding != nullptr || inputs.rows->has("feat"),
-           "'{}' has no node feature 'feat': give learnable embeddings with --embed-dim",
-           inputs.name);
+  if (inputs.embedding == nullptr && !inputs.rows->has("feat")) {
+    throw OptionError("embed_dim", fmt::format("is needed: '{}' has no node feature 'feat' "
+                                               "(learnable input embeddings of that width)",
+                                               inputs.name));
+  }
   GL_CHECK(options.model.kind != "gcn" || inputs.in_degrees.defined(),
            "GCN needs whole-graph degrees, which '{}' does not provide (partition it again with "
            "this graphloom, which records them, or use sage, gat or mlp)",
            inputs.name);
-  GL_CHECK(options.precision == "fp32" || options.precision == "bf16",
-           "--precision must be fp32 or bf16, got '{}'", options.precision);
 }
 
 class NodeClassificationTask : public Task {
@@ -120,9 +118,6 @@ class NodeClassificationTask : public Task {
   loader::DataLoader& loader() override { return *loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
-  std::map<std::string, double> epoch_counters() override {
-    return inputs_.epoch_counters ? inputs_.epoch_counters() : std::map<std::string, double>{};
-  }
   Validation validate() override;
   void test() override;
 
@@ -159,7 +154,7 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
     : inputs_((check_inputs(inputs, options), inputs)),
       rows_(*inputs.rows),
       embedding_(inputs.embedding),
-      bf16_(options.precision == "bf16"),
+      bf16_(options.precision == Precision::kBf16),
       sampler_(inputs.graph, {.fanouts = options.fanouts,
                               .edge_type_fanouts = options.edge_type_fanouts,
                               .seed = options.seed,
@@ -266,7 +261,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
 
 TrainResult train_node_classification(const TrainingInputs& inputs, const TrainOptions& options,
                                       dist::ProcessGroup* group) {
-  Trainer trainer(options, group);
+  Trainer trainer(options, group, inputs.epoch_counters);
   NodeClassificationTask task(inputs, options, group);
   const FitResult fit = trainer.fit(task);
   TrainResult result;

@@ -16,6 +16,7 @@
 #include "graphloom/dist/shared_partition.h"
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/partition/partition_format.h"
+#include "graphloom/train/dataset_inputs.h"
 
 namespace graphloom::train {
 namespace {
@@ -34,20 +35,19 @@ at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
 
 std::string self_loop_difference(const partition::Partition& part, const TrainOptions& options) {
   const std::string& model = options.model.kind;
-  const bool wanted = options.self_loops == "add" ||
-                      (options.self_loops == "auto" && (model == "gcn" || model == "gat"));
-  if (!wanted) return "";
+  if (!adds_self_loops(model, options.self_loops)) return "";
   const graph::CscGraph& graph = part.graph;
   const at::Tensor loops = graph.indices.to(at::kLong) == graph.destinations() + part.node_begin;
   const int64_t nodes_with_loop =
       std::get<0>(at::_unique(graph.destinations().masked_select(loops))).numel();
   if (nodes_with_loop == graph.num_nodes) return "";
   return fmt::format(
-      "{} of part {}'s {} nodes have no self-loop: `train --data` adds one per node for {} "
-      "(--self-loops {}), but a partitioned graph is trained as it was partitioned. For the same "
+      "{} of part {}'s {} nodes have no self-loop: training on a dataset adds one per node for {} "
+      "(self_loops {}), but a partitioned graph is trained as it was partitioned. For the same "
       "graph on both paths, partition a copy with self-loops (graphloom convert --self-loops "
       "add, then graphloom partition)",
-      graph.num_nodes - nodes_with_loop, part.part, graph.num_nodes, model, options.self_loops);
+      graph.num_nodes - nodes_with_loop, part.part, graph.num_nodes, model,
+      name_of(options.self_loops));
 }
 
 PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptions& options,
@@ -106,7 +106,7 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
 
 PartitionedInputs::~PartitionedInputs() = default;
 
-// A cache of remote "feat" rows in front of the DistGraph (--cache-policy).
+// A cache of remote "feat" rows in front of the DistGraph (PartitionedJob::cache_policy).
 void PartitionedInputs::make_cache(const PartitionedJob& job) {
   if (job.cache_policy == "none") return;
   features::CacheOptions options{.policy = features::cache_policy_from_name(job.cache_policy),
@@ -148,7 +148,7 @@ void PartitionedInputs::add_link_items(const PartitionedJob& job) {
     in.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info_, name);
   }
   GL_CHECK(in.edge_splits.count("train") > 0,
-           "partition '{}' has no training pairs: --task link needs the partition of a dataset "
+           "partition '{}' has no training pairs: link prediction needs the partition of a dataset "
            "with edge splits (an lp_* import, MovieLens, or `convert --link-split`)",
            job.partition_dir.string());
   // edge_split: the machine owning a pair's destination trains on it (its blocks start there),

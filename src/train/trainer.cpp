@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include <fmt/ranges.h>
+
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
 #include "graphloom/base/timer.h"
@@ -61,13 +63,43 @@ void warn_on_few_steps(int64_t batches_per_epoch, int64_t epochs, const TrainOpt
       (kFewSteps + batches_per_epoch - 1) / std::max<int64_t>(batches_per_epoch, 1);
   spdlog::warn(
       "this run takes only {} optimizer steps ({} batch(es) of up to {} per epoch x {} "
-      "epochs): too few for most models to fit. Raise --epochs (about {} for {} steps) or lower "
-      "--batch-size",
+      "epochs): too few for most models to fit. Raise the epochs (about {} for {} steps) or "
+      "lower the batch size",
       steps, batches_per_epoch, options.batch_size, epochs,
       epochs_needed + (options.epochs - epochs), kFewSteps);
 }
 
+// "must be >= 1, got 0" for `field` unless value >= least.
+template <class T>
+void check_at_least(const char* field, T value, T least) {
+  if (value < least) throw OptionError(field, fmt::format("must be >= {}, got {}", least, value));
+}
+
 }  // namespace
+
+void TrainOptions::validate() const {
+  if (fanouts.empty()) throw OptionError("fanouts", "must give at least one layer");
+  for (const int64_t fanout : fanouts) {
+    if (fanout == 0 || fanout < -1) {
+      throw OptionError("fanouts", fmt::format("must be positive or -1 (all neighbors), got {}",
+                                               fmt::join(fanouts, ",")));
+    }
+  }
+  check_at_least("batch_size", batch_size, int64_t{1});
+  check_at_least("epochs", epochs, int64_t{1});
+  if (!(lr > 0)) throw OptionError("lr", fmt::format("must be > 0, got {}", lr));
+  check_at_least("weight_decay", weight_decay, 0.0);
+  check_at_least("patience", patience, int64_t{0});
+  check_at_least("eval_every", eval_every, int64_t{0});
+  check_at_least("eval_batch_size", eval_batch_size, int64_t{1});
+  check_at_least("num_workers", num_workers, 1);
+  if (prefetch < num_workers) {
+    throw OptionError("prefetch",
+                      fmt::format("({}) must be at least num_workers ({})", prefetch, num_workers));
+  }
+  check_at_least("max_batches", max_batches, int64_t{0});
+  check_at_least("check_sync_every", check_sync_every, int64_t{0});
+}
 
 struct Trainer::EpochTotals {
   StageTimes times;
@@ -79,9 +111,13 @@ struct Trainer::EpochTotals {
   std::optional<ProgressBar> progress;
 };
 
-Trainer::Trainer(const TrainOptions& options, dist::ProcessGroup* group)
-    : options_(options), group_(group), main_rank_(!data_parallel(group) || group->rank() == 0) {
-  GL_CHECK(options_.epochs >= 1, "--epochs must be >= 1, got {}", options_.epochs);
+Trainer::Trainer(const TrainOptions& options, dist::ProcessGroup* group,
+                 std::function<std::map<std::string, double>()> epoch_counters)
+    : options_(options),
+      group_(group),
+      epoch_counters_(std::move(epoch_counters)),
+      main_rank_(!data_parallel(group) || group->rank() == 0) {
+  options_.validate();
   torch::manual_seed(options_.seed);
 }
 
@@ -152,7 +188,7 @@ FitResult Trainer::fit(Task& task) {
 
 Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
   task.model().train();
-  task.epoch_counters();  // drop what evaluation moved
+  if (epoch_counters_) epoch_counters_();  // drop what evaluation moved
   loader::DataLoader& loader = task.loader();
   loader.start_epoch(static_cast<uint64_t>(epoch));
   const int64_t batches = options_.max_batches > 0
@@ -176,7 +212,7 @@ Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
   join(totals);
   totals.seconds = epoch_timer.seconds();
   if (totals.progress) totals.progress->finish();
-  reduce(totals, task);
+  reduce(totals);
   return totals;
 }
 
@@ -234,8 +270,8 @@ void Trainer::after_step() {
 }
 
 // The epoch's figures over all ranks (every rank then reports the same), added to the result.
-void Trainer::reduce(EpochTotals& totals, Task& task) {
-  totals.counters = task.epoch_counters();
+void Trainer::reduce(EpochTotals& totals) {
+  if (epoch_counters_) totals.counters = epoch_counters_();
   reduce_sums(totals.counters, group_);
   for (const auto& [name, value] : totals.counters) result_.counters[name] += value;
   if (data_parallel(group_)) {  // the slowest rank's time

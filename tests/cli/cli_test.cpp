@@ -52,6 +52,17 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   }
 }
 
+// The library names the options field (fanouts); the CLI says it as its flag, before loading.
+TEST(Cli, LibraryOptionErrorsNameTheFlag) {
+  const auto result = run_graphloom("train --fanouts 5,0");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("graphloom: --fanouts must be positive or -1 (all neighbors), got "
+                               "5,0"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("dataset"), std::string::npos) << result.output;
+}
+
 // Out-of-range numbers are named in the user's terms, not as CLI11's range of doubles.
 TEST(Cli, OutOfRangeFlagsSayWhatWasExpected) {
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -92,8 +103,8 @@ TEST(Cli, TrainWarnsWhenTheRunTakesVeryFewOptimizerSteps) {
       run_graphloom("train --data g --epochs 3 --eval sampled --no-progress", dir.path());
   EXPECT_EQ(few.exit_code, 0) << few.output;
   EXPECT_NE(few.output.find("this run takes only 3 optimizer steps (1 batch(es) of up to 1024 "
-                            "per epoch x 3 epochs): too few for most models to fit. Raise "
-                            "--epochs (about 100 for 100 steps) or lower --batch-size"),
+                            "per epoch x 3 epochs): too few for most models to fit. Raise the "
+                            "epochs (about 100 for 100 steps) or lower the batch size"),
             std::string::npos)
       << few.output;
   const auto enough = run_graphloom(

@@ -48,9 +48,9 @@ TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   EXPECT_GT(with_features.ranking.all.map_at_10, with_features.ranking.all.popularity_map_at_10);
   EXPECT_GE(with_features.best_epoch, 0);
 
-  const LinkResult embedded =
-      train_link_prediction(data, quick_link_options(),
-                            {.scorer = "mlp", .loss = "bpr", .negatives = 2, .embed_dim = 32});
+  const LinkResult embedded = train_link_prediction(
+      data, quick_link_options(),
+      {.scorer = Scorer::kMlp, .loss = LinkLoss::kBpr, .negatives = 2, .embed_dim = 32});
   EXPECT_GT(embedded.test_auc, embedded.test_common_neighbors_auc);
 }
 
@@ -60,7 +60,7 @@ TEST(LinkPrediction, LightGcnPropagatesEmbeddingsOverTheWholeGraph) {
   options.model.kind = "lightgcn";
   options.fanouts = {-1, -1};  // two propagation layers
   options.epochs = 20;
-  const LinkResult result = train_link_prediction(data, options, {.loss = "bpr"});
+  const LinkResult result = train_link_prediction(data, options, {.loss = LinkLoss::kBpr});
   EXPECT_GT(result.test_auc, result.test_common_neighbors_auc);
   EXPECT_GT(result.test_auc, 0.6);  // well above chance; features-free, 20 epochs
 }

@@ -16,7 +16,7 @@ TEST(LinkPriors, RecencyWeightsHalveEveryHalfLifeBeforeTheLatestPair) {
   EXPECT_FALSE(recency_weights(inputs, 0).defined());  // off
   EXPECT_NE(testing::error_of([&] {
               recency_weights(inputs, 10);
-            }).find("--recency-half-life needs the time of every training pair"),
+            }).find("recency_half_life_days needs the time of every training pair"),
             std::string::npos);
   constexpr int64_t kDay = 86400;
   inputs.train_times = at::tensor({20 * kDay, 0 * kDay, 10 * kDay}, at::kLong);

@@ -42,7 +42,7 @@ TEST(OneProcess, ServesPullsAndTrainsBesideLibtorch) {
   options.batch_size = 64;
   options.epochs = 5;
   options.lr = 0.01;
-  options.eval = "sampled";
+  options.eval = EvalMode::kSampled;
   options.progress = false;
   PartitionedJob job;
   job.partition_dir = dir / "parts";

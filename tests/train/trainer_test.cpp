@@ -119,9 +119,38 @@ TEST(Trainer, ResumedRunEqualsAStraightRunAndLogsTheTaskMetrics) {
   }
 }
 
+// Errors name the field (the CLI and Python say it in their own terms).
+TEST(TrainOptions, ValidateNamesTheField) {
+  const auto field_of = [](const TrainOptions& options) {
+    try {
+      options.validate();
+    } catch (const OptionError& e) {
+      return e.field() + ": " + e.detail();
+    }
+    return std::string("valid");
+  };
+  EXPECT_EQ(field_of(TrainOptions{}), "valid");
+  TrainOptions o;
+  o.batch_size = 0;
+  EXPECT_EQ(field_of(o), "batch_size: must be >= 1, got 0");
+  o = {};
+  o.fanouts = {10, -2};
+  EXPECT_EQ(field_of(o), "fanouts: must be positive or -1 (all neighbors), got 10,-2");
+  o = {};
+  o.num_workers = 3;
+  EXPECT_EQ(field_of(o), "prefetch: (1) must be at least num_workers (3)");
+  o = {};
+  o.lr = 0;
+  EXPECT_EQ(field_of(o), "lr: must be > 0, got 0");
+  EXPECT_EQ(enum_from_name<EvalMode>("eval", "sampled"), EvalMode::kSampled);
+  EXPECT_EQ(testing::error_of([] { enum_from_name<EvalMode>("eval", "exact"); }),
+            "eval must be one of full, sampled, got 'exact'");
+  EXPECT_EQ(name_of(SelfLoops::kKeep), "keep");
+}
+
 TEST(Trainer, RefusesZeroEpochs) {
   const std::string message = testing::error_of([] { Trainer(engine_options(0), nullptr); });
-  EXPECT_NE(message.find("--epochs must be >= 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("epochs must be >= 1, got 0"), std::string::npos) << message;
 }
 
 }  // namespace

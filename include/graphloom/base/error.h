@@ -27,6 +27,21 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+// A bad value of one field of an options struct, e.g. field "batch_size", detail "must be >= 1,
+// got 0". The library names fields, not flags: the CLI says `--batch-size must be ...`, the
+// Python package `batch_size must be ...`. what() reads "<field> <detail>".
+class OptionError : public UsageError {
+ public:
+  OptionError(std::string field, std::string detail)
+      : UsageError(field + " " + detail), field_(std::move(field)), detail_(std::move(detail)) {}
+  const std::string& field() const { return field_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string field_;
+  std::string detail_;
+};
+
 namespace detail {
 [[noreturn]] void throw_check_failure(const char* condition, const char* file, int line,
                                       const std::string& message);

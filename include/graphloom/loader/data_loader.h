@@ -32,7 +32,7 @@ struct DataLoaderOptions {
   std::string label_name = "label";                // rows gathered for the seeds ("" = none)
 };
 
-// Throws graphloom::UsageError, naming the flags (--workers, --prefetch), when the worker and
+// Throws graphloom::OptionError, naming the field (num_workers, prefetch), when the worker and
 // prefetch counts cannot work together. The DataLoader checks this itself; commands call it
 // first to fail before loading anything.
 void check_pipeline_options(const DataLoaderOptions& options);

@@ -14,15 +14,18 @@
 
 namespace graphloom::train {
 
-// `graph` with one self-loop per node when `self_loops` is "add", or "auto" and the model is
-// gcn or gat (as their papers); "keep" leaves it as it is.
-graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string& model_kind,
-                                const std::string& self_loops);
+// True when `self_loops` gives model `model_kind` one self-loop per node: kAdd, or kAuto for
+// gcn and gat (as their papers).
+bool adds_self_loops(const std::string& model_kind, SelfLoops self_loops);
 
-// "feat" (as stored, decoded per gather; `normalize_features` "row" as a per-row scale, "none")
-// and "label" when the dataset has them.
+// `graph` with one self-loop per node when adds_self_loops(); else as it is.
+graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string& model_kind,
+                                SelfLoops self_loops);
+
+// "feat" (as stored, decoded per gather; kRow normalization as a per-row scale) and "label"
+// when the dataset has them.
 features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
-                                           const std::string& normalize_features);
+                                           FeatureNormalization normalize_features);
 
 // A dataset as the TrainingInputs of a `task`: its splits, its graph with the self-loops
 // options.model asks for, its rows. `dataset` must outlive it.

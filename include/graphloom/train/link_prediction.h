@@ -15,11 +15,19 @@
 
 namespace graphloom::train {
 
+// A pair's score: the dot product of its embeddings, or an MLP on their element-wise product.
+enum class Scorer { kDot, kMlp };
+// Binary cross entropy of positives against negatives, or BPR (each positive above each of its
+// negatives).
+enum class LinkLoss { kBce, kBpr };
+// Negative destinations: uniform over the candidates, or by degree^0.75.
+enum class NegativeSampling { kUniform, kDegree };
+
 struct LinkOptions {
-  std::string scorer = "dot";                // dot | mlp (on the element-wise product)
-  std::string loss = "bce";                  // bce | bpr
-  int64_t negatives = 1;                     // per positive edge
-  std::string negative_sampler = "uniform";  // uniform | degree (degree^0.75)
+  Scorer scorer = Scorer::kDot;
+  LinkLoss loss = LinkLoss::kBce;
+  int64_t negatives = 1;  // per positive edge
+  NegativeSampling negative_sampler = NegativeSampling::kUniform;
   // Learnable node embeddings of this width as the encoder's input (0: the "feat" rows, or
   // 64-wide embeddings when the dataset has no features).
   int64_t embed_dim = 0;
@@ -36,6 +44,9 @@ struct LinkOptions {
   // counted with its recency weight), times a learned scale. A query with no training pairs
   // then ranks by (recent) popularity; the others by the model on top of it.
   bool popularity_prior = false;
+
+  // Throws OptionError naming the first field whose value cannot work.
+  void validate() const;
 };
 
 struct LinkResult {
@@ -71,3 +82,24 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
                                  const LinkOptions& link, dist::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train
+
+namespace graphloom {
+
+template <>
+struct EnumNames<train::Scorer> {
+  static constexpr std::array<std::pair<std::string_view, train::Scorer>, 2> kNames{
+      {{"dot", train::Scorer::kDot}, {"mlp", train::Scorer::kMlp}}};
+};
+template <>
+struct EnumNames<train::LinkLoss> {
+  static constexpr std::array<std::pair<std::string_view, train::LinkLoss>, 2> kNames{
+      {{"bce", train::LinkLoss::kBce}, {"bpr", train::LinkLoss::kBpr}}};
+};
+template <>
+struct EnumNames<train::NegativeSampling> {
+  static constexpr std::array<std::pair<std::string_view, train::NegativeSampling>, 2> kNames{
+      {{"uniform", train::NegativeSampling::kUniform},
+       {"degree", train::NegativeSampling::kDegree}}};
+};
+
+}  // namespace graphloom

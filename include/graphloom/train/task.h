@@ -53,8 +53,6 @@ class Task {
   virtual StepOutput step(const sampling::MiniBatch& batch) = 0;
   // After the optimizer's step: updates the engine does not see (a DistEmbedding's rows).
   virtual void after_step(const sampling::MiniBatch& /*batch*/) {}
-  // The data path's counters since the last call (TrainingInputs::epoch_counters).
-  virtual std::map<std::string, double> epoch_counters() { return {}; }
   // Collective in data-parallel runs: every rank calls them, and gets the same figures.
   virtual Validation validate() = 0;
   // At the end, on the best parameters; the task keeps its test figures.

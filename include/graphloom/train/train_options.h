@@ -1,10 +1,15 @@
 // The options of a training run, whatever its task.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include "graphloom/base/enum_names.h"
 
 #include "graphloom/nn/model_config.h"
 #include "graphloom/train/gradient_sync.h"
@@ -12,6 +17,15 @@
 namespace graphloom::train {
 
 enum class TaskKind { kNodeClassification, kLinkPrediction };
+// How validation and the test compute logits: layer-wise full-neighbor inference over all
+// nodes, or mini-batches sampled with the training fanouts.
+enum class EvalMode { kFull, kSampled };
+// fp32, or bf16: CPU autocast of the dense layers (sparse kernels and the loss in float32).
+enum class Precision { kFp32, kBf16 };
+// One self-loop per node: added for gcn and gat (as their papers), added, or the graph kept.
+enum class SelfLoops { kAuto, kAdd, kKeep };
+// The "feat" rows as stored, or each divided by its sum (as the GCN and GAT papers do).
+enum class FeatureNormalization { kNone, kRow };
 
 struct TrainOptions {
   nn::ModelConfig model;  // in/out are taken from the dataset
@@ -22,13 +36,13 @@ struct TrainOptions {
   int64_t epochs = 10;
   double lr = 1e-3;
   double weight_decay = 0;
-  int64_t patience = 0;            // stop after this many epochs without a better val acc (0: off)
-  std::string eval = "full";       // full: layer-wise full-neighbor inference; sampled: fanouts
+  int64_t patience = 0;  // stop after this many epochs without a better val acc (0: off)
+  EvalMode eval = EvalMode::kFull;
   int64_t eval_every = 1;          // validate every N epochs (the last epoch always)
   int64_t eval_batch_size = 4096;  // destinations per batch of layer-wise inference
-  std::string normalize_features = "none";  // none | row
-  std::string self_loops = "auto";          // auto (gcn/gat: add) | add | keep
-  std::string precision = "fp32";           // fp32 | bf16 (CPU autocast of the dense layers)
+  FeatureNormalization normalize_features = FeatureNormalization::kNone;
+  SelfLoops self_loops = SelfLoops::kAuto;
+  Precision precision = Precision::kFp32;
   uint64_t seed = 0;
   std::filesystem::path checkpoint;   // written after every epoch (empty: none)
   bool resume = false;                // continue from `checkpoint`
@@ -42,6 +56,9 @@ struct TrainOptions {
   GradientSyncOptions sync;
   int64_t check_sync_every = 0;     // verify identical parameters every K steps (0: off)
   bool drop_uneven_inputs = false;  // every rank runs the fewest batches any rank has
+
+  // Throws OptionError naming the first field whose value cannot work.
+  void validate() const;
 };
 
 struct StageTimes {
@@ -50,3 +67,35 @@ struct StageTimes {
 };
 
 }  // namespace graphloom::train
+
+namespace graphloom {
+
+template <>
+struct EnumNames<train::TaskKind> {
+  static constexpr std::array<std::pair<std::string_view, train::TaskKind>, 2> kNames{
+      {{"node", train::TaskKind::kNodeClassification}, {"link", train::TaskKind::kLinkPrediction}}};
+};
+template <>
+struct EnumNames<train::EvalMode> {
+  static constexpr std::array<std::pair<std::string_view, train::EvalMode>, 2> kNames{
+      {{"full", train::EvalMode::kFull}, {"sampled", train::EvalMode::kSampled}}};
+};
+template <>
+struct EnumNames<train::Precision> {
+  static constexpr std::array<std::pair<std::string_view, train::Precision>, 2> kNames{
+      {{"fp32", train::Precision::kFp32}, {"bf16", train::Precision::kBf16}}};
+};
+template <>
+struct EnumNames<train::SelfLoops> {
+  static constexpr std::array<std::pair<std::string_view, train::SelfLoops>, 3> kNames{
+      {{"auto", train::SelfLoops::kAuto},
+       {"add", train::SelfLoops::kAdd},
+       {"keep", train::SelfLoops::kKeep}}};
+};
+template <>
+struct EnumNames<train::FeatureNormalization> {
+  static constexpr std::array<std::pair<std::string_view, train::FeatureNormalization>, 2> kNames{
+      {{"none", train::FeatureNormalization::kNone}, {"row", train::FeatureNormalization::kRow}}};
+};
+
+}  // namespace graphloom

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,7 +40,10 @@ struct FitResult {
 class Trainer {
  public:
   // Seeds torch's generator with options.seed: build the task (its model) after this.
-  Trainer(const TrainOptions& options, dist::ProcessGroup* group);
+  // `epoch_counters`: the data path's counters since the last call
+  // (TrainingInputs::epoch_counters), or empty.
+  Trainer(const TrainOptions& options, dist::ProcessGroup* group,
+          std::function<std::map<std::string, double>()> epoch_counters = {});
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -54,13 +58,14 @@ class Trainer {
   void train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals);
   void join(EpochTotals& totals);
   void after_step();
-  void reduce(EpochTotals& totals, Task& task);
+  void reduce(EpochTotals& totals);
   nlohmann::json epoch_record(const Task& task, int64_t epoch, const EpochTotals& totals);
   bool validate(Task& task, int64_t epoch, nlohmann::json& record);
   void report(const Task& task, int64_t epoch, const nlohmann::json& record) const;
 
   const TrainOptions& options_;
   dist::ProcessGroup* group_;
+  std::function<std::map<std::string, double>()> epoch_counters_;
   bool main_rank_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::optional<GradientSynchronizer> sync_;
