@@ -22,9 +22,11 @@ function(graphloom_module name)
   if(name STREQUAL "base")
     target_precompile_headers(graphloom_base PRIVATE <ATen/ATen.h> <fmt/format.h> <vector> <string>)
   elseif(name STREQUAL "nn")
-    # nn and train share one precompiled <torch/torch.h>; the CLI needs only ATen.
+    # nn, train and benchmarks share one precompiled <torch/torch.h>; the CLI needs only ATen.
     target_precompile_headers(graphloom_nn PRIVATE <torch/torch.h> <fmt/format.h> <vector> <string>)
   elseif(name STREQUAL "train")
+    target_precompile_headers(graphloom_${name} REUSE_FROM graphloom_nn)
+  elseif(name STREQUAL "benchmarks")
     target_precompile_headers(graphloom_${name} REUSE_FROM graphloom_nn)
   else()
     target_precompile_headers(graphloom_${name} REUSE_FROM graphloom_base)

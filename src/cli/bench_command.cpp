@@ -1,95 +1,187 @@
-// `graphloom bench ...`: figures, each printed next to a reference measured in the same run
-// (or, where the reference is another system, the figure that system was measured at here).
-#include <ATen/ATen.h>
-
-#include <algorithm>
-#include <fstream>
+// `graphloom bench ...`: the flags of every benchmark, whose callbacks run the harnesses of the
+// benchmarks module (include/graphloom/benchmarks/).
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "commands.h"
 #include "flag_checks.h"
-#include "graphloom/base/error.h"
-#include "graphloom/base/npy.h"
-#include "graphloom/base/system.h"
-#include "graphloom/base/timer.h"
-#include "graphloom/graph/build.h"
-#include "graphloom/io/dataset.h"
+#include "graphloom/benchmarks/distributed_bench.h"
+#include "graphloom/benchmarks/loading_bench.h"
+#include "graphloom/benchmarks/sampling_bench.h"
+#include "graphloom/benchmarks/training_bench.h"
 
 namespace graphloom::cli {
 namespace {
 
-// DGL 1.1.3 on this machine kind: np.load + graph + formats + features of the 1M-node /
-// 20M-edge reference graph (issue "Foundation", measured by the issue's author).
-constexpr double kDglLoadSeconds = 2.7;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+void add_sampling_flags(CLI::App* cmd, benchmarks::SamplingBenchOptions& o) {
+  cmd->add_option("--data", o.data,
+                  "Dataset directory (default: the embedded default dataset, generated in memory)");
+  cmd->add_option("--fanouts", o.fanouts, "Neighbors per layer, input layer first; -1 = all")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Seeds per mini-batch")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_option("--batches", o.batches, "Mini-batches to measure")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_flag("--replace", o.replace, "Sample with replacement");
+  cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
 }
 
-void run_bench_load(const std::string& dir, int repeats) {
-  std::vector<double> seconds;
-  int64_t edges = 0;
-  for (int r = 0; r < repeats; ++r) {
-    Timer timer;
-    const io::Dataset dataset = io::load_dataset(dir);
-    seconds.push_back(timer.seconds());
-    edges = dataset.graph.num_edges();
-    fmt::print("  run {}: {:.3f} s\n", r + 1, seconds.back());
+void add_sampling_benchmarks(CLI::App* bench) {
+  {
+    auto o = std::make_shared<benchmarks::SamplingBenchOptions>();
+    CLI::App* cmd = bench->add_subcommand(
+        "sample", "Multi-layer neighbor sampling throughput: seeds/s and sampled edges/s");
+    add_sampling_flags(cmd, *o);
+    cmd->callback([o] { benchmarks::run_sample_bench(*o); });
   }
-  const double best = median(seconds);
-  fmt::print("load '{}' ({} edges) into a ready-to-sample CSC, features memory-mapped:\n", dir,
-             edges);
-  fmt::print("  graphloom {:.3f} s (median of {})  DGL 1.1.3 reference {:.1f} s  ratio {:.2f}x\n",
-             best, repeats, kDglLoadSeconds, best / kDglLoadSeconds);
-  fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9);
+  {
+    auto o = std::make_shared<benchmarks::GatherBenchOptions>();
+    CLI::App* cmd = bench->add_subcommand(
+        "gather",
+        "Random-row feature gather GB/s against a sequential copy of the same bytes, then the same "
+        "rows from float16, bfloat16 and int8 copies decoded to float32");
+    cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+    cmd->add_option("--rows", o->rows, "Random rows gathered per run")->capture_default_str();
+    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported")
+        ->check(positive())
+        ->capture_default_str();
+    cmd->add_flag("--memory-map", o->memory_map,
+                  "Gather from the feature file's memory map (4 KB pages) instead of the table "
+                  "read into memory on huge pages, as training does");
+    cmd->callback([o] { benchmarks::run_gather_bench(*o); });
+  }
+  {
+    auto o = std::make_shared<benchmarks::LoaderBenchOptions>();
+    CLI::App* cmd = bench->add_subcommand(
+        "loader",
+        "Whole-pipeline throughput (sample + gather features and labels), no-op consumer");
+    add_sampling_flags(cmd, o->sampling);
+    cmd->add_option("--workers", o->workers,
+                    "Loader workers, each preparing one batch (0 = one per thread); the threads "
+                    "are shared out among them")
+        ->capture_default_str();
+    cmd->add_option("--prefetch", o->prefetch,
+                    "Most batches prepared ahead of the consumer (at least --workers)")
+        ->capture_default_str();
+    cmd->callback([o] { benchmarks::run_loader_bench(*o); });
+  }
 }
 
-struct EdgeRow {
-  int64_t src;
-  int64_t dst;
+// `bench train` and `bench data-parallel`: the benchmark's options and the data-parallel flags.
+struct TrainBenchFlags {
+  benchmarks::TrainBenchOptions bench;
+  DataParallelFlags parallel;
 };
 
-void run_bench_csc(const std::string& dir, int repeats) {
-  std::ifstream meta_file(std::filesystem::path(dir) / "metadata.json");
-  GL_CHECK(meta_file.good(), "cannot open '{}/metadata.json'", dir);
-  const auto meta = nlohmann::json::parse(meta_file);
-  GL_CHECK(meta.contains("graph") && meta["graph"].contains("edges"),
-           "bench csc needs a dataset whose graph is given as 'edges' (an [E, 2] array)");
-  const at::Tensor edges =
-      load_npy(std::filesystem::path(dir) / meta["graph"]["edges"].get<std::string>());
-  GL_CHECK(edges.dim() == 2 && edges.size(1) == 2, "edges must have shape [E, 2]");
-  const int64_t num_nodes = meta.at("num_nodes").get<int64_t>();
-  const at::Tensor edges64 = edges.to(at::kLong).contiguous();
-  const int64_t m = edges64.size(0);
-
-  std::vector<double> build_seconds;
-  std::vector<double> sort_seconds;
-  std::vector<EdgeRow> rows(static_cast<std::size_t>(m));
-  for (int r = 0; r < repeats; ++r) {
-    Timer timer;
-    graph::CooInput input{.src = edges.select(1, 0),
-                          .dst = edges.select(1, 1),
-                          .num_nodes = num_nodes,
-                          .keep_edge_ids = false};
-    const graph::CscGraph graph = graph::csc_from_coo(input);
-    build_seconds.push_back(timer.seconds());
-
-    std::memcpy(rows.data(), edges64.data_ptr<int64_t>(), m * sizeof(EdgeRow));
-    timer.reset();
-    std::sort(rows.begin(), rows.end(), [](const EdgeRow& x, const EdgeRow& y) {
-      return x.dst != y.dst ? x.dst < y.dst : x.src < y.src;
+void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv) {
+  for (const bool comparison : {false, true}) {
+    auto command = std::make_shared<TrainBenchFlags>();
+    command->parallel.argv = argv;
+    CLI::App* cmd =
+        comparison
+            ? bench->add_subcommand("data-parallel",
+                                    "`bench train` with 1 process, with --nproc processes and "
+                                    "with --nproc without overlap: seeds/s, allreduce share, "
+                                    "how much of it backward hides")
+            : bench->add_subcommand(
+                  "train", "End-to-end training seeds/s with the per-stage time split (one epoch)");
+    cmd->add_option("--data", command->bench.data,
+                    "Dataset directory (default: embedded default dataset)");
+    add_train_flags(cmd, command->bench.options);
+    cmd->add_option("--batches", command->bench.options.max_batches,
+                    "Training batches to measure per process (0 = epoch)")
+        ->capture_default_str();
+    if (comparison) {
+      command->parallel.nproc = 2;
+      cmd->add_option("--nproc", command->parallel.nproc, "Processes of the data-parallel runs")
+          ->check(in_range(2, 64))
+          ->capture_default_str();
+      cmd->add_option("--bucket-cap-mb", command->bench.options.sync.bucket_cap_mb,
+                      "Gradient bytes per allreduce bucket")
+          ->check(positive())
+          ->capture_default_str();
+      cmd->callback([command] {
+        benchmarks::run_data_parallel_bench(command->parallel.argv, command->parallel.nproc);
+      });
+      continue;
+    }
+    add_data_parallel_flags(cmd, command->parallel, command->bench.options);
+    cmd->add_option("--result-json", command->bench.result_json, "Also write the figures as JSON");
+    cmd->callback([command] {
+      run_data_parallel(command->parallel, [&](distributed::ProcessGroup* group) {
+        benchmarks::run_train_bench(command->bench, group);
+      });
     });
-    sort_seconds.push_back(timer.seconds());
   }
-  const double build = median(build_seconds);
-  const double sort = median(sort_seconds);
-  fmt::print("CSC build of {} edges over {} nodes ({} threads, median of {}):\n", m, num_nodes,
-             num_threads(), repeats);
-  fmt::print("  csc_from_coo  {:.3f} s   std::sort of the edge array {:.3f} s   speedup {:.1f}x\n",
-             build, sort, sort / build);
+  {
+    auto o = std::make_shared<benchmarks::AggregateBenchOptions>();
+    CLI::App* cmd = bench->add_subcommand(
+        "aggregate", "Native aggregation kernel vs. libtorch index_select/index_add_");
+    cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+    cmd->add_option("--hidden", o->hidden, "Feature width")->capture_default_str();
+    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported")->capture_default_str();
+    cmd->callback([o] { benchmarks::run_aggregate_bench(*o); });
+  }
+}
+
+void add_dist_benchmarks(CLI::App* bench) {
+  auto o = std::make_shared<benchmarks::DistBenchOptions>();
+  CLI::App* cmd = bench->add_subcommand(
+      "dist",
+      "DistGraph over loopback gRPC servers vs the local graph (sampling, loader) and RPC pull "
+      "throughput with 1, 4 and 16 clients");
+  cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+  cmd->add_option("--parts", o->parts, "Parts, each served by its own server")
+      ->check(in_range(2, 16))
+      ->capture_default_str();
+  cmd->add_option("--fanouts", o->fanouts, "Neighbors per layer")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "Seeds per batch")->capture_default_str();
+  cmd->add_option("--batches", o->batches, "Batches per measurement")->capture_default_str();
+  cmd->add_option("--workers", o->loader.num_workers,
+                  "Loader workers, on both sides (each prepares a batch at a time)")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_option("--prefetch", o->loader.prefetch,
+                  "Batches the loaders prepare ahead, on both sides (at least --workers)")
+      ->check(positive())
+      ->capture_default_str();
+  cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call")->capture_default_str();
+  cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client")->capture_default_str();
+  cmd->add_flag("--edge-ids", o->edge_ids,
+                "Keep each block's edge ids (training drops them, and DistGraph then asks the "
+                "servers to leave them out)");
+  cmd->callback([o] { benchmarks::run_dist_bench(*o); });
+}
+
+// `bench load` and `bench csc`.
+void add_loading_benchmarks(CLI::App* bench) {
+  {
+    auto options = std::make_shared<benchmarks::LoadingBenchOptions>();
+    CLI::App* load = bench->add_subcommand(
+        "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features");
+    load->add_option("dir", options->dir, "Dataset directory")->required();
+    load->add_option("--repeats", options->repeats, "Runs; the median is reported")
+        ->check(positive())
+        ->capture_default_str();
+    load->callback([options] { benchmarks::run_load_bench(*options); });
+  }
+  {
+    auto options = std::make_shared<benchmarks::LoadingBenchOptions>();
+    CLI::App* csc = bench->add_subcommand(
+        "csc", "Time the COO->CSC build against one std::sort of the same edge array");
+    csc->add_option("dir", options->dir, "Dataset directory whose graph is an 'edges' array")
+        ->required();
+    csc->add_option("--repeats", options->repeats, "Runs; the median is reported")
+        ->check(positive())
+        ->capture_default_str();
+    csc->callback([options] { benchmarks::run_csc_bench(*options); });
+  }
 }
 
 }  // namespace
@@ -100,31 +192,7 @@ void add_bench_command(CLI::App& app, const std::vector<std::string>& argv) {
   add_sampling_benchmarks(cmd);
   add_train_benchmarks(cmd, argv);
   add_dist_benchmarks(cmd);
-  struct Options {
-    std::string dir;
-    int repeats = 3;
-  };
-  {
-    auto options = std::make_shared<Options>();
-    CLI::App* load = cmd->add_subcommand(
-        "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features");
-    load->add_option("dir", options->dir, "Dataset directory")->required();
-    load->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(positive())
-        ->capture_default_str();
-    load->callback([options] { run_bench_load(options->dir, options->repeats); });
-  }
-  {
-    auto options = std::make_shared<Options>();
-    CLI::App* csc = cmd->add_subcommand(
-        "csc", "Time the COO->CSC build against one std::sort of the same edge array");
-    csc->add_option("dir", options->dir, "Dataset directory whose graph is an 'edges' array")
-        ->required();
-    csc->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(positive())
-        ->capture_default_str();
-    csc->callback([options] { run_bench_csc(options->dir, options->repeats); });
-  }
+  add_loading_benchmarks(cmd);
 }
 
 }  // namespace graphloom::cli

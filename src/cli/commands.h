@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/link_prediction.h"
@@ -30,22 +30,13 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv);
 // `graphloom serve`; `argv` as for add_train_command (--num-servers restarts it per server).
 void add_serve_command(CLI::App& app, const std::vector<std::string>& argv);
 void add_launch_command(CLI::App& app);
-// `argv` for a child process: argv[0] replaced by /proc/self/exe and every option in `drop`
-// removed with its value (both "--flag value" and "--flag=value").
-std::vector<std::string> rewritten_argv(const std::vector<std::string>& argv,
-                                        const std::vector<std::string>& drop);
 // `argv` as for add_train_command (`bench train --nproc`).
 void add_bench_command(CLI::App& app, const std::vector<std::string>& argv);
 // `command_line` is recorded in partition.json.
 void add_partition_command(CLI::App& app, const std::string& command_line);
-// Registered under `bench` by add_bench_command.
-void add_sampling_benchmarks(CLI::App* bench);
-void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv);
-void add_dist_benchmarks(CLI::App* bench);
 // `--feature-dtype` of `convert` and `partition`: every node feature re-encoded as float32,
 // float16, bfloat16 or int8 (with a row scale); "keep" leaves them as they are.
 void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype);
-void encode_features(io::Dataset& dataset, const std::string& dtype);
 // The per-part table of `partition` and of `inspect` on a partition directory.
 void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.
@@ -53,10 +44,10 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
 // `train`'s link-prediction flags (in help group `group`) and its report of a link result.
 void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group);
 void print_link_result(const std::string& model, const train::LinkOptions& link,
-                       const train::LinkResult& result, const dist::ProcessGroup* group,
+                       const train::LinkResult& result, const distributed::ProcessGroup* group,
                        double seconds);
 // Where rank 0's training time went (train::StageTimes), for every task.
-void print_time_split(const train::StageTimes& times, const dist::ProcessGroup* group);
+void print_time_split(const train::StageTimes& times, const distributed::ProcessGroup* group);
 
 // Data-parallel flags of `train` and `bench train`.
 struct DataParallelFlags {
@@ -71,6 +62,6 @@ void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::Tra
 // this same command line and waits (throws ExitCode with the first failure's code); under a
 // launcher (RANK/WORLD_SIZE...), joins the process group and passes it; otherwise nullptr.
 void run_data_parallel(const DataParallelFlags& flags,
-                       const std::function<void(dist::ProcessGroup*)>& job);
+                       const std::function<void(distributed::ProcessGroup*)>& job);
 
 }  // namespace graphloom::cli

@@ -6,10 +6,9 @@
 
 #include "commands.h"
 #include "flag_checks.h"
-#include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/timer.h"
-#include "graphloom/features/row_codec.h"
+#include "graphloom/features/dataset_encoding.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/importers.h"
@@ -87,7 +86,7 @@ void run_convert(const ConvertOptions& options) {
         dataset.edge_splits.at("train").size(0), dataset.edge_splits.at("valid").size(0),
         dataset.edge_splits.at("test").size(0), dataset.graph.num_edges());
   }
-  encode_features(dataset, options.feature_dtype);
+  features::encode_dataset_features(dataset, options.feature_dtype);
   io::save_dataset(dataset, options.out, options.force);
   fmt::print("wrote {}: {} nodes, {} edges, {} feature(s), {} split(s) in {:.2f} s\n", options.out,
              dataset.num_nodes(), dataset.graph.num_edges(), dataset.node_features.size(),
@@ -102,28 +101,6 @@ void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype) {
                   "they are decoded to float32 when gathered. 'keep' stores them as they are")
       ->check(CLI::IsMember({"keep", "float32", "float16", "bfloat16", "int8"}))
       ->capture_default_str();
-}
-
-void encode_features(io::Dataset& dataset, const std::string& dtype) {
-  if (dtype == "keep") return;
-  for (auto& [name, values] : dataset.node_features) {
-    at::Tensor table = values;
-    const auto scale = dataset.node_feature_scales.find(name);
-    if (scale != dataset.node_feature_scales.end()) {
-      table = values.to(at::kFloat) * scale->second.unsqueeze(1);
-      dataset.node_feature_scales.erase(scale);
-    }
-    const int64_t before = static_cast<int64_t>(table.nbytes());
-    features::EncodedRows encoded = features::encode_rows(table, dtype_from_name(dtype));
-    values = encoded.values;
-    int64_t after = static_cast<int64_t>(values.nbytes());
-    if (encoded.row_scale.defined()) {
-      after += static_cast<int64_t>(encoded.row_scale.nbytes());
-      dataset.node_feature_scales[name] = encoded.row_scale;
-    }
-    spdlog::info("feature '{}' stored as {}: {:.1f} MB -> {:.1f} MB", name, dtype, before / 1e6,
-                 after / 1e6);
-  }
 }
 
 void add_convert_command(CLI::App& app) {

@@ -68,6 +68,12 @@ const std::map<std::string, std::string>& renamed_fields() {
       {"prefetch", "--prefetch"},
       {"batch_size", "--batch-size"},
       {"epochs", "--epochs"},
+      {"data", "--data"},
+      {"part_config", "--part-config"},
+      {"ip_config", "--ip-config"},
+      {"cache_size", "--cache-size"},
+      {"checkpoint", "--checkpoint"},
+      {"edge_type_fanouts", "--edge-type-fanout"},
   };
   return flags;
 }

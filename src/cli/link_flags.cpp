@@ -46,7 +46,7 @@ void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group) 
 }
 
 void print_link_result(const std::string& model, const train::LinkOptions& link,
-                       const train::LinkResult& result, const dist::ProcessGroup* group,
+                       const train::LinkResult& result, const distributed::ProcessGroup* group,
                        double seconds) {
   fmt::print("model {}  epochs {}  best epoch {}  {:.0f} edges/s\n", model, result.epochs_run,
              result.best_epoch + 1, result.edges_per_second);

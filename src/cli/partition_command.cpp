@@ -9,31 +9,11 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
-#include "graphloom/io/dataset.h"
-#include "graphloom/partition/assign.h"
-#include "graphloom/partition/estimate.h"
 #include "graphloom/partition/partition_format.h"
+#include "graphloom/partition/partition_job.h"
 
 namespace graphloom::cli {
 namespace {
-
-struct PartitionCommand {
-  std::string data;
-  std::string out;
-  int64_t parts = 2;
-  std::string method = "metis";
-  std::string stream_algorithm = "fennel";
-  std::string metis_scheme = "auto";
-  bool balance_train = false;
-  bool balance_edges = false;
-  uint64_t seed = 0;
-  int64_t halo = 0;
-  bool out_edges = false;
-  bool force = false;
-  bool estimate_only = false;
-  std::string feature_dtype = "keep";
-  std::string command_line;
-};
 
 // max / mean of a per-part count (1.0 = perfectly balanced).
 double imbalance(const std::vector<int64_t>& counts) {
@@ -44,53 +24,23 @@ double imbalance(const std::vector<int64_t>& counts) {
   return total > 0 ? largest / (total / static_cast<double>(counts.size())) : 1.0;
 }
 
-void run_partition(const PartitionCommand& c) {
-  const int64_t constraints = 1 + (c.balance_train ? 1 : 0) + (c.balance_edges ? 1 : 0);
-  const partition::MemoryEstimate estimate =
-      partition::estimate_partition_memory(c.data, c.parts, c.method, constraints, c.out_edges);
+struct PartitionCommand {
+  partition::PartitionJob job;
+  bool estimate_only = false;  // print the expected peak memory and exit
+};
+
+void run_partition(const PartitionCommand& command) {
+  const partition::PartitionJob& job = command.job;
+  const partition::MemoryEstimate estimate = partition::estimate_job_memory(job);
   fmt::print(
       "expected peak memory {:.2f} GB (load {:.2f}, assign {:.2f}, write {:.2f} GB on top of "
       "the loaded graph)\n",
       estimate.peak / 1e9, estimate.load / 1e9, estimate.assign / 1e9, estimate.write / 1e9);
-  if (c.estimate_only) return;
+  if (command.estimate_only) return;
   Timer timer;
-  io::Dataset dataset = io::load_dataset(c.data);
-  encode_features(dataset, c.feature_dtype);
-  at::Tensor assignment;
-  std::string method = c.method;
-  if (c.method == "random") {
-    assignment = partition::assign_random(dataset.num_nodes(), c.parts, c.seed);
-  } else if (c.method == "stream") {
-    assignment =
-        partition::assign_stream(dataset.graph, c.parts, {.algorithm = c.stream_algorithm});
-  } else {
-    const partition::MetisScheme scheme = partition::resolve_metis_scheme(
-        c.metis_scheme == "recursive" ? partition::MetisScheme::kRecursive
-        : c.metis_scheme == "kway"    ? partition::MetisScheme::kKway
-                                      : partition::MetisScheme::kAuto,
-        c.parts);
-    method = "metis-" + partition::metis_scheme_name(scheme);
-    partition::MetisOptions options{
-        .balance_edges = c.balance_edges, .seed = c.seed, .scheme = scheme};
-    if (c.balance_train) {
-      GL_CHECK(dataset.splits.count("train"), "--balance-train: the dataset has no train split");
-      options.train_mask = at::zeros({dataset.num_nodes()}, at::kBool);
-      options.train_mask.index_fill_(0, dataset.splits.at("train"), true);
-    }
-    assignment = partition::assign_metis(dataset.graph, c.parts, options);
-  }
-  spdlog::info("assigned {} nodes to {} parts with {} in {:.1f} s", dataset.num_nodes(), c.parts,
-               method, timer.seconds());
-  const partition::PartitionInfo info =
-      partition::write_partitions(dataset, assignment, c.parts, c.out,
-                                  {.method = method,
-                                   .seed = c.seed,
-                                   .command = c.command_line,
-                                   .halo_hops = c.halo,
-                                   .out_edges = c.out_edges,
-                                   .overwrite = c.force});
+  const partition::PartitionInfo info = partition::partition_dataset(job);
   print_partition_table(info);
-  fmt::print("wrote {} in {:.1f} s, peak RSS {:.2f} GB\n", c.out, timer.seconds(),
+  fmt::print("wrote {} in {:.1f} s, peak RSS {:.2f} GB\n", job.out, timer.seconds(),
              peak_rss_bytes() / 1e9);
 }
 
@@ -122,41 +72,44 @@ void print_partition_table(const partition::PartitionInfo& info) {
 
 void add_partition_command(CLI::App& app, const std::string& command_line) {
   auto c = std::make_shared<PartitionCommand>();
-  c->command_line = command_line;
+  c->job.command_line = command_line;
   CLI::App* cmd = app.add_subcommand(
       "partition", "Split a dataset into parts that own contiguous node id ranges");
-  cmd->add_option("--data", c->data, "Dataset directory")->required();
-  cmd->add_option("--parts", c->parts, "Number of parts")->check(positive())->capture_default_str();
+  cmd->add_option("--data", c->job.data, "Dataset directory")->required();
+  cmd->add_option("--parts", c->job.parts, "Number of parts")
+      ->check(positive())
+      ->capture_default_str();
   cmd->add_option(
-         "--method", c->method,
+         "--method", c->job.method,
          "'metis' (min edge cut on the symmetrized graph, see --metis-scheme), 'stream' (one pass, "
          "memory O(nodes), for graphs METIS cannot take) or 'random'")
       ->check(CLI::IsMember({"metis", "stream", "random"}))
       ->capture_default_str();
-  cmd->add_option("--metis-scheme", c->metis_scheme,
+  cmd->add_option("--metis-scheme", c->job.metis_scheme,
                   "metis: 'recursive' (recursive bisection), 'kway' (multilevel k-way, as DGL) or "
                   "'auto' (recursive up to 8 parts, where it was faster and cut fewer edges, "
                   "k-way above, where it keeps the balance)")
       ->check(CLI::IsMember({"auto", "recursive", "kway"}))
       ->capture_default_str();
-  cmd->add_option("--stream-algorithm", c->stream_algorithm, "stream: 'fennel' or 'ldg'")
+  cmd->add_option("--stream-algorithm", c->job.stream_algorithm, "stream: 'fennel' or 'ldg'")
       ->check(CLI::IsMember({"fennel", "ldg"}))
       ->capture_default_str();
-  cmd->add_option("--out", c->out, "Output partition directory (required unless --estimate)");
-  cmd->add_flag("--balance-train", c->balance_train, "metis: spread train nodes evenly too");
-  cmd->add_flag("--balance-edges", c->balance_edges, "metis: balance in-edges per part too");
-  cmd->add_option("--seed", c->seed, "Random seed (METIS and random)")->capture_default_str();
-  cmd->add_flag("--out-edges", c->out_edges,
+  cmd->add_option("--out", c->job.out, "Output partition directory (required unless --estimate)");
+  cmd->add_flag("--balance-train", c->job.balance_train, "metis: spread train nodes evenly too");
+  cmd->add_flag("--balance-edges", c->job.balance_edges, "metis: balance in-edges per part too");
+  cmd->add_option("--seed", c->job.seed, "Random seed (METIS and random)")->capture_default_str();
+  cmd->add_flag("--out-edges", c->job.out_edges,
                 "Also store each part's out-edges, so that servers can sample in the out "
                 "direction (about 12 more bytes per edge on disk)");
-  cmd->add_option("--halo", c->halo, "Record the 1-hop in-neighbors owned by other parts (0 or 1)")
+  cmd->add_option("--halo", c->job.halo,
+                  "Record the 1-hop in-neighbors owned by other parts (0 or 1)")
       ->check(in_range(0, 1))
       ->capture_default_str();
-  cmd->add_flag("--force", c->force, "Replace --out if it exists");
+  cmd->add_flag("--force", c->job.force, "Replace --out if it exists");
   cmd->add_flag("--estimate", c->estimate_only, "Print the expected peak memory and exit");
-  add_feature_dtype_flag(cmd, c->feature_dtype);
+  add_feature_dtype_flag(cmd, c->job.feature_dtype);
   cmd->callback([c] {
-    if (c->out.empty() && !c->estimate_only) throw UsageError("partition: --out is required");
+    if (c->job.out.empty() && !c->estimate_only) throw UsageError("partition: --out is required");
     run_partition(*c);
   });
 }

@@ -10,11 +10,11 @@
 
 namespace graphloom::train {
 
-bool data_parallel(const dist::ProcessGroup* group) {
+bool data_parallel(const distributed::ProcessGroup* group) {
   return group != nullptr && group->world_size() > 1;
 }
 
-bool rank0_decides(bool decision, dist::ProcessGroup* group) {
+bool rank0_decides(bool decision, distributed::ProcessGroup* group) {
   if (!data_parallel(group)) return decision;
   at::Tensor flag = at::full({1}, decision ? 1 : 0, at::kInt);
   group->broadcast(flag, 0);
@@ -27,7 +27,7 @@ struct GradientSynchronizer::Bucket {
   int64_t numel = 0;
   int64_t pending = 0;  // parameters whose gradient has not arrived this round
   bool launched = false;
-  dist::CollectiveWork work;
+  distributed::CollectiveWork work;
 };
 
 // Runs after a parameter's gradient was accumulated into .grad.
@@ -47,7 +47,7 @@ class GradientSynchronizer::ReadyHook : public torch::autograd::FunctionPostHook
 };
 
 GradientSynchronizer::GradientSynchronizer(std::vector<at::Tensor> parameters,
-                                           dist::ProcessGroup& group,
+                                           distributed::ProcessGroup& group,
                                            const GradientSyncOptions& options)
     : parameters_(std::move(parameters)), group_(group), options_(options) {
   GL_CHECK(options.bucket_cap_mb > 0, "bucket size must be positive, got {} MB",
@@ -198,8 +198,8 @@ void GradientSynchronizer::check_parameters_in_sync(int64_t step) {
   }
   at::Tensor low = at::full({1}, static_cast<int64_t>(hash >> 1), at::kLong);
   at::Tensor high = low.clone();
-  group_.allreduce(low, dist::ReduceOp::kMin);
-  group_.allreduce(high, dist::ReduceOp::kMax);
+  group_.allreduce(low, distributed::ReduceOp::kMin);
+  group_.allreduce(high, distributed::ReduceOp::kMax);
   GL_CHECK(low.item<int64_t>() == high.item<int64_t>(),
            "check_sync_every: model parameters differ across ranks at step {} (rank {} of {}); the "
            "replicas diverged",

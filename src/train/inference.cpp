@@ -13,7 +13,7 @@ namespace graphloom::train {
 
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const at::Tensor& features, int64_t batch_size, bool show_progress,
-                               dist::ProcessGroup* group) {
+                               distributed::ProcessGroup* group) {
   GL_CHECK(features.size(0) == source.num_nodes(), "features have {} rows for {} nodes",
            features.size(0), source.num_nodes());
   const at::Tensor table = features.contiguous();
@@ -27,7 +27,7 @@ at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSour
 
 RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                               const RowReader& inputs, int64_t batch_size, bool show_progress,
-                              dist::ProcessGroup* group, const LayerOutputFactory& outputs) {
+                              distributed::ProcessGroup* group, const LayerOutputFactory& outputs) {
   GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
   const bool was_training = model.is_training();
   model.eval();
@@ -36,8 +36,9 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
   const sampling::NeighborSampler full(&source, {.fanouts = {-1}, .edge_ids = false});
   const int64_t n = source.num_nodes();
   const bool distributed = group != nullptr && group->world_size() > 1;
-  const auto [first, last] =
-      distributed ? dist::rank_share(n, group->rank(), group->world_size()) : std::pair{0L, n};
+  const auto [first, last] = distributed
+                                 ? distributed::rank_share(n, group->rank(), group->world_size())
+                                 : std::pair{0L, n};
   show_progress = show_progress && (!distributed || group->rank() == 0);
   const int64_t batches = (last - first + batch_size - 1) / batch_size;
   RowReader layer_inputs = inputs;
@@ -63,7 +64,7 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
 
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const RowReader& inputs, int64_t batch_size, bool show_progress,
-                               dist::ProcessGroup* group) {
+                               distributed::ProcessGroup* group) {
   const bool distributed = group != nullptr && group->world_size() > 1;
   const int64_t n = source.num_nodes();
   at::Tensor last;

@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
-#include "graphloom/dist/dist_graph.h"
+#include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/graph/link_heuristics.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -72,7 +72,7 @@ std::unique_ptr<sampling::NegativeSampler> make_negative_sampler(const TrainingI
 class LinkPredictionTask : public Task {
  public:
   LinkPredictionTask(const TrainingInputs& inputs, const TrainOptions& options,
-                     const LinkOptions& link, dist::ProcessGroup* group);
+                     const LinkOptions& link, distributed::ProcessGroup* group);
 
   const TaskNames& names() const override { return names_; }
   torch::nn::Module& model() override { return *model_; }
@@ -99,11 +99,11 @@ class LinkPredictionTask : public Task {
   const TrainingInputs& inputs_;
   const TrainOptions& options_;
   const LinkOptions& link_;
-  dist::ProcessGroup* group_;
+  distributed::ProcessGroup* group_;
   const bool lightgcn_;
-  dist::DistEmbedding* shared_embedding_;  // input rows on the servers, or null
-  const at::Tensor train_pairs_;           // all of them
-  const at::Tensor pair_weights_;          // their recency weights, or undefined
+  distributed::DistEmbedding* shared_embedding_;  // input rows on the servers, or null
+  const at::Tensor train_pairs_;                  // all of them
+  const at::Tensor pair_weights_;                 // their recency weights, or undefined
   std::shared_ptr<LinkModel> model_;
   // LightGCN propagates over the whole training graph, one "block" of every node.
   nn::BlockView whole_;
@@ -119,7 +119,7 @@ class LinkPredictionTask : public Task {
 };
 
 LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const TrainOptions& options,
-                                       const LinkOptions& link, dist::ProcessGroup* group)
+                                       const LinkOptions& link, distributed::ProcessGroup* group)
     : inputs_(inputs),
       options_(options),
       link_((link.validate(), link)),
@@ -335,7 +335,7 @@ void LinkOptions::validate() const {
 }
 
 LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
-                                 const LinkOptions& link, dist::ProcessGroup* group) {
+                                 const LinkOptions& link, distributed::ProcessGroup* group) {
   GL_CHECK(dataset.edge_splits.count("train"),
            "'{}' has no 'train' edge split: link prediction needs train, valid, valid_neg, test "
            "and test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
@@ -345,7 +345,7 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 }
 
 LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
-                                 const LinkOptions& link, dist::ProcessGroup* group) {
+                                 const LinkOptions& link, distributed::ProcessGroup* group) {
   Trainer trainer(options, group, inputs.epoch_counters);
   LinkPredictionTask task(inputs, options, link, group);
   const FitResult fit = trainer.fit(task);

@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
-#include "graphloom/dist/dist_graph.h"
+#include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/train/dataset_inputs.h"
@@ -49,12 +49,12 @@ using InputRows = RowReader;
 
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
                           const InputRows& input_rows, const at::Tensor& nodes, int64_t batch_size,
-                          dist::ProcessGroup* group) {
+                          distributed::ProcessGroup* group) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int64_t n = nodes.numel();
   const auto [first, last] = data_parallel(group)
-                                 ? dist::rank_share(n, group->rank(), group->world_size())
+                                 ? distributed::rank_share(n, group->rank(), group->world_size())
                                  : std::pair{0L, n};
   at::Tensor out = at::zeros({n, model.output_dim(model.num_layers() - 1)}, at::kFloat);
   for (int64_t begin = first; begin < last; begin += batch_size) {
@@ -73,7 +73,7 @@ struct Evaluator {
   const sampling::NeighborSampler& sampler;
   const InputRows& input_rows;
   const TrainOptions& options;
-  dist::ProcessGroup* group;
+  distributed::ProcessGroup* group;
   const LayerOutputFactory& layer_outputs;
 
   // Logits of each requested split.
@@ -111,7 +111,7 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
 class NodeClassificationTask : public Task {
  public:
   NodeClassificationTask(const TrainingInputs& inputs, const TrainOptions& options,
-                         dist::ProcessGroup* group);
+                         distributed::ProcessGroup* group);
 
   const TaskNames& names() const override { return names_; }
   torch::nn::Module& model() override { return *model_; }
@@ -133,7 +133,7 @@ class NodeClassificationTask : public Task {
                          .train_metrics = {{"train_acc", "train acc"}}};
   const TrainingInputs& inputs_;
   const features::FeatureSource& rows_;
-  dist::DistEmbedding* embedding_;  // learnable input rows instead of "feat", or null
+  distributed::DistEmbedding* embedding_;  // learnable input rows instead of "feat", or null
   bool bf16_;
   sampling::NeighborSampler sampler_;
   sampling::ItemSampler items_;
@@ -150,7 +150,7 @@ class NodeClassificationTask : public Task {
 
 NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
                                                const TrainOptions& options,
-                                               dist::ProcessGroup* group)
+                                               distributed::ProcessGroup* group)
     : inputs_((check_inputs(inputs, options), inputs)),
       rows_(*inputs.rows),
       embedding_(inputs.embedding),
@@ -244,7 +244,7 @@ void NodeClassificationTask::test() {
 }  // namespace
 
 TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options,
-                                      dist::ProcessGroup* group) {
+                                      distributed::ProcessGroup* group) {
   GL_CHECK(dataset.labels.defined() && dataset.num_classes > 0,
            "dataset '{}' has no labels: node classification needs them", dataset.name);
   GL_CHECK(dataset.node_features.count("feat"), "dataset '{}' has no node feature named 'feat'",
@@ -260,7 +260,7 @@ TrainResult train_node_classification(const io::Dataset& dataset, const TrainOpt
 }
 
 TrainResult train_node_classification(const TrainingInputs& inputs, const TrainOptions& options,
-                                      dist::ProcessGroup* group) {
+                                      distributed::ProcessGroup* group) {
   Trainer trainer(options, group, inputs.epoch_counters);
   NodeClassificationTask task(inputs, options, group);
   const FitResult fit = trainer.fit(task);

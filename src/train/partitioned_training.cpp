@@ -4,16 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <ATen/ATen.h>
-#include <fstream>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <tuple>
 
 #include "graphloom/base/error.h"
-#include "graphloom/dist/dist_graph.h"
-#include "graphloom/dist/node_split.h"
-#include "graphloom/dist/shared_partition.h"
+#include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/graph/node_split.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/dataset_inputs.h"
@@ -51,7 +49,7 @@ std::string self_loop_difference(const partition::Partition& part, const TrainOp
 }
 
 PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptions& options,
-                                     TaskKind task, dist::ProcessGroup* group)
+                                     TaskKind task, distributed::ProcessGroup* group)
     : info_(partition::read_partition_info(job.partition_dir)) {
   GL_CHECK(static_cast<int64_t>(job.servers.size()) == info_.num_parts,
            "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
@@ -59,10 +57,10 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   GL_CHECK(job.part >= 0 && job.part < info_.num_parts, "machine {} has no part ({} parts)",
            job.part, info_.num_parts);
   if (!job.cluster_id.empty()) {
-    local_ = dist::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
+    local_ = distributed::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
   }
-  graph_ = std::make_unique<dist::DistGraph>(job.servers, job.client,
-                                             local_ ? &local_->part() : nullptr);
+  graph_ = std::make_unique<distributed::DistGraph>(job.servers, job.client,
+                                                    local_ ? &local_->part() : nullptr);
   // Featureless graphs (or --embed-dim): the embedding lives on the servers, rows updated by
   // their owners, so no trainer holds or allreduces a num_nodes x dim table.
   const bool link = task == TaskKind::kLinkPrediction;
@@ -130,9 +128,9 @@ void PartitionedInputs::make_cache(const PartitionedJob& job) {
 void PartitionedInputs::add_node_items(const PartitionedJob& job) {
   GL_CHECK(info_.num_classes > 0, "partition '{}' has no labels", job.partition_dir.string());
   TrainingInputs& in = inputs_;
-  in.train_nodes = dist::node_split(split_of_all_parts(info_, job.partition_dir, "train"),
-                                    graph_->book(), job.part, job.local_rank, job.trainers_per_part,
-                                    {.force_even = job.force_even});
+  in.train_nodes = distributed::node_split(split_of_all_parts(info_, job.partition_dir, "train"),
+                                           graph_->book(), job.part, job.local_rank,
+                                           job.trainers_per_part, {.force_even = job.force_even});
   in.train_nodes_split = true;
   in.valid_nodes = split_of_all_parts(info_, job.partition_dir, "valid");
   in.test_nodes = split_of_all_parts(info_, job.partition_dir, "test");
@@ -154,9 +152,9 @@ void PartitionedInputs::add_link_items(const PartitionedJob& job) {
   // edge_split: the machine owning a pair's destination trains on it (its blocks start there),
   // its trainers share those pairs; force_even moves surplus pairs to machines short of theirs.
   const at::Tensor& train = in.edge_splits.at("train");
-  in.train_rows =
-      dist::split_items(train.select(1, 1).contiguous(), graph_->book(), job.part, job.local_rank,
-                        job.trainers_per_part, {.force_even = job.force_even});
+  in.train_rows = distributed::split_items(train.select(1, 1).contiguous(), graph_->book(),
+                                           job.part, job.local_rank, job.trainers_per_part,
+                                           {.force_even = job.force_even});
   in.train_times = partition::load_partition_edge_split_times(job.partition_dir, info_, "train");
   spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.part, job.local_rank,
                in.train_rows.size(0), job.force_even ? ", even" : "");
@@ -166,55 +164,15 @@ void PartitionedInputs::add_link_items(const PartitionedJob& job) {
 }
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
-                                dist::ProcessGroup* group) {
+                                distributed::ProcessGroup* group) {
   const PartitionedInputs inputs(job, options, TaskKind::kNodeClassification, group);
   return train_node_classification(inputs.inputs(), options, group);
 }
 
 LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOptions& options,
-                                    const LinkOptions& link, dist::ProcessGroup* group) {
+                                    const LinkOptions& link, distributed::ProcessGroup* group) {
   const PartitionedInputs inputs(job, options, TaskKind::kLinkPrediction, group);
   return train_link_prediction(inputs.inputs(), options, link, group);
-}
-
-std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path& path,
-                                                     int servers_per_machine) {
-  GL_CHECK(servers_per_machine >= 1, "servers per machine must be >= 1, got {}",
-           servers_per_machine);
-  std::ifstream in(path);
-  GL_CHECK(in.good(), "cannot read ip config '{}'", path.string());
-  std::vector<std::vector<std::string>> machines;
-  int line_number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_number;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream fields(line);
-    std::string ip, extra;
-    int port = 30050;
-    if (!(fields >> ip)) continue;  // blank line
-    if (std::string port_text; fields >> port_text) {
-      try {
-        std::size_t used = 0;
-        port = std::stoi(port_text, &used);
-        GL_CHECK(used == port_text.size(), "");
-      } catch (const std::exception&) {
-        GL_THROW("ip config '{}' line {}: '{}' is not a port", path.string(), line_number,
-                 port_text);
-      }
-    }
-    GL_CHECK(!(fields >> extra), "ip config '{}' line {}: expected 'ip [port]', got '{}'",
-             path.string(), line_number, line);
-    GL_CHECK(port >= 1 && port + servers_per_machine - 1 <= 65535,
-             "ip config '{}' line {}: port {} out of range for {} servers", path.string(),
-             line_number, port, servers_per_machine);
-    std::vector<std::string> servers;
-    for (int i = 0; i < servers_per_machine; ++i) {
-      servers.push_back(fmt::format("{}:{}", ip, port + i));
-    }
-    machines.push_back(std::move(servers));
-  }
-  GL_CHECK(!machines.empty(), "ip config '{}' lists no machine", path.string());
-  return machines;
 }
 
 namespace {
@@ -233,11 +191,12 @@ std::string inference_tensor_name(const std::string& job_id, int64_t layer) {
 
 // Pushes are acknowledged by the owners, so a barrier after every rank's pushes makes the
 // layer readable.
-LayerOutputFactory dist_tensor_outputs(dist::DistGraph& graph, dist::ProcessGroup* group) {
+LayerOutputFactory dist_tensor_outputs(distributed::DistGraph& graph,
+                                       distributed::ProcessGroup* group) {
   const std::string job = group != nullptr ? group->job_id() : random_job_id();
   return [&graph, group, job](int64_t layer, int64_t dim) {
-    auto tensor = std::make_shared<dist::DistTensor>(graph, inference_tensor_name(job, layer),
-                                                     dist::TensorSchema{at::kFloat, {dim}});
+    auto tensor = std::make_shared<distributed::DistTensor>(
+        graph, inference_tensor_name(job, layer), distributed::TensorSchema{at::kFloat, {dim}});
     return LayerOutput{
         .write =
             [tensor](int64_t first_node, const at::Tensor& rows) {

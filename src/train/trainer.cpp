@@ -19,7 +19,7 @@ namespace graphloom::train {
 namespace {
 
 // Sums `values` over the ranks (in place; a no-op for a single process).
-void reduce_sums(std::vector<double>& values, dist::ProcessGroup* group) {
+void reduce_sums(std::vector<double>& values, distributed::ProcessGroup* group) {
   if (!data_parallel(group)) return;
   at::Tensor sums = at::tensor(values, at::kDouble);
   group->allreduce(sums);
@@ -27,7 +27,7 @@ void reduce_sums(std::vector<double>& values, dist::ProcessGroup* group) {
 }
 
 // Sums a map's values over the ranks; every rank holds the same keys.
-void reduce_sums(std::map<std::string, double>& values, dist::ProcessGroup* group) {
+void reduce_sums(std::map<std::string, double>& values, distributed::ProcessGroup* group) {
   std::vector<double> flat;
   for (const auto& [name, value] : values) flat.push_back(value);
   reduce_sums(flat, group);
@@ -87,7 +87,7 @@ void TrainOptions::validate() const {
   }
   check_at_least("batch_size", batch_size, int64_t{1});
   check_at_least("epochs", epochs, int64_t{1});
-  if (!(lr > 0)) throw OptionError("lr", fmt::format("must be > 0, got {}", lr));
+  if (!(lr >= 0)) throw OptionError("lr", fmt::format("must be >= 0, got {}", lr));
   check_at_least("weight_decay", weight_decay, 0.0);
   check_at_least("patience", patience, int64_t{0});
   check_at_least("eval_every", eval_every, int64_t{0});
@@ -111,7 +111,7 @@ struct Trainer::EpochTotals {
   std::optional<ProgressBar> progress;
 };
 
-Trainer::Trainer(const TrainOptions& options, dist::ProcessGroup* group,
+Trainer::Trainer(const TrainOptions& options, distributed::ProcessGroup* group,
                  std::function<std::map<std::string, double>()> epoch_counters)
     : options_(options),
       group_(group),
@@ -276,7 +276,7 @@ void Trainer::reduce(EpochTotals& totals) {
   for (const auto& [name, value] : totals.counters) result_.counters[name] += value;
   if (data_parallel(group_)) {  // the slowest rank's time
     at::Tensor slowest = at::full({1}, totals.seconds, at::kDouble);
-    group_->allreduce(slowest, dist::ReduceOp::kMax);
+    group_->allreduce(slowest, distributed::ReduceOp::kMax);
     totals.seconds = slowest.item<double>();
   }
   std::vector<double> values{totals.loss_sum, static_cast<double>(totals.items)};

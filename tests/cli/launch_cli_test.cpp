@@ -10,7 +10,7 @@
 #include <fstream>
 #include <regex>
 
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "support/test_support.h"
 
 namespace graphloom::testing {

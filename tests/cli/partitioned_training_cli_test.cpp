@@ -9,8 +9,8 @@
 #include <fstream>
 #include <regex>
 
-#include "graphloom/dist/graph_client.h"
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/rpc/graph_client.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "support/test_support.h"
 
 namespace graphloom::testing {
@@ -24,8 +24,8 @@ double test_accuracy(const std::string& output) {
 
 bool healthy(const std::string& address) {
   try {
-    return dist::GraphClient(address,
-                             {.token = "t0ken", .deadline = std::chrono::seconds(2), .retries = 0})
+    return distributed::GraphClient(
+               address, {.token = "t0ken", .deadline = std::chrono::seconds(2), .retries = 0})
                .health() == "serving";
   } catch (const std::exception&) {
     return false;

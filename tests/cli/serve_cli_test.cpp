@@ -10,8 +10,8 @@
 #include <regex>
 
 #include "graphloom/base/shared_memory.h"
-#include "graphloom/dist/graph_client.h"
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/rpc/graph_client.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "support/test_support.h"
 
 namespace graphloom::testing {
@@ -48,7 +48,7 @@ class ServeCliTest : public ::testing::Test {
   }
   static bool healthy(const std::string& address) {
     try {
-      return dist::GraphClient(address, {.deadline = std::chrono::seconds(2), .retries = 0})
+      return distributed::GraphClient(address, {.deadline = std::chrono::seconds(2), .retries = 0})
                  .health() == "serving";
     } catch (const std::exception&) {
       return false;
@@ -94,12 +94,14 @@ TEST_F(ServeCliTest, MainAndBackupsShareOneCopyAndCleanUpOnSigterm) {
     ASSERT_TRUE(eventually([&] { return healthy(address); }, 60)) << address << serve.output();
   }
   // Every server answers the same rows; the backups read them from the main's memory.
-  const dist::ServerMetadata metadata = dist::GraphClient(addresses[0], {}).metadata();
-  const dist::TensorSchema& schema = metadata.tensors.at("feat");
+  const distributed::ServerMetadata metadata =
+      distributed::GraphClient(addresses[0], {}).metadata();
+  const distributed::TensorSchema& schema = metadata.tensors.at("feat");
   const at::Tensor ids = at::arange(0, metadata.node_range_ends[0], at::kLong);
-  const at::Tensor expected = dist::GraphClient(addresses[0], {}).pull("feat", ids, schema);
+  const at::Tensor expected = distributed::GraphClient(addresses[0], {}).pull("feat", ids, schema);
   for (const std::string& address : addresses) {
-    EXPECT_TRUE(at::equal(dist::GraphClient(address, {}).pull("feat", ids, schema), expected));
+    EXPECT_TRUE(
+        at::equal(distributed::GraphClient(address, {}).pull("feat", ids, schema), expected));
   }
   // One copy: the part lives in /dev/shm once, and no server holds a private copy of it.
   int64_t shm_bytes = 0;
@@ -148,7 +150,8 @@ TEST_F(ServeCliTest, SigkillThenRestartLeavesNoStaleSegments) {
   EXPECT_FALSE(segments(cluster).empty());  // a SIGKILL leaves them behind...
   BackgroundProcess restarted(args, {}, dir_->path() / "kill2.log");
   ASSERT_TRUE(eventually([&] { return healthy(address); }, 60)) << restarted.output();
-  dist::GraphClient(address, {}).shutdown();  // ...the next start replaced them; now stop cleanly
+  distributed::GraphClient(address, {})
+      .shutdown();  // ...the next start replaced them; now stop cleanly
   EXPECT_EQ(restarted.wait_for(30), 0) << restarted.output();
   EXPECT_TRUE(segments(cluster).empty());
 }
@@ -172,7 +175,7 @@ TEST_F(ServeCliTest, ShmDirHoldsThePartAndIsLeftEmpty) {
               std::string::npos)
         << serve.output();
   }
-  dist::GraphClient(address, {}).shutdown();
+  distributed::GraphClient(address, {}).shutdown();
   EXPECT_EQ(serve.wait_for(30), 0) << serve.output();
   EXPECT_TRUE(segments(cluster, shm.string()).empty());
 

@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "dist/dist_fixtures.h"
+#include "distributed/dist_fixtures.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -44,7 +44,7 @@ std::vector<torch::Tensor> local_grads(torch::nn::Sequential net, const torch::T
 
 TEST(GradientSync, AveragesGradientsOverRanks) {
   for (const bool overlap : {true, false}) {
-    run_ranks(2, [&](dist::ProcessGroup& group) {
+    run_ranks(2, [&](distributed::ProcessGroup& group) {
       // Different initialisation per rank: the broadcast makes them rank 0's.
       torch::nn::Sequential net = small_net(group.rank());
       GradientSynchronizer sync(net->parameters(), group,
@@ -74,7 +74,7 @@ TEST(GradientSync, JoinCompletesUnevenInputsWithIdenticalReplicas) {
   const std::vector<int> steps_of_rank{5, 2, 0};  // rank 2 has no batch at all
   std::vector<std::vector<torch::Tensor>> final_parameters(3);
   std::vector<int64_t> rounds(3);
-  run_ranks(3, [&](dist::ProcessGroup& group) {
+  run_ranks(3, [&](distributed::ProcessGroup& group) {
     torch::nn::Sequential net = small_net(group.rank());
     GradientSynchronizer sync(net->parameters(), group, {.bucket_cap_mb = 1e-4});
     sync.broadcast_parameters(0);
@@ -107,7 +107,7 @@ TEST(GradientSync, JoinCompletesUnevenInputsWithIdenticalReplicas) {
 TEST(GradientSync, CheckSyncDetectsDivergedReplicas) {
   std::mutex mutex;
   std::vector<std::string> errors;
-  run_ranks(2, [&](dist::ProcessGroup& group) {
+  run_ranks(2, [&](distributed::ProcessGroup& group) {
     torch::nn::Sequential net = small_net(0);
     GradientSynchronizer sync(net->parameters(), group);
     sync.check_parameters_in_sync(0);  // identical: no error
@@ -134,7 +134,7 @@ TEST(DistributedInference, EqualsSingleProcessInference) {
   auto model = nn::make_model({.kind = "sage", .in = 16, .hidden = 8, .out = 4, .layers = 3});
   const at::Tensor expected = layerwise_inference(*model, source, features, 50);
   std::vector<at::Tensor> results(3);
-  run_ranks(3, [&](dist::ProcessGroup& group) {
+  run_ranks(3, [&](distributed::ProcessGroup& group) {
     std::shared_ptr<nn::GnnModel> replica;
     {
       std::lock_guard lock(g_init_mutex);

@@ -6,9 +6,9 @@
 
 #include <mutex>
 
-#include "dist/dist_fixtures.h"
-#include "graphloom/dist/dist_graph.h"
-#include "graphloom/dist/graph_server.h"
+#include "distributed/dist_fixtures.h"
+#include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/rpc/graph_server.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/partition/assign.h"
@@ -39,13 +39,13 @@ TEST(DistTensorInference, TwoTrainersOnTwoPartsEqualOneProcessOnTheJoinedGraph) 
   const at::Tensor expected = layerwise_inference(*reference_model, joined, features, 40);
 
   const auto [servers, addresses] = graphloom::testing::serve_parts(dir / "parts", 2, "t");
-  const dist::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
+  const distributed::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
   std::mutex init;
   std::vector<at::Tensor> results(2);
   std::string job;
-  run_ranks(2, [&](dist::ProcessGroup& group) {
+  run_ranks(2, [&](distributed::ProcessGroup& group) {
     if (group.rank() == 0) job = group.job_id();
-    dist::DistGraph graph(addresses, client);
+    distributed::DistGraph graph(addresses, client);
     std::shared_ptr<nn::GnnModel> model;
     {
       std::lock_guard lock(init);  // torch's seed is global: one replica at a time
@@ -61,8 +61,8 @@ TEST(DistTensorInference, TwoTrainersOnTwoPartsEqualOneProcessOnTheJoinedGraph) 
     EXPECT_TRUE(at::allclose(result, expected, 1e-4, 1e-5));
   }
   // The last layer's rows live on the servers: a new client reads them back.
-  dist::DistGraph reader(addresses, client);
-  const dist::DistTensor output(reader, inference_tensor_name(job, 2), {at::kFloat, {3}});
+  distributed::DistGraph reader(addresses, client);
+  const distributed::DistTensor output(reader, inference_tensor_name(job, 2), {at::kFloat, {3}});
   EXPECT_TRUE(
       at::allclose(output.pull(at::arange(data.num_nodes(), at::kLong)), expected, 1e-4, 1e-5));
 }

@@ -6,9 +6,9 @@
 
 #include <ATen/ATen.h>
 
-#include "dist/dist_fixtures.h"
-#include "graphloom/dist/dist_graph.h"
-#include "graphloom/dist/graph_server.h"
+#include "distributed/dist_fixtures.h"
+#include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/rpc/graph_server.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/partition/assign.h"
 #include "graphloom/partition/partition_format.h"
@@ -25,10 +25,10 @@ TEST(OneProcess, ServesPullsAndTrainsBesideLibtorch) {
   partition::write_partitions(data, partition::assign_random(data.num_nodes(), 2, 7), 2,
                               dir / "parts", {.method = "random"});
   const auto [servers, addresses] = graphloom::testing::serve_parts(dir / "parts", 2, "t");
-  const dist::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
+  const distributed::ClientOptions client{.token = "t", .deadline = std::chrono::seconds(20)};
 
   // Pulls: every row, in relabelled order, is the partition's own row.
-  dist::DistGraph graph(addresses, client);
+  distributed::DistGraph graph(addresses, client);
   const partition::Partition whole = partition::join_partitions(
       {partition::load_partition(dir / "parts", 0), partition::load_partition(dir / "parts", 1)});
   const at::Tensor ids = at::randperm(data.num_nodes(), at::kLong);

@@ -140,8 +140,8 @@ TEST(TrainOptions, ValidateNamesTheField) {
   o.num_workers = 3;
   EXPECT_EQ(field_of(o), "prefetch: (1) must be at least num_workers (3)");
   o = {};
-  o.lr = 0;
-  EXPECT_EQ(field_of(o), "lr: must be > 0, got 0");
+  o.lr = -0.1;
+  EXPECT_EQ(field_of(o), "lr: must be >= 0, got -0.1");
   EXPECT_EQ(enum_from_name<EvalMode>("eval", "sampled"), EvalMode::kSampled);
   EXPECT_EQ(testing::error_of([] { enum_from_name<EvalMode>("eval", "exact"); }),
             "eval must be one of full, sampled, got 'exact'");

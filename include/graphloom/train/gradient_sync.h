@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/runtime/process_group.h"
 
 namespace torch::autograd {
 struct Node;
@@ -32,15 +32,15 @@ struct GradientSyncOptions {
 };
 
 // True for a process group of more than one rank (a data-parallel run).
-bool data_parallel(const dist::ProcessGroup* group);
+bool data_parallel(const distributed::ProcessGroup* group);
 
 // Rank 0's `decision` on every rank (e.g. early stopping), so that no rank leaves a loop alone
 // and hangs the others; `decision` itself when not data-parallel.
-bool rank0_decides(bool decision, dist::ProcessGroup* group);
+bool rank0_decides(bool decision, distributed::ProcessGroup* group);
 
 class GradientSynchronizer {
  public:
-  GradientSynchronizer(std::vector<at::Tensor> parameters, dist::ProcessGroup& group,
+  GradientSynchronizer(std::vector<at::Tensor> parameters, distributed::ProcessGroup& group,
                        const GradientSyncOptions& options = {});
   ~GradientSynchronizer();
   GradientSynchronizer(const GradientSynchronizer&) = delete;
@@ -70,7 +70,7 @@ class GradientSynchronizer {
   int64_t finish_round();
 
   std::vector<at::Tensor> parameters_;
-  dist::ProcessGroup& group_;
+  distributed::ProcessGroup& group_;
   GradientSyncOptions options_;
   std::vector<Bucket> buckets_;
   std::vector<std::pair<int64_t, int64_t>> location_;  // parameter -> (bucket, offset)

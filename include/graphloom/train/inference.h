@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/sampling/neighbor_source.h"
 
 namespace graphloom::nn {
@@ -37,7 +37,7 @@ using LayerOutputFactory = std::function<LayerOutput(int64_t layer, int64_t dim)
 // nodes of every layer. Collective: every rank calls it with the same arguments.
 RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                               const RowReader& inputs, int64_t batch_size, bool show_progress,
-                              dist::ProcessGroup* group, const LayerOutputFactory& outputs);
+                              distributed::ProcessGroup* group, const LayerOutputFactory& outputs);
 
 // The same into tensors of this process, returning the last [num_nodes, output_dim(last)]:
 // with a process group, a shared-memory tensor when the ranks share a machine (a barrier
@@ -45,10 +45,12 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
 // result.
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const RowReader& inputs, int64_t batch_size,
-                               bool show_progress = false, dist::ProcessGroup* group = nullptr);
+                               bool show_progress = false,
+                               distributed::ProcessGroup* group = nullptr);
 // The same with every node's input row in memory: `features` [num_nodes, in].
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const at::Tensor& features, int64_t batch_size,
-                               bool show_progress = false, dist::ProcessGroup* group = nullptr);
+                               bool show_progress = false,
+                               distributed::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train

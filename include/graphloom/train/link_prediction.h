@@ -72,14 +72,16 @@ struct LinkResult {
 // Join for uneven shares, evaluation embeds every node with distributed layer-wise inference
 // and every rank computes the same metrics; rank 0 logs and checkpoints.
 LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
-                                 const LinkOptions& link, dist::ProcessGroup* group = nullptr);
+                                 const LinkOptions& link,
+                                 distributed::ProcessGroup* group = nullptr);
 
 // Needs the dataset's edge splits "train", "valid", "valid_neg", "test", "test_neg" (an lp_*
 // import, or io::make_link_splits); `options` carries the encoder, fanouts, optimizer,
 // epochs, evaluation cadence, early stopping, checkpoint and metrics log as for node
 // classification (batch_size counts positive edges).
 LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
-                                 const LinkOptions& link, dist::ProcessGroup* group = nullptr);
+                                 const LinkOptions& link,
+                                 distributed::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/train/train_options.h"
 #include "graphloom/train/training_inputs.h"
@@ -35,8 +35,8 @@ struct TrainResult {
 // run out of batches), metrics are reduced, evaluation is split over the ranks, and only rank 0
 // writes the log and checkpoints. Every rank returns the same result.
 TrainResult train_node_classification(const io::Dataset& dataset, const TrainOptions& options,
-                                      dist::ProcessGroup* group = nullptr);
+                                      distributed::ProcessGroup* group = nullptr);
 TrainResult train_node_classification(const TrainingInputs& inputs, const TrainOptions& options,
-                                      dist::ProcessGroup* group = nullptr);
+                                      distributed::ProcessGroup* group = nullptr);
 
 }  // namespace graphloom::train

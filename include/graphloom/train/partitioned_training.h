@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "graphloom/dist/dist_graph.h"
-#include "graphloom/dist/graph_client.h"
-#include "graphloom/dist/process_group.h"
-#include "graphloom/dist/shared_partition.h"
+#include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/rpc/graph_client.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/link_prediction.h"
@@ -28,12 +28,12 @@ struct PartitionedJob {
   int64_t local_rank = 0;                         // among the trainers of this machine
   int64_t trainers_per_part = 1;
   std::string cluster_id;  // map the local part from shared memory ("": all by RPC)
-  dist::ClientOptions client;
+  distributed::ClientOptions client;
   bool force_even = true;  // node_split: equal training nodes per trainer
   // Learnable node embeddings as the model's input (featureless graphs): their width (0: use
   // the "feat" rows) and sparse optimizer.
   int64_t embed_dim = 0;
-  dist::SparseOptimizerOptions embed_optimizer;
+  distributed::SparseOptimizerOptions embed_optimizer;
   // A cache of remote "feat" rows in front of the DistGraph: "none", "degree" (static: the
   // nodes the local part's edges refer to most) or "sieve" (dynamic), of `cache_bytes`.
   std::string cache_policy = "none";
@@ -47,7 +47,7 @@ struct PartitionedJob {
 class PartitionedInputs {
  public:
   PartitionedInputs(const PartitionedJob& job, const TrainOptions& options, TaskKind task,
-                    dist::ProcessGroup* group);
+                    distributed::ProcessGroup* group);
   ~PartitionedInputs();
   PartitionedInputs(const PartitionedInputs&) = delete;
   PartitionedInputs& operator=(const PartitionedInputs&) = delete;
@@ -60,9 +60,9 @@ class PartitionedInputs {
   void add_link_items(const PartitionedJob& job);
 
   partition::PartitionInfo info_;
-  std::unique_ptr<dist::SharedPartition> local_;
-  std::unique_ptr<dist::DistGraph> graph_;
-  std::optional<dist::DistEmbedding> embedding_;
+  std::unique_ptr<distributed::SharedPartition> local_;
+  std::unique_ptr<distributed::DistGraph> graph_;
+  std::optional<distributed::DistEmbedding> embedding_;
   std::optional<features::CachedFeatureSource> cache_;
   TrainingInputs inputs_;
 };
@@ -73,14 +73,15 @@ class PartitionedInputs {
 std::string self_loop_difference(const partition::Partition& part, const TrainOptions& options);
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,
-                                dist::ProcessGroup* group);
+                                distributed::ProcessGroup* group);
 
 // Layer outputs of full-neighbor inference as DistTensors on the graph servers (DGL's
 // DistTensor), split like the nodes: no trainer holds a whole layer. They are named per job
 // (inference_tensor_name with the group's job id), so jobs sharing servers do not meet; each
 // evaluation of a job reuses its tensors, which stay on the servers until they exit.
 // `graph` must outlive the factory and what it makes.
-LayerOutputFactory dist_tensor_outputs(dist::DistGraph& graph, dist::ProcessGroup* group);
+LayerOutputFactory dist_tensor_outputs(distributed::DistGraph& graph,
+                                       distributed::ProcessGroup* group);
 std::string inference_tensor_name(const std::string& job_id, int64_t layer);
 
 // Link prediction on a partitioned graph (the partition of a dataset with edge splits; typed
@@ -88,11 +89,6 @@ std::string inference_tensor_name(const std::string& job_id, int64_t layer);
 // input rows are "feat" through the servers, or (featureless graphs, `LinkOptions::embed_dim`)
 // a DistEmbedding on the servers, updated by its owners with the job's sparse optimizer.
 LinkResult train_link_on_partitions(const PartitionedJob& job, const TrainOptions& options,
-                                    const LinkOptions& link, dist::ProcessGroup* group);
-
-// DGL's ip config: one machine per line, "ip [port]" (port default 30050); machine m's S
-// servers listen on port .. port+S-1. Returns each machine's server addresses.
-std::vector<std::vector<std::string>> read_ip_config(const std::filesystem::path& path,
-                                                     int servers_per_machine);
+                                    const LinkOptions& link, distributed::ProcessGroup* group);
 
 }  // namespace graphloom::train

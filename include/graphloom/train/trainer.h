@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "graphloom/dist/process_group.h"
+#include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/train/checkpoint.h"
 #include "graphloom/train/task.h"
 #include "graphloom/train/train_options.h"
@@ -42,7 +42,7 @@ class Trainer {
   // Seeds torch's generator with options.seed: build the task (its model) after this.
   // `epoch_counters`: the data path's counters since the last call
   // (TrainingInputs::epoch_counters), or empty.
-  Trainer(const TrainOptions& options, dist::ProcessGroup* group,
+  Trainer(const TrainOptions& options, distributed::ProcessGroup* group,
           std::function<std::map<std::string, double>()> epoch_counters = {});
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -64,7 +64,7 @@ class Trainer {
   void report(const Task& task, int64_t epoch, const nlohmann::json& record) const;
 
   const TrainOptions& options_;
-  dist::ProcessGroup* group_;
+  distributed::ProcessGroup* group_;
   std::function<std::map<std::string, double>()> epoch_counters_;
   bool main_rank_;
   std::unique_ptr<torch::optim::Adam> optimizer_;

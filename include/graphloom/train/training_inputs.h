@@ -16,9 +16,9 @@
 #include "graphloom/train/inference.h"
 #include "graphloom/train/link_ranking.h"
 
-namespace graphloom::dist {
+namespace graphloom::distributed {
 class DistEmbedding;
-}  // namespace graphloom::dist
+}  // namespace graphloom::distributed
 
 namespace graphloom::train {
 
@@ -33,7 +33,7 @@ struct TrainingInputs {
   at::Tensor in_degrees, out_degrees;  // whole-graph degrees (GCN, degree negatives); optional
   // Partitioned graphs: learnable input rows held by the servers and updated there by a sparse
   // optimizer (DistEmbedding), instead of "feat".
-  dist::DistEmbedding* embedding = nullptr;
+  distributed::DistEmbedding* embedding = nullptr;
   // Where full-neighbor inference keeps each layer's output (partitioned runs: a DistTensor
   // on the graph servers); empty = tensors in this process (see layerwise_inference).
   LayerOutputFactory layer_outputs;

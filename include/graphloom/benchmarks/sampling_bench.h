@@ -1,0 +1,47 @@
+// `graphloom bench sample|gather|loader`: throughput of neighbor sampling, feature gather and
+// the whole loading pipeline, with their references measured in the same run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphloom::benchmarks {
+
+// `bench sample`, and the sampling half of `bench loader`.
+struct SamplingBenchOptions {
+  std::string data;  // empty: the embedded default dataset, generated in memory
+  std::vector<int64_t> fanouts{10, 10, 10};  // neighbors per layer, input layer first; -1 = all
+  int64_t batch_size = 1024;                 // seeds per mini-batch
+  int64_t batches = 200;                     // mini-batches to measure
+  bool replace = false;                      // sample with replacement
+  uint64_t seed = 0;
+};
+
+// `bench gather`.
+struct GatherBenchOptions {
+  std::string data;       // empty: the embedded default dataset, generated in memory
+  int64_t rows = 600000;  // random rows gathered per run
+  int repeats = 11;       // runs; the median is reported
+  // Gather from the feature file's memory map (4 KB pages) instead of the table read into
+  // memory on huge pages, as training does.
+  bool memory_map = false;
+};
+
+// `bench loader`.
+struct LoaderBenchOptions {
+  SamplingBenchOptions sampling;
+  int workers = 1;   // loader workers, each preparing one batch (0 = one per thread)
+  int prefetch = 2;  // most batches prepared ahead of the consumer (at least `workers`)
+};
+
+// Seeds/s and sampled edges/s of one single-threaded sampler per thread; on a typed graph,
+// also the same graph without edge types.
+void run_sample_bench(const SamplingBenchOptions& options);
+// Random-row gather of "feat" against a sequential copy of the same bytes, then (float32
+// tables) the same rows from float16, bfloat16 and int8 copies decoded to float32.
+void run_gather_bench(const GatherBenchOptions& options);
+// Batches/s of the DataLoader (sample + gather features and labels) with a no-op consumer.
+void run_loader_bench(const LoaderBenchOptions& options);
+
+}  // namespace graphloom::benchmarks

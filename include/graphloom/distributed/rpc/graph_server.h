@@ -1,0 +1,66 @@
+// A graph server: serves one part of a partitioned graph over gRPC (DESIGN.md section 5) —
+// neighbor sampling on the part's CSC, pulls and pushes of node-tensor rows, metadata, health
+// and shutdown. Every request must carry the cluster token, and every id and size is checked
+// against the part's ranges before memory is touched: a bad request gets INVALID_ARGUMENT and
+// the server keeps serving.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace graphloom::distributed {
+
+// How a server gets its part: from the partition files (standalone), from the files and then
+// published in shared memory for the machine (main), or mapped from the main's shared memory
+// (backup: no second copy in RAM).
+enum class ServerRole { kStandalone, kMain, kBackup };
+
+struct ServerOptions {
+  std::filesystem::path partition_dir;  // a `graphloom partition` output directory
+  int64_t part = 0;
+  std::string address = "127.0.0.1:0";   // host:port to bind (port 0: a free one)
+  std::string token;                     // required unless `insecure`
+  bool insecure = false;                 // no token check (local tests only)
+  int64_t max_message_bytes = 64 << 20;  // requests and responses above this are refused
+  // TLS: PEM files of the server's certificate and key (both or neither); with `tls_ca`,
+  // clients must present a certificate signed by it (mutual TLS).
+  std::filesystem::path tls_cert, tls_key, tls_ca;
+  ServerRole role = ServerRole::kStandalone;
+  std::string cluster_id = "default";  // names the shared-memory segments (main, backup)
+  std::chrono::milliseconds attach_timeout = std::chrono::seconds(120);  // backup: wait for main
+};
+
+class GraphServer {
+ public:
+  // Loads the part (memory-mapped) and starts listening; throws graphloom::Error when the part
+  // cannot be loaded, the address cannot be bound, or no token was given without `insecure`.
+  explicit GraphServer(const ServerOptions& options);
+  ~GraphServer();  // shuts down
+  GraphServer(const GraphServer&) = delete;
+  GraphServer& operator=(const GraphServer&) = delete;
+
+  int port() const;
+  std::string address() const;  // host:port actually bound
+  // Blocks until shutdown() or a Shutdown RPC.
+  void wait();
+  void shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The contents of a PEM file, with the file named in errors.
+std::string read_pem_file(const std::filesystem::path& path, const char* what);
+
+// Reads a cluster token file: the first line, surrounding whitespace removed; throws when the
+// file is missing, empty, or readable by others than its owner.
+std::string read_token_file(const std::filesystem::path& path);
+// The cluster token of a server or trainer: read from `token_file` when one is given, else
+// the GRAPHLOOM_TOKEN environment variable, else "" (none).
+std::string cluster_token(const std::filesystem::path& token_file);
+
+}  // namespace graphloom::distributed

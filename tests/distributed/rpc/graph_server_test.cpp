@@ -1,0 +1,230 @@
+// Graph servers in their roles: main and backup servers sharing a part in shared memory (Cora
+// and out-edges), encoded rows over RPC with a feature cache, TLS, and the token requirement.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+
+#include "distributed/rpc/same_edges.h"
+#include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/rpc/graph_server.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
+#include "graphloom/features/cached_feature_source.h"
+#include "graphloom/features/row_codec.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/io/generators.h"
+#include "graphloom/io/importers.h"
+#include "graphloom/partition/assign.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "support/test_support.h"
+
+namespace graphloom::distributed {
+namespace {
+
+using testing::error_of;
+
+// Two "machines" on loopback: for each of the 2 parts a main server publishing it in shared
+// memory and a backup server mapping it.
+struct MainAndBackupServers {
+  MainAndBackupServers(const std::filesystem::path& parts, const std::string& cluster) {
+    for (int64_t part = 0; part < 2; ++part) {
+      for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
+        servers.push_back(std::make_unique<GraphServer>(
+            ServerOptions{.partition_dir = parts,
+                          .part = part,
+                          .token = testing::kClusterToken,
+                          .role = role,
+                          .cluster_id = cluster,
+                          .attach_timeout = std::chrono::seconds(10)}));
+        addresses[part].push_back(servers.back()->address());
+      }
+    }
+  }
+  std::vector<std::unique_ptr<GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses = std::vector<std::vector<std::string>>(2);
+};
+
+// Cora in 2 METIS parts, each part served by a main and a backup server sharing its memory (two
+// "machines" on loopback): requests rotate over both servers of a part and agree with Cora.
+TEST(GraphServiceCora, MainAndBackupPerPartServeCora) {
+  GL_REQUIRE_SHARED_DATASET(cora_dir, "cora");
+  testing::TempDir dir;
+  const io::Dataset cora = io::import_shared_dataset(cora_dir);
+  partition::write_partitions(cora, partition::assign_metis(cora.graph, 2, {}), 2,
+                              dir.path() / "parts", {.method = "metis"});
+  const std::string cluster = fmt::format("test{}-cora", ::getpid());
+  const MainAndBackupServers cluster_servers(dir.path() / "parts", cluster);
+  const auto& addresses = cluster_servers.addresses;
+  const DistGraph graph(addresses, {.token = testing::kClusterToken});
+  std::vector<partition::Partition> parts;
+  for (int64_t part = 0; part < 2; ++part) {
+    parts.push_back(partition::load_partition(dir.path() / "parts", part));
+  }
+  const partition::Partition whole = partition::join_partitions(parts);
+  EXPECT_EQ(graph.num_nodes(), 2708);
+  const sampling::LocalNeighborSource local(whole.graph);
+  const at::Tensor seeds = at::arange(2708, at::kLong);
+  for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
+    expect_same_edges(graph.sample_neighbors(seeds, 4, {.random_key = 9}),
+                      local.sample_neighbors(seeds, 4, {.random_key = 9}));
+    EXPECT_TRUE(at::equal(graph.gather("feat", seeds), whole.features.at("feat")));
+    EXPECT_TRUE(at::equal(graph.gather("label", seeds), whole.labels));
+  }
+  // A push through one server is seen through the other (one shared copy per part).
+  const at::Tensor ids = at::tensor({3, 2000}, at::kLong);
+  const at::Tensor rows = at::ones({2, whole.features.at("feat").size(1)});
+  graph.push("feat", ids, rows);
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids), rows));
+  // A trainer of machine 0 maps part 0 from shared memory (no copy, no RPC for it) and sees
+  // the push made through the servers.
+  const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
+  const DistGraph trainer_view(addresses, {.token = testing::kClusterToken}, &mapped->part());
+  expect_same_edges(trainer_view.sample_neighbors(seeds, 4, {.random_key = 9}),
+                    local.sample_neighbors(seeds, 4, {.random_key = 9}));
+  EXPECT_TRUE(at::equal(trainer_view.gather("feat", ids), rows));
+  // A tensor created through the main servers is found by the backups in shared memory.
+  DistGraph mutable_graph(addresses, {.token = testing::kClusterToken});
+  const DistTensor output(mutable_graph, "output", {at::kFloat, {2}});
+  output.push(seeds, at::arange(2708 * 2, at::kFloat).reshape({2708, 2}));
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    EXPECT_TRUE(at::equal(output.pull(seeds), at::arange(2708 * 2, at::kFloat).reshape({2708, 2})));
+  }
+}
+
+// Out-edges are published in shared memory with the rest of a part: backups and a trainer's
+// mapped part sample them too. A partition without them is refused clearly, and the server
+// keeps serving.
+TEST(GraphServiceOutEdges, SharedMemoryCarriesOutEdgesAndPartsWithoutThemRefuse) {
+  testing::TempDir dir;
+  const io::Dataset data = io::generate_planted(
+      {.num_nodes = 800, .num_classes = 3, .avg_degree = 5, .feat_dim = 4, .seed = 2});
+  const at::Tensor assignment = partition::assign_random(data.num_nodes(), 2, 5);
+  partition::write_partitions(data, assignment, 2, dir.path() / "with", {.out_edges = true});
+  partition::write_partitions(data, assignment, 2, dir.path() / "without", {});
+  const std::string cluster = fmt::format("test{}-out", ::getpid());
+  const MainAndBackupServers cluster_servers(dir.path() / "with", cluster);
+  const auto& addresses = cluster_servers.addresses;
+  const partition::Partition whole =
+      partition::join_partitions({partition::load_partition(dir.path() / "with", 0),
+                                  partition::load_partition(dir.path() / "with", 1)});
+  const sampling::LocalNeighborSource local(whole.graph);
+  const at::Tensor seeds = at::arange(800, at::kLong);
+  const sampling::SampleOptions out{.direction = sampling::EdgeDirection::kOut, .random_key = 4};
+  const auto mapped = SharedPartition::attach(cluster, 1, std::chrono::seconds(5));
+  const DistGraph trainer_view(addresses, {.token = testing::kClusterToken}, &mapped->part());
+  for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
+    expect_same_edges(trainer_view.sample_neighbors(seeds, 3, out),
+                      local.sample_neighbors(seeds, 3, out));
+  }
+
+  const GraphServer in_only(
+      {.partition_dir = dir.path() / "without", .part = 0, .token = testing::kClusterToken});
+  const GraphClient client(in_only.address(), {.token = testing::kClusterToken});
+  const at::Tensor owned = at::arange(10, at::kLong);
+  EXPECT_NE(error_of([&] { client.sample_neighbors(owned, 3, out); }).find("--out-edges"),
+            std::string::npos);
+  EXPECT_EQ(client.sample_neighbors(owned, 3, {}).indptr.numel(), 11);
+}
+
+TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
+  testing::TempDir dir;
+  io::Dataset data = io::generate_planted(
+      {.num_nodes = 2000, .num_classes = 4, .avg_degree = 8, .feat_dim = 16, .seed = 3});
+  const features::EncodedRows encoded =
+      features::encode_rows(data.node_features.at("feat"), at::kChar);
+  data.node_features["feat"] = encoded.values;
+  data.node_feature_scales["feat"] = encoded.row_scale;
+  partition::write_partitions(data, partition::assign_random(2000, 2, 1), 2, dir.path() / "parts",
+                              {.method = "random"});
+  const std::string cluster = fmt::format("test{}-int8", ::getpid());
+  std::vector<std::unique_ptr<GraphServer>> servers;
+  std::vector<std::vector<std::string>> addresses(2);
+  for (int64_t part = 0; part < 2; ++part) {
+    servers.push_back(
+        std::make_unique<GraphServer>(ServerOptions{.partition_dir = dir.path() / "parts",
+                                                    .part = part,
+                                                    .token = testing::kClusterToken,
+                                                    .role = ServerRole::kMain,
+                                                    .cluster_id = cluster}));
+    addresses[part].push_back(servers.back()->address());
+  }
+  // The reference: the joined parts decoded locally.
+  std::vector<partition::Partition> parts;
+  for (int64_t part = 0; part < 2; ++part)
+    parts.push_back(partition::load_partition(dir.path() / "parts", part));
+  const partition::Partition whole = partition::join_partitions(parts);
+  features::TensorFeatureSource reference;
+  reference.add("feat", whole.features.at("feat"), whole.feature_scales.at("feat"));
+  const at::Tensor all = at::randperm(2000, at::kLong);
+  const at::Tensor expected = reference.gather("feat", all);
+
+  const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
+  const DistGraph graph(addresses, {.token = testing::kClusterToken}, &mapped->part());
+  EXPECT_EQ(graph.info("feat").dtype, at::kFloat);
+  EXPECT_TRUE(at::equal(graph.gather("feat", all), expected));
+  // Only part 1's rows come over RPC, as int8 plus a float32 scale each: 16 + 4 bytes.
+  const int64_t remote = 2000 - mapped->part().node_end;
+  EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), remote * (16 + 4));
+
+  // A SIEVE cache of remote rows in front (one shard: room for exactly all of them): the
+  // second gather moves nothing.
+  const features::CachedFeatureSource cache(graph, "feat",
+                                            {.policy = features::CachePolicy::kSieve,
+                                             .capacity_bytes = 2000 * 16 * 4,
+                                             .bypass_begin = mapped->part().node_begin,
+                                             .bypass_end = mapped->part().node_end,
+                                             .shards = 1});
+  EXPECT_TRUE(at::equal(cache.gather("feat", all), expected));
+  EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), remote * (16 + 4));
+  EXPECT_TRUE(at::equal(cache.gather("feat", all), expected));
+  EXPECT_EQ(graph.pulled_bytes(/*reset=*/true), 0);
+  const features::CacheStats stats = cache.stats();
+  EXPECT_EQ(stats.hits, remote);
+  EXPECT_EQ(stats.misses, remote);
+  EXPECT_EQ(stats.bypassed, 2 * (2000 - remote));
+}
+
+TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {
+  testing::TempDir dir;
+  const io::Dataset data = io::generate_planted(
+      {.num_nodes = 500, .num_classes = 2, .avg_degree = 4, .feat_dim = 4, .seed = 1});
+  partition::write_partitions(data, partition::assign_random(data.num_nodes(), 1, 0), 1,
+                              dir.path() / "parts", {.method = "random"});
+  const std::string openssl = fmt::format(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
+      "subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '{}' -out '{}' > /dev/null 2>&1",
+      (dir.path() / "key.pem").string(), (dir.path() / "cert.pem").string());
+  ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl is needed (scripts/install-deps.sh)";
+  GraphServer server({.partition_dir = dir.path() / "parts",
+                      .token = testing::kClusterToken,
+                      .tls_cert = dir.path() / "cert.pem",
+                      .tls_key = dir.path() / "key.pem"});
+  const GraphClient secure(
+      server.address(),
+      {.token = testing::kClusterToken, .retries = 0, .tls_ca = dir.path() / "cert.pem"});
+  EXPECT_EQ(secure.health(), "serving");
+  const GraphClient plaintext(
+      server.address(),
+      {.token = testing::kClusterToken, .deadline = std::chrono::seconds(3), .retries = 0});
+  const std::string error = error_of([&] { plaintext.health(); });
+  EXPECT_NE(error.find(server.address()), std::string::npos) << error;
+  EXPECT_NE(error_of([&] {
+              GraphServer({.partition_dir = dir.path() / "parts",
+                           .token = testing::kClusterToken,
+                           .tls_cert = dir.path() / "cert.pem"});
+            }).find("both --tls-cert and --tls-key"),
+            std::string::npos);
+}
+
+TEST(GraphServer, RefusesToStartWithoutAToken) {
+  testing::TempDir dir;
+  const std::string error = error_of([&] {
+    GraphServer server({.partition_dir = dir.path(), .part = 0, .address = "127.0.0.1:0"});
+  });
+  EXPECT_NE(error.find("cluster token"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace graphloom::distributed
