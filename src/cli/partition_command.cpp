@@ -9,6 +9,8 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/features/dataset_encoding.h"
+#include "graphloom/io/dataset.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/partition/partition_job.h"
 
@@ -27,6 +29,7 @@ double imbalance(const std::vector<int64_t>& counts) {
 struct PartitionCommand {
   partition::PartitionJob job;
   bool estimate_only = false;  // print the expected peak memory and exit
+  std::string feature_dtype = "keep";
 };
 
 void run_partition(const PartitionCommand& command) {
@@ -38,7 +41,9 @@ void run_partition(const PartitionCommand& command) {
       estimate.peak / 1e9, estimate.load / 1e9, estimate.assign / 1e9, estimate.write / 1e9);
   if (command.estimate_only) return;
   Timer timer;
-  const partition::PartitionInfo info = partition::partition_dataset(job);
+  io::Dataset dataset = io::load_dataset(job.data);
+  features::encode_dataset_features(dataset, command.feature_dtype);
+  const partition::PartitionInfo info = partition::partition_dataset(dataset, job);
   print_partition_table(info);
   fmt::print("wrote {} in {:.1f} s, peak RSS {:.2f} GB\n", job.out, timer.seconds(),
              peak_rss_bytes() / 1e9);
@@ -107,7 +112,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
       ->capture_default_str();
   cmd->add_flag("--force", c->job.force, "Replace --out if it exists");
   cmd->add_flag("--estimate", c->estimate_only, "Print the expected peak memory and exit");
-  add_feature_dtype_flag(cmd, c->job.feature_dtype);
+  add_feature_dtype_flag(cmd, c->feature_dtype);
   cmd->callback([c] {
     if (c->job.out.empty() && !c->estimate_only) throw UsageError("partition: --out is required");
     run_partition(*c);

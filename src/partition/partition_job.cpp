@@ -1,12 +1,10 @@
-// partition_dataset: load, assign (METIS, streaming or random), encode, write.
+// partition_dataset: assign (METIS, streaming or random), then write the parts.
 #include "graphloom/partition/partition_job.h"
 
 #include <spdlog/spdlog.h>
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/timer.h"
-#include "graphloom/features/dataset_encoding.h"
-#include "graphloom/io/dataset.h"
 #include "graphloom/partition/assign.h"
 
 namespace graphloom::partition {
@@ -16,10 +14,8 @@ MemoryEstimate estimate_job_memory(const PartitionJob& c) {
   return estimate_partition_memory(c.data, c.parts, c.method, constraints, c.out_edges);
 }
 
-PartitionInfo partition_dataset(const PartitionJob& c) {
+PartitionInfo partition_dataset(const io::Dataset& dataset, const PartitionJob& c) {
   Timer timer;
-  io::Dataset dataset = io::load_dataset(c.data);
-  features::encode_dataset_features(dataset, c.feature_dtype);
   at::Tensor assignment;
   std::string method = c.method;
   if (c.method == "random") {
@@ -35,7 +31,9 @@ PartitionInfo partition_dataset(const PartitionJob& c) {
     method = "metis-" + metis_scheme_name(scheme);
     MetisOptions options{.balance_edges = c.balance_edges, .seed = c.seed, .scheme = scheme};
     if (c.balance_train) {
-      GL_CHECK(dataset.splits.count("train"), "--balance-train: the dataset has no train split");
+      if (!dataset.splits.count("train")) {
+        throw OptionError("balance_train", "needs a train split, which the dataset has not");
+      }
       options.train_mask = at::zeros({dataset.num_nodes()}, at::kBool);
       options.train_mask.index_fill_(0, dataset.splits.at("train"), true);
     }
