@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <fmt/ranges.h>
+
 #include <limits>
 
 #include "graphloom/base/error.h"
@@ -17,14 +19,19 @@ int64_t MiniBatch::num_sampled_edges() const {
   return total;
 }
 
+void check_fanouts(const std::vector<int64_t>& fanouts) {
+  if (fanouts.empty()) throw OptionError("fanouts", "must name at least one layer (e.g. 10,10,10)");
+  for (const int64_t fanout : fanouts) {
+    if (fanout == -1 || fanout > 0) continue;
+    throw OptionError("fanouts", fmt::format("must be positive or -1 (all neighbors), got {}",
+                                             fmt::join(fanouts, ",")));
+  }
+}
+
 NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOptions options)
     : source_(source), options_(std::move(options)) {
   GL_CHECK(source_ != nullptr, "NeighborSampler needs a neighbor source");
-  GL_CHECK(!options_.fanouts.empty(), "fanouts must name at least one layer (e.g. 10,10,10)");
-  for (const int64_t fanout : options_.fanouts) {
-    GL_CHECK(fanout == -1 || fanout > 0, "each fanout must be -1 (all neighbors) or > 0, got {}",
-             fanout);
-  }
+  check_fanouts(options_.fanouts);
   GL_CHECK(options_.edge_type_fanouts.empty() ||
                options_.edge_type_fanouts.size() == options_.fanouts.size(),
            "per-edge-type fanouts name {} layers but fanouts name {}",

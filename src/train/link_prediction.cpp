@@ -26,15 +26,19 @@
 namespace graphloom::train {
 namespace {
 
-constexpr int64_t kDefaultEmbedDim = 64;
-
-const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& name) {
-  const auto it = inputs.edge_splits.find(name);
-  GL_CHECK(it != inputs.edge_splits.end(),
+// Edge split `name` of graph `graph_name`, or an error saying what link prediction needs.
+const at::Tensor& edge_split(const std::map<std::string, at::Tensor>& splits,
+                             const std::string& graph_name, const std::string& name) {
+  const auto it = splits.find(name);
+  GL_CHECK(it != splits.end(),
            "'{}' has no '{}' edge split: link prediction needs train, valid, valid_neg, test and "
            "test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
-           inputs.name, name);
+           graph_name, name);
   return it->second;
+}
+
+const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& name) {
+  return edge_split(inputs.edge_splits, inputs.name, name);
 }
 
 // Scores of `pairs` [M, 2] from every node's embedding.
@@ -51,7 +55,7 @@ int64_t local_embed_dim(const TrainingInputs& inputs, const LinkOptions& link, b
   const bool has_features = inputs.rows != nullptr && inputs.rows->has("feat");
   if (inputs.embedding != nullptr) return 0;
   if (link.embed_dim > 0) return link.embed_dim;
-  return has_features && !lightgcn ? 0 : kDefaultEmbedDim;
+  return has_features && !lightgcn ? 0 : kFeaturelessEmbedDim;
 }
 
 // Negatives are candidates of the target: nodes of the destination type on typed graphs.
@@ -294,7 +298,6 @@ Validation LinkPredictionTask::validate() {
   Validation validation;
   validation.score = roc_auc(pair_scores(*model_, embeddings, edge_split(inputs_, "valid")),
                              pair_scores(*model_, embeddings, edge_split(inputs_, "valid_neg")));
-  validation.fields = {{"val_auc", validation.score}};
   return validation;
 }
 
@@ -336,10 +339,7 @@ void LinkOptions::validate() const {
 
 LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions& options,
                                  const LinkOptions& link, distributed::ProcessGroup* group) {
-  GL_CHECK(dataset.edge_splits.count("train"),
-           "'{}' has no 'train' edge split: link prediction needs train, valid, valid_neg, test "
-           "and test_neg (import an lp_* dataset, or `graphloom convert --link-split`)",
-           dataset.name);
+  edge_split(dataset.edge_splits, dataset.name, "train");  // before link_target reads them
   const DatasetInputs inputs(dataset, options, TaskKind::kLinkPrediction);
   return train_link_prediction(inputs.inputs(), options, link, group);
 }

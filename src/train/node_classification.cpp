@@ -45,10 +45,8 @@ using nn::full_precision;
 
 // Logits of `nodes` from mini-batches sampled with the training fanouts. Data-parallel: each
 // rank computes its share and the disjoint shares are summed into the whole on every rank.
-using InputRows = RowReader;
-
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
-                          const InputRows& input_rows, const at::Tensor& nodes, int64_t batch_size,
+                          const RowReader& input_rows, const at::Tensor& nodes, int64_t batch_size,
                           distributed::ProcessGroup* group) {
   torch::NoGradGuard no_grad;
   model.eval();
@@ -66,35 +64,6 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
   model.train();
   return out;
 }
-
-struct Evaluator {
-  nn::GnnModel& model;
-  const sampling::NeighborSource& source;
-  const sampling::NeighborSampler& sampler;
-  const InputRows& input_rows;
-  const TrainOptions& options;
-  distributed::ProcessGroup* group;
-  const LayerOutputFactory& layer_outputs;
-
-  // Logits of each requested split.
-  std::vector<at::Tensor> logits(const std::vector<at::Tensor>& node_sets) const {
-    std::vector<at::Tensor> out;
-    if (options.eval == EvalMode::kFull && layer_outputs) {
-      const RowReader last = layerwise_inference(model, source, input_rows, options.eval_batch_size,
-                                                 options.progress, group, layer_outputs);
-      for (const auto& nodes : node_sets) out.push_back(last(nodes));
-    } else if (options.eval == EvalMode::kFull) {
-      const at::Tensor all = layerwise_inference(model, source, input_rows, options.eval_batch_size,
-                                                 options.progress, group);
-      for (const auto& nodes : node_sets) out.push_back(all.index_select(0, nodes));
-    } else {
-      for (const auto& nodes : node_sets) {
-        out.push_back(sampled_logits(model, sampler, input_rows, nodes, options.batch_size, group));
-      }
-    }
-    return out;
-  }
-};
 
 void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
   if (inputs.embedding == nullptr && !inputs.rows->has("feat")) {
@@ -125,6 +94,8 @@ class NodeClassificationTask : public Task {
 
  private:
   std::shared_ptr<nn::GnnModel> make(const TrainOptions& options) const;
+  // Logits of `nodes` as options.eval says (collective in data-parallel runs).
+  at::Tensor logits(const at::Tensor& nodes) const;
 
   const TaskNames names_{.items = "seeds",
                          .validation_key = "val_acc",
@@ -132,18 +103,19 @@ class NodeClassificationTask : public Task {
                          .score = "validation accuracy",
                          .train_metrics = {{"train_acc", "train acc"}}};
   const TrainingInputs& inputs_;
+  const TrainOptions& options_;
+  distributed::ProcessGroup* group_;
   const features::FeatureSource& rows_;
   distributed::DistEmbedding* embedding_;  // learnable input rows instead of "feat", or null
   bool bf16_;
   sampling::NeighborSampler sampler_;
   sampling::ItemSampler items_;
-  InputRows input_rows_;
+  RowReader input_rows_;
   std::shared_ptr<nn::GnnModel> model_;
   // A model that reads its input in place gets the whole feature table and the input nodes as
   // its rows: the loader gathers no copy of them (the biggest tensor of a batch by far).
   at::Tensor feature_table_;
   std::unique_ptr<loader::DataLoader> loader_;
-  Evaluator evaluator_;
   at::Tensor valid_labels_;
   torch::Tensor input_;  // this batch's embedding rows, whose gradient after_step() sends
 };
@@ -152,6 +124,8 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
                                                const TrainOptions& options,
                                                distributed::ProcessGroup* group)
     : inputs_((check_inputs(inputs, options), inputs)),
+      options_(options),
+      group_(group),
       rows_(*inputs.rows),
       embedding_(inputs.embedding),
       bf16_(options.precision == Precision::kBf16),
@@ -175,8 +149,6 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       feature_table_(embedding_ == nullptr && model_->reads_input_table()
                          ? rows_.whole_table("feat")
                          : at::Tensor()),
-      evaluator_{*model_, *inputs.graph,       sampler_, input_rows_, options,
-                 group,   inputs.layer_outputs},
       valid_labels_(rows_.gather("label", inputs.valid_nodes)) {
   const bool gather_features = embedding_ == nullptr && !feature_table_.defined();
   loader_ = std::make_unique<loader::DataLoader>(
@@ -198,6 +170,21 @@ std::shared_ptr<nn::GnnModel> NodeClassificationTask::make(const TrainOptions& o
     model->set_graph_degrees(inputs_.in_degrees, inputs_.out_degrees);
   }
   return model;
+}
+
+at::Tensor NodeClassificationTask::logits(const at::Tensor& nodes) const {
+  nn::GnnModel& model = *model_;
+  const sampling::NeighborSource& source = *inputs_.graph;
+  if (options_.eval == EvalMode::kSampled) {
+    return sampled_logits(model, sampler_, input_rows_, nodes, options_.batch_size, group_);
+  }
+  if (inputs_.layer_outputs) {
+    return layerwise_inference(model, source, input_rows_, options_.eval_batch_size,
+                               options_.progress, group_, inputs_.layer_outputs)(nodes);
+  }
+  return layerwise_inference(model, source, input_rows_, options_.eval_batch_size,
+                             options_.progress, group_)
+      .index_select(0, nodes);
 }
 
 StepOutput NodeClassificationTask::step(const sampling::MiniBatch& batch) {
@@ -226,16 +213,15 @@ void NodeClassificationTask::after_step(const sampling::MiniBatch& batch) {
 }
 
 Validation NodeClassificationTask::validate() {
-  const at::Tensor logits = evaluator_.logits({inputs_.valid_nodes})[0];
+  const at::Tensor logits = this->logits(inputs_.valid_nodes);
   Validation validation;
   validation.score = accuracy(logits, valid_labels_);
-  validation.fields = {{"val_acc", validation.score},
-                       {"val_f1", macro_f1(logits, valid_labels_, inputs_.num_classes)}};
+  validation.fields = {{"val_f1", macro_f1(logits, valid_labels_, inputs_.num_classes)}};
   return validation;
 }
 
 void NodeClassificationTask::test() {
-  const at::Tensor logits = evaluator_.logits({inputs_.test_nodes})[0];
+  const at::Tensor logits = this->logits(inputs_.test_nodes);
   const at::Tensor test_labels = rows_.gather("label", inputs_.test_nodes);
   test_acc = accuracy(logits, test_labels);
   test_f1 = macro_f1(logits, test_labels, inputs_.num_classes);

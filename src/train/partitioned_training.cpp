@@ -65,7 +65,9 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   // their owners, so no trainer holds or allreduces a num_nodes x dim table.
   const bool link = task == TaskKind::kLinkPrediction;
   const bool has_features = info_.features.count("feat") > 0;
-  const int64_t embed_dim = job.embed_dim > 0 ? job.embed_dim : link && !has_features ? 64 : 0;
+  const int64_t embed_dim = job.embed_dim > 0       ? job.embed_dim
+                            : link && !has_features ? kFeaturelessEmbedDim
+                                                    : 0;
   if (embed_dim > 0) {
     embedding_.emplace(*graph_, link ? "link-embedding" : "node-embedding", embed_dim,
                        job.embed_optimizer, /*init_scale=*/1.0f, options.seed);
@@ -97,9 +99,12 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   } else {
     add_node_items(job);
   }
-  const std::string difference = self_loop_difference(
-      local_ ? local_->part() : partition::load_partition(job.partition_dir, job.part), options);
-  if (!difference.empty()) spdlog::warn("{}", difference);
+  // The part is read from disk for this only when the model would get self-loops.
+  if (adds_self_loops(options.model.kind, options.self_loops)) {
+    const std::string difference = self_loop_difference(
+        local_ ? local_->part() : partition::load_partition(job.partition_dir, job.part), options);
+    if (!difference.empty()) spdlog::warn("{}", difference);
+  }
 }
 
 PartitionedInputs::~PartitionedInputs() = default;

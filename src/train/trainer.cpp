@@ -7,11 +7,10 @@
 
 #include <vector>
 
-#include <fmt/ranges.h>
-
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/metrics_log.h"
 
@@ -78,13 +77,7 @@ void check_at_least(const char* field, T value, T least) {
 }  // namespace
 
 void TrainOptions::validate() const {
-  if (fanouts.empty()) throw OptionError("fanouts", "must give at least one layer");
-  for (const int64_t fanout : fanouts) {
-    if (fanout == 0 || fanout < -1) {
-      throw OptionError("fanouts", fmt::format("must be positive or -1 (all neighbors), got {}",
-                                               fmt::join(fanouts, ",")));
-    }
-  }
+  sampling::check_fanouts(fanouts);
   check_at_least("batch_size", batch_size, int64_t{1});
   check_at_least("epochs", epochs, int64_t{1});
   if (!(lr >= 0)) throw OptionError("lr", fmt::format("must be >= 0, got {}", lr));
@@ -92,11 +85,7 @@ void TrainOptions::validate() const {
   check_at_least("patience", patience, int64_t{0});
   check_at_least("eval_every", eval_every, int64_t{0});
   check_at_least("eval_batch_size", eval_batch_size, int64_t{1});
-  check_at_least("num_workers", num_workers, 1);
-  if (prefetch < num_workers) {
-    throw OptionError("prefetch",
-                      fmt::format("({}) must be at least num_workers ({})", prefetch, num_workers));
-  }
+  loader::check_pipeline_options({.num_workers = num_workers, .prefetch = prefetch});
   check_at_least("max_batches", max_batches, int64_t{0});
   check_at_least("check_sync_every", check_sync_every, int64_t{0});
 }
@@ -145,10 +134,15 @@ void Trainer::prepare(Task& task) {
   }
   log_ = std::make_unique<MetricsLog>(main_rank_ ? options_.metrics_log : std::filesystem::path(),
                                       /*append=*/options_.resume);
+  if (main_rank_) {
+    warn_on_few_steps(batches_per_epoch(task), options_.epochs - (state_.epoch + 1), options_);
+  }
+}
+
+// The loader's batches, or options.max_batches of them.
+int64_t Trainer::batches_per_epoch(Task& task) const {
   const int64_t batches = task.loader().num_batches();
-  const int64_t per_epoch =
-      options_.max_batches > 0 ? std::min(options_.max_batches, batches) : batches;
-  if (main_rank_) warn_on_few_steps(per_epoch, options_.epochs - (state_.epoch + 1), options_);
+  return options_.max_batches > 0 ? std::min(options_.max_batches, batches) : batches;
 }
 
 FitResult Trainer::fit(Task& task) {
@@ -191,9 +185,7 @@ Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
   if (epoch_counters_) epoch_counters_();  // drop what evaluation moved
   loader::DataLoader& loader = task.loader();
   loader.start_epoch(static_cast<uint64_t>(epoch));
-  const int64_t batches = options_.max_batches > 0
-                              ? std::min(options_.max_batches, loader.num_batches())
-                              : loader.num_batches();
+  const int64_t batches = batches_per_epoch(task);
   EpochTotals totals;
   // Every metric on every rank, also on one without batches: the ranks reduce the same values.
   for (const auto& [key, name] : task.names().train_metrics) totals.sums[key] = 0;
@@ -322,6 +314,7 @@ nlohmann::json Trainer::epoch_record(const Task& task, int64_t epoch, const Epoc
 bool Trainer::validate(Task& task, int64_t epoch, nlohmann::json& record) {
   Timer timer;
   const Validation validation = task.validate();
+  record[task.names().validation_key] = validation.score;
   record.update(validation.fields);
   record["time"]["eval"] = timer.seconds();
   return state_.record_validation(validation.score, epoch, task.model(), options_.eval_every,

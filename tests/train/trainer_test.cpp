@@ -40,7 +40,7 @@ class FitOneWeight : public Task {
     const double score = validations_ < scores_.size() ? scores_[validations_] : 0.0;
     ++validations_;
     weights_seen.push_back(weight_->w.item<double>());
-    return {.score = score, .fields = {{"val_score", score}}};
+    return {.score = score};
   }
   void test() override { tested_weight = weight_->w.item<double>(); }
 

@@ -56,6 +56,10 @@ class NeighborSampler {
   mutable std::vector<std::unique_ptr<RelabelWorkspace>> pool_;
 };
 
+// Throws OptionError("fanouts") unless `fanouts` names at least one layer, each -1 (all
+// neighbors) or positive.
+void check_fanouts(const std::vector<int64_t>& fanouts);
+
 // NeighborSamplerOptions::edge_type_fanouts for a typed graph: every edge type gets
 // fanouts[l] in layer l except those named in `overrides`, each "EDGE_TYPE=F1,F2,..." with one
 // fanout per layer (EDGE_TYPE a relation or src:relation:dst). Throws graphloom::Error naming

@@ -23,6 +23,9 @@ enum class LinkLoss { kBce, kBpr };
 // Negative destinations: uniform over the candidates, or by degree^0.75.
 enum class NegativeSampling { kUniform, kDegree };
 
+// The input embedding's width on graphs without "feat" when LinkOptions::embed_dim is 0.
+inline constexpr int64_t kFeaturelessEmbedDim = 64;
+
 struct LinkOptions {
   Scorer scorer = Scorer::kDot;
   LinkLoss loss = LinkLoss::kBce;

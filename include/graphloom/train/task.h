@@ -25,10 +25,11 @@ struct StepOutput {
   std::map<std::string, double> sums;
 };
 
-// A validation score (higher is better): early stopping and the best model follow `score`.
+// A validation score (higher is better): early stopping and the best model follow `score`,
+// which the engine logs as TaskNames::validation_key.
 struct Validation {
   double score = 0;
-  nlohmann::json fields;  // added to the epoch's log record, e.g. val_acc and val_f1
+  nlohmann::json fields = nlohmann::json::object();  // more figures for the log, e.g. val_f1
 };
 
 // How the engine names a task's figures in its log lines.

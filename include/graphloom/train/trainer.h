@@ -54,6 +54,7 @@ class Trainer {
  private:
   struct EpochTotals;
   void prepare(Task& task);
+  int64_t batches_per_epoch(Task& task) const;
   EpochTotals train_epoch(Task& task, int64_t epoch);
   void train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals);
   void join(EpochTotals& totals);
