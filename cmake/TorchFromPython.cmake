@@ -8,6 +8,11 @@
 #     ahead of the copies the wheel ships in its include folder (docs/toolchain.md).
 set(GRAPHLOOM_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
     "Python interpreter whose torch graphloom builds on")
+# `pip install .` (scikit-build-core) builds for the interpreter that runs it.
+if(DEFINED SKBUILD AND DEFINED Python_EXECUTABLE)
+  set(GRAPHLOOM_PYTHON "${Python_EXECUTABLE}" CACHE FILEPATH
+      "Python interpreter whose torch graphloom builds on" FORCE)
+endif()
 
 if(NOT Torch_DIR)
   execute_process(

@@ -60,6 +60,8 @@ namespace {
 const std::map<std::string, std::string>& renamed_fields() {
   static const std::map<std::string, std::string> flags{
       {"num_workers", "--workers"},
+      {"source_format", "--from"},
+      {"source", "SOURCE"},
       {"check_sync_every", "--check-sync"},
       {"recency_half_life_days", "--recency-half-life"},
       {"destination_bias", "--bias"},

@@ -134,8 +134,9 @@ void TensorFeatureSource::gather(const std::string& name, const at::Tensor& ids,
     const auto [min, max] = at::aminmax(contiguous_ids);  // one pass over the ids, not two
     const int64_t low = min.item<int64_t>();
     const int64_t high = max.item<int64_t>();
-    GL_CHECK(low >= 0 && high < meta.num_rows, "gather '{}': row id {} is outside [0, {})", name,
-             low < 0 ? low : high, meta.num_rows);
+    GL_CHECK_AS(RangeError, low >= 0 && high < meta.num_rows,
+                "gather '{}': row id {} is outside [0, {})", name, low < 0 ? low : high,
+                meta.num_rows);
   }
   std::vector<int64_t> expected{ids.numel()};
   expected.insert(expected.end(), meta.row_shape.begin(), meta.row_shape.end());

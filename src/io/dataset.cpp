@@ -57,8 +57,8 @@ class Metadata {
   // Loads the array file named by object[key], relative to the dataset directory.
   at::Tensor array(const json& object, const std::string& key, bool memory_map) const {
     const fs::path path = dir_ / get<std::string>(object, key, "a file name");
-    GL_CHECK(fs::exists(path), "'{}': file '{}' named by '{}' does not exist", file().string(),
-             path.string(), key);
+    GL_CHECK_AS(NotFoundError, fs::exists(path), "'{}': file '{}' named by '{}' does not exist",
+                file().string(), path.string(), key);
     return load_npy(path, memory_map);
   }
 
@@ -246,7 +246,8 @@ void load_schema(const Metadata& meta, Dataset& dataset) {
 }
 
 Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
-  GL_CHECK(fs::is_directory(dir), "dataset directory '{}' does not exist", dir.string());
+  GL_CHECK_AS(NotFoundError, fs::is_directory(dir), "dataset directory '{}' does not exist",
+              dir.string());
   const Metadata meta(read_metadata(dir / "metadata.json"), dir);
   const json& root = meta.root();
   GL_CHECK(root.is_object(), "'{}': expected a JSON object", meta.file().string());

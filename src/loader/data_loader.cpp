@@ -174,4 +174,15 @@ std::optional<sampling::MiniBatch> DataLoader::next() {
   return std::move(result.batch);
 }
 
+bool DataLoader::wait_next(std::chrono::milliseconds timeout) {
+  if (!started_ || next_to_consume_ >= static_cast<int64_t>(items_.size())) return true;
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return ready_.count(next_to_consume_) > 0; });
+}
+
+void DataLoader::cancel() {
+  stop();
+  started_ = false;
+}
+
 }  // namespace graphloom::loader

@@ -329,8 +329,9 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
   if (contiguous_seeds.numel() > 0) {
     const int64_t low = contiguous_seeds.min().item<int64_t>();
     const int64_t high = contiguous_seeds.max().item<int64_t>();
-    GL_CHECK(low >= 0 && high < graph.num_nodes, "seed node id {} is outside [{}, {})",
-             (low < 0 ? low : high) + first, first, first + graph.num_nodes);
+    GL_CHECK_AS(RangeError, low >= 0 && high < graph.num_nodes,
+                "seed node id {} is outside [{}, {})", (low < 0 ? low : high) + first, first,
+                first + graph.num_nodes);
   }
   if (options.weighted) {
     GL_CHECK(graph.has_weights(), "weighted sampling needs edge weights, but the graph has none");

@@ -42,6 +42,18 @@ class OptionError : public UsageError {
   std::string detail_;
 };
 
+// A file or directory that does not exist (Python: FileNotFoundError).
+class NotFoundError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An id, index or position outside its range (Python: IndexError).
+class RangeError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 [[noreturn]] void throw_check_failure(const char* condition, const char* file, int line,
                                       const std::string& message);
@@ -57,6 +69,16 @@ namespace detail {
       ::graphloom::detail::throw_check_failure(#cond, __FILE__, __LINE__,   \
                                                ::fmt::format(__VA_ARGS__)); \
     }                                                                       \
+  } while (0)
+
+// GL_CHECK_AS(RangeError, cond, ...): GL_CHECK throwing one of the Error subclasses above, for
+// the failures a caller tells apart (the Python package maps them to IndexError and
+// FileNotFoundError).
+#define GL_CHECK_AS(ErrorType, cond, ...)                       \
+  do {                                                          \
+    if (!(cond)) [[unlikely]] {                                 \
+      throw ::graphloom::ErrorType(::fmt::format(__VA_ARGS__)); \
+    }                                                           \
   } while (0)
 
 // Tensor shapes print as "[2708, 1433]" in messages.

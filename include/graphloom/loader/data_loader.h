@@ -3,6 +3,7 @@
 // DataLoader). Worker threads prepare batches ahead of the consumer; batches come out in order.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -70,6 +71,11 @@ class DataLoader {
   // The next batch in order; std::nullopt after the last one. A worker's exception is
   // rethrown here, with its message, when its batch is due.
   std::optional<sampling::MiniBatch> next();
+  // Waits at most `timeout` for the next batch; true when next() will not block. A caller that
+  // must stay responsive (the Python package checks for Ctrl-C) waits in slices.
+  bool wait_next(std::chrono::milliseconds timeout);
+  // Stops the workers mid-epoch (a consumer that stopped early); start_epoch() starts again.
+  void cancel();
   int64_t num_batches() const { return pipeline_.items->num_batches(); }
 
  private:

@@ -1,0 +1,121 @@
+"""DGL's multi-GPU GraphSAGE node classification (examples/multigpu/node_classification_sage.py)
+written for graphloom, on CPU processes: one trainer per process under torchrun, the model in
+DistributedDataParallel over Gloo, each rank sampling its share of the training nodes with
+graphloom's DataLoader, and accuracy reduced across ranks weighted by each rank's count.
+
+    torchrun --standalone --nproc-per-node 2 examples/multiprocess_graphsage.py --data DIR
+
+The model is DGL's SAGEConv (mean aggregator) on graphloom's blocks, in plain PyTorch.
+"""
+
+import argparse
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+import graphloom
+
+
+class SAGEConv(torch.nn.Module):
+    """h_dst = W_self h_dst + W_neigh mean(h_src over in-edges), DGL's 'mean' SAGEConv."""
+
+    def __init__(self, in_dim, out_dim):
+        super().__init__()
+        self.self_weight = torch.nn.Linear(in_dim, out_dim)
+        self.neigh_weight = torch.nn.Linear(in_dim, out_dim, bias=False)
+
+    def forward(self, block, h):
+        dst = block.dst_positions()
+        summed = torch.zeros(block.num_dst, h.shape[1]).index_add_(0, dst, h[block.indices])
+        degree = block.indptr.diff().clamp(min=1).unsqueeze(1)
+        return self.self_weight(h[: block.num_dst]) + self.neigh_weight(summed / degree)
+
+
+class SAGE(torch.nn.Module):
+    def __init__(self, in_dim, hidden, classes, layers):
+        super().__init__()
+        dims = [in_dim] + [hidden] * (layers - 1) + [classes]
+        self.layers = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
+
+    def forward(self, blocks, x):
+        h = x
+        for index, (layer, block) in enumerate(zip(self.layers, blocks)):
+            h = layer(block, h)
+            if index < len(self.layers) - 1:
+                h = F.dropout(h.relu(), 0.5, self.training)
+        return h
+
+
+def evaluate(model, loader):
+    """This rank's accuracy over its share, and the share's size."""
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for batch in loader:
+            predicted = model(batch.blocks, batch.input_features["feat"]).argmax(1)
+            correct += int((predicted == batch.labels).sum())
+            total += batch.batch_size
+    return correct / max(total, 1), total
+
+
+def reduced_accuracy(accuracy, count):
+    """DGL's weighted reduce: sum of accuracy x count over ranks, divided by the total."""
+    pair = torch.tensor([accuracy * count, count], dtype=torch.float64)
+    dist.all_reduce(pair)
+    return (pair[0] / pair[1]).item()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="graphloom dataset directory")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--fanouts", default="10,10,10", help="input layer first, as DGL")
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=0.003)
+    args = parser.parse_args()
+
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)  # every rank starts from the same parameters
+    torch.set_num_threads(1)
+    dataset = graphloom.load_dataset(args.data)
+    fanouts = [int(f) for f in args.fanouts.split(",")]
+    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+
+    def loader(split, shuffle):
+        # rank / world_size default to torch.distributed's: each rank takes its share.
+        return graphloom.DataLoader(dataset, dataset.splits[split], sampler,
+                                    batch_size=args.batch_size, shuffle=shuffle, seed=0)
+
+    train, valid, test = loader("train", True), loader("valid", False), loader("test", False)
+    model = DistributedDataParallel(SAGE(dataset.node_features["feat"].shape[1], args.hidden,
+                                         dataset.num_classes, len(fanouts)))
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    for epoch in range(args.epochs):
+        model.train()
+        start, total_loss, steps = time.time(), 0.0, 0
+        # Ranks may get one batch more or less: Join lets the shorter ones wait.
+        with model.join():
+            for batch in train:
+                loss = F.cross_entropy(model(batch.blocks, batch.input_features["feat"]),
+                                       batch.labels)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total_loss, steps = total_loss + loss.item(), steps + 1
+        accuracy = reduced_accuracy(*evaluate(model.module, valid))
+        if rank == 0:
+            print(f"epoch {epoch} loss {total_loss / max(steps, 1):.4f} valid accuracy "
+                  f"{accuracy:.4f} ({time.time() - start:.2f} s, {world} trainers)")
+    accuracy = reduced_accuracy(*evaluate(model.module, test))
+    if rank == 0:
+        print(f"test accuracy {accuracy:.4f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

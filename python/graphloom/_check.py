@@ -1,0 +1,93 @@
+"""Argument checks shared by the package's front functions: each raises OptionError (a
+ValueError) or IdError (an IndexError) naming the argument and what was expected."""
+
+import os
+
+import torch
+
+from .errors import IdError, OptionError
+
+def _bad(name, message):
+    return OptionError(message, name)
+
+
+_INTEGER_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def as_tensor(name, value):
+    """A torch.Tensor from a tensor, a NumPy array or a sequence."""
+    if isinstance(value, torch.Tensor):
+        return value
+    try:
+        return torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise _bad(name, f"{name} must be a tensor, got {type(value).__name__}") from error
+
+
+def integer_tensor(name, value, dim=None):
+    """An int64 tensor (any integer dtype converted), with `dim` dimensions when given."""
+    tensor = as_tensor(name, value)
+    if tensor.dtype not in _INTEGER_DTYPES:
+        raise _bad(name, f"{name} must hold integers, got dtype {tensor.dtype}")
+    if dim is not None and tensor.dim() != dim:
+        raise _bad(name, f"{name} must have {dim} dimension(s), got shape {list(tensor.shape)}")
+    return tensor.to(torch.int64).contiguous()
+
+
+def float_tensor(name, value, length=None):
+    tensor = as_tensor(name, value)
+    if not tensor.is_floating_point():
+        raise _bad(name, f"{name} must hold floats, got dtype {tensor.dtype}")
+    if length is not None and (tensor.dim() != 1 or tensor.numel() != length):
+        raise _bad(name, f"{name} must be 1-D with {length} values, got shape {list(tensor.shape)}")
+    if tensor.dtype not in (torch.float32, torch.float64):
+        tensor = tensor.to(torch.float32)
+    return tensor.contiguous()
+
+
+def node_ids(name, value, num_nodes):
+    """int64 node ids in [0, num_nodes), from ids or from a boolean mask over the nodes."""
+    tensor = as_tensor(name, value)
+    if tensor.dtype == torch.bool:
+        if tensor.dim() != 1 or tensor.numel() != num_nodes:
+            raise _bad(name, 
+                f"{name}: a boolean mask must have one entry per node ({num_nodes}), "
+                f"got shape {list(tensor.shape)}")
+        return tensor.nonzero().flatten()
+    ids = integer_tensor(name, tensor)
+    if ids.numel() > 0:
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= num_nodes:
+            bad = low if low < 0 else high
+            raise IdError(f"{name}: node id {bad} is outside [0, {num_nodes}) (the graph's nodes)")
+    return ids
+
+
+def fanouts(name, value):
+    try:
+        values = [int(v) for v in value]
+    except TypeError as error:
+        raise _bad(name, f"{name} must be a list of integers, got {value!r}") from error
+    if not values or any(v == 0 or v < -1 for v in values):
+        raise _bad(name, f"{name} must list at least one layer, each -1 (all neighbors) or "
+                          f"positive, got {values}")
+    return values
+
+
+def choice(name, value, choices):
+    if value not in choices:
+        raise _bad(name, f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def positive(name, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise _bad(name, f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def path(name, value):
+    try:
+        return os.fspath(value)
+    except TypeError as error:
+        raise _bad(name, f"{name} must be a path, got {type(value).__name__}") from error

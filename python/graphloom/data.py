@@ -1,0 +1,315 @@
+"""Datasets and graphs: load and save graphloom's dataset directory, convert other layouts into
+it, and partition it, with the same library calls as the CLI's commands."""
+
+import json
+import os
+
+import torch
+
+from . import _C, _check
+from .errors import OptionError
+
+__all__ = ["CSCGraph", "Dataset", "load_dataset", "save_dataset", "convert", "partition"]
+
+
+def _optional(tensor):
+    return tensor if isinstance(tensor, torch.Tensor) else None
+
+
+class CSCGraph:
+    """A graph in compressed sparse column form: the in-edges of node ``v`` are positions
+    ``indptr[v]`` to ``indptr[v + 1] - 1``, and ``indices`` holds their source nodes (DGL's
+    and GraphBolt's CSC; PyG's ``edge_index[0]`` sorted by ``edge_index[1]``).
+
+    Args:
+        indptr: integer tensor ``[num_nodes + 1]``, non-decreasing, starting at 0.
+        indices: integer tensor ``[num_edges]`` of source node ids in ``[0, num_nodes)``.
+        edge_ids: optional integer tensor ``[num_edges]``: the id of each edge in the original
+            edge list (default: its CSC position).
+        weights: optional float tensor ``[num_edges]``: edge weights, for weighted sampling.
+
+    The tensors are shared, not copied, except when their dtype is converted (indptr and
+    edge_ids to int64; indices keep int32 or int64).
+    """
+
+    def __init__(self, indptr, indices, edge_ids=None, weights=None):
+        indptr = _check.integer_tensor("indptr", indptr, dim=1)
+        indices = _check.as_tensor("indices", indices)
+        if indices.dtype not in (torch.int32, torch.int64):
+            indices = _check.integer_tensor("indices", indices, dim=1)
+        if edge_ids is not None:
+            edge_ids = _check.integer_tensor("edge_ids", edge_ids, dim=1)
+        if weights is not None:
+            weights = _check.float_tensor("weights", weights, length=indices.numel())
+        self._impl = _C.CscGraph(indptr, indices.contiguous(), edge_ids, weights)
+        self._dataset = None
+
+    @classmethod
+    def _wrap(cls, impl, dataset=None):
+        graph = cls.__new__(cls)
+        graph._impl = impl
+        graph._dataset = dataset  # the typed graph's schema, for per-edge-type fanouts
+        return graph
+
+    @property
+    def indptr(self):
+        """int64 ``[num_nodes + 1]``."""
+        return self._impl.indptr
+
+    @property
+    def indices(self):
+        """int32 (fewer than 2^31 nodes) or int64 ``[num_edges]``: source of each in-edge."""
+        return self._impl.indices
+
+    @property
+    def edge_ids(self):
+        """int64 ``[num_edges]`` original edge ids, or None (the id is the CSC position)."""
+        return _optional(self._impl.edge_ids)
+
+    @property
+    def weights(self):
+        """float ``[num_edges]`` edge weights in CSC order, or None."""
+        return _optional(self._impl.weights)
+
+    @property
+    def num_nodes(self):
+        return self._impl.num_nodes
+
+    @property
+    def num_edges(self):
+        return self._impl.num_edges
+
+    def in_degrees(self):
+        """int64 ``[num_nodes]``."""
+        return self._impl.in_degrees()
+
+    def out_degrees(self):
+        """int64 ``[num_nodes]``."""
+        return self._impl.out_degrees()
+
+    def edge_index(self):
+        """The edges as PyG's ``edge_index``: int64 ``[2, num_edges]``, sources first, in CSC
+        order."""
+        return torch.stack([self.indices.to(torch.int64), self._impl.destinations()])
+
+    def __repr__(self):
+        return f"CSCGraph(num_nodes={self.num_nodes}, num_edges={self.num_edges})"
+
+
+class Dataset:
+    """A graphloom dataset directory, loaded by :func:`load_dataset`.
+
+    Attributes:
+        graph: the :class:`CSCGraph`.
+        node_features: dict of name -> tensor ``[num_nodes, ...]`` as stored (memory-mapped,
+            not copied). Features stored encoded (``convert --feature-dtype int8``) have a row
+            scale in ``node_feature_scales``; the DataLoader decodes them per batch.
+        labels: int64 ``[num_nodes]`` (-1 = unlabeled), or None.
+        num_classes: number of label classes (0 without labels).
+        splits: dict ``train`` / ``valid`` / ``test`` (and others) -> int64 node ids.
+        edge_splits: link prediction: dict split -> int64 ``[M, 2]`` node pairs.
+        node_types, edge_types: the type names of a typed graph (empty lists otherwise).
+    """
+
+    def __init__(self, impl):
+        self._impl = impl
+        self.graph = CSCGraph._wrap(impl.graph, impl)
+        self.node_features = dict(impl.node_features)
+        self.node_feature_scales = dict(impl.node_feature_scales)
+        self.labels = _optional(impl.labels)
+        self.num_classes = impl.num_classes
+        self.splits = dict(impl.splits)
+        self.edge_splits = dict(impl.edge_splits)
+        self.node_types = list(impl.node_types)
+        self.edge_types = list(impl.edge_types)
+
+    @property
+    def name(self):
+        return self._impl.name
+
+    @property
+    def num_nodes(self):
+        return self._impl.num_nodes
+
+    @property
+    def num_edges(self):
+        return self.graph.num_edges
+
+    def __repr__(self):
+        features = {name: list(t.shape) for name, t in self.node_features.items()}
+        return (f"Dataset(name={self.name!r}, num_nodes={self.num_nodes}, "
+                f"num_edges={self.num_edges}, node_features={features}, "
+                f"num_classes={self.num_classes}, splits={sorted(self.splits)})")
+
+
+def load_dataset(path, memory_map=True, strict=False):
+    """Loads a graphloom dataset directory (``metadata.json`` plus ``.npy`` arrays).
+
+    Args:
+        path: the directory (what ``graphloom convert`` or :func:`save_dataset` wrote).
+        memory_map: map the arrays instead of reading them (no copy; pages load on use).
+        strict: treat unknown keys of metadata.json as errors.
+
+    Raises:
+        MissingFileError: the directory or a file it names does not exist.
+        Error: a malformed file, named with what was expected.
+    """
+    return Dataset(_C.load_dataset(_check.path("path", path), memory_map, strict))
+
+
+def _node_tensor_dict(name, value, num_nodes, default_key):
+    if value is None:
+        return {}
+    if isinstance(value, torch.Tensor):
+        value = {default_key: value}
+    if not isinstance(value, dict):
+        raise OptionError(f"{name} must be a tensor or a dict of name -> tensor", name)
+    out = {}
+    for key, tensor in value.items():
+        tensor = _check.as_tensor(f"{name}[{key!r}]", tensor)
+        if tensor.dim() < 1 or tensor.shape[0] != num_nodes:
+            raise OptionError(f"{name}[{key!r}] must have one row per node ({num_nodes}), got "
+                              f"shape {list(tensor.shape)}", name)
+        out[key] = tensor.contiguous()
+    return out
+
+
+def save_dataset(path, edge_index, num_nodes, node_features=None, labels=None, splits=None,
+                 num_classes=None, edge_splits=None, edge_weights=None, name=None, directed=True,
+                 overwrite=False):
+    """Writes a graphloom dataset directory from torch tensors (PyG's layout).
+
+    Args:
+        path: the directory to write; it appears only when complete.
+        edge_index: integer ``[2, num_edges]``, source row first (as PyG's ``edge_index``).
+        num_nodes: the number of nodes (ids in ``[0, num_nodes)``).
+        node_features: a tensor ``[num_nodes, dim]`` (stored as ``feat``) or a dict of name ->
+            tensor.
+        labels: integer ``[num_nodes]``, -1 for unlabeled nodes.
+        splits: dict ``train`` / ``valid`` / ``test`` -> node ids or boolean masks.
+        num_classes: default ``labels.max() + 1``.
+        edge_splits: link prediction: dict split -> integer ``[M, 2]`` node pairs.
+        edge_weights: optional float ``[num_edges]``, in edge_index order.
+        name: the dataset's name (default: the directory's name).
+        directed: False when edge_index lists both directions of every edge.
+        overwrite: replace an existing directory.
+    """
+    path = _check.path("path", path)
+    num_nodes = _check.positive("num_nodes", num_nodes)
+    edges = _check.integer_tensor("edge_index", edge_index, dim=2)
+    if edges.shape[0] != 2:
+        raise OptionError(f"edge_index must have shape [2, num_edges], got {list(edges.shape)}",
+                          "edge_index")
+    _check.node_ids("edge_index", edges.flatten(), num_nodes)
+    parts = _C.DatasetParts()
+    parts.name = name or os.path.basename(os.path.normpath(path))
+    parts.directed = bool(directed)
+    parts.edge_index = edges
+    parts.num_nodes = num_nodes
+    if edge_weights is not None:
+        parts.edge_weights = _check.float_tensor("edge_weights", edge_weights, edges.shape[1])
+    parts.node_features = _node_tensor_dict("node_features", node_features, num_nodes, "feat")
+    if labels is not None:
+        labels = _check.integer_tensor("labels", labels, dim=1)
+        if labels.numel() != num_nodes:
+            raise OptionError(f"labels must have one entry per node ({num_nodes}), got "
+                              f"{labels.numel()}", "labels")
+        parts.labels = labels
+        parts.num_classes = int(num_classes if num_classes is not None else labels.max() + 1)
+    parts.splits = {key: _check.node_ids(f"splits[{key!r}]", ids, num_nodes)
+                    for key, ids in (splits or {}).items()}
+    pairs = {}
+    for key, value in (edge_splits or {}).items():
+        tensor = _check.integer_tensor(f"edge_splits[{key!r}]", value, dim=2)
+        _check.node_ids(f"edge_splits[{key!r}]", tensor.flatten(), num_nodes)
+        pairs[key] = tensor
+    parts.edge_splits = pairs
+    _C.save_dataset(parts, path, bool(overwrite))
+
+
+def convert(source, out, source_format="graphloom", *, split=0, split_scheme="", delimiter=None,
+            header=False, weighted=False, num_nodes=-1, bidirected=False, self_loops="keep",
+            feature_dtype="keep", link_split=None, seed=0, rating_split="temporal",
+            overwrite=False):
+    """Imports another layout as a dataset directory (``graphloom convert``).
+
+    Args:
+        source: the folder or file to read.
+        out: the dataset directory to write.
+        source_format: ``shared`` (a folder of ../shared/datasets), ``ogb`` (an OGB
+            node-property dataset or its raw/ folder), ``edgelist`` (a CSV/TSV file) or
+            ``graphloom`` (a dataset directory, e.g. to re-encode its features).
+        split: shared: use ``splits/{train,valid,test}_K.idx``.
+        split_scheme: ogb: the folder under split/ (default: the only one).
+        delimiter: edgelist: one character (default: detected).
+        header: edgelist: the first data line is a header.
+        weighted: edgelist: read a third column as the edge weight.
+        num_nodes: edgelist: number of nodes (default: largest id + 1).
+        bidirected: add the reverse of every edge, merging duplicates.
+        self_loops: ``keep``, ``remove`` or ``add`` (one per node).
+        feature_dtype: store features as ``keep``, ``float32``, ``float16``, ``bfloat16`` or
+            ``int8`` (per-row scale).
+        link_split: ``(valid, test)`` fractions of edges held out for link prediction.
+        seed: random seed of link_split and of the MovieLens negatives.
+        rating_split: shared movielens_small: ``temporal`` or ``random``.
+        overwrite: replace ``out`` if it exists.
+    """
+    job = _C.ImportJob()
+    job.source_format = source_format
+    job.source = _check.path("source", source)
+    job.split = split
+    job.split_scheme = split_scheme
+    job.delimiter = {None: "", "tab": "\t", "space": " "}.get(delimiter, delimiter)
+    job.header = header
+    job.weighted = weighted
+    job.num_nodes = num_nodes
+    job.bidirected = bidirected
+    job.self_loops = self_loops
+    job.link_split = list(link_split or [])
+    job.seed = seed
+    job.rating_split = rating_split
+    _check.choice("feature_dtype", feature_dtype,
+                  ("keep", "float32", "float16", "bfloat16", "int8"))
+    _C.convert(job, _check.path("out", out), feature_dtype, bool(overwrite))
+
+
+def partition(data, out, num_parts=2, method="metis", *, metis_scheme="auto",
+              stream_algorithm="fennel", balance_train=False, balance_edges=False, seed=0,
+              halo=0, out_edges=False, feature_dtype="keep", overwrite=False):
+    """Partitions a dataset directory into parts that own contiguous node id ranges
+    (``graphloom partition``; DGL's ``partition_graph``). Returns partition.json as a dict.
+
+    Args:
+        data: the dataset directory.
+        out: the partition directory to write.
+        num_parts: number of parts.
+        method: ``metis`` (min edge cut), ``stream`` (one pass, memory O(nodes)) or ``random``.
+        metis_scheme: ``auto``, ``recursive`` or ``kway``.
+        stream_algorithm: ``fennel`` or ``ldg``.
+        balance_train: metis: spread train nodes evenly too.
+        balance_edges: metis: balance in-edges per part too.
+        seed: random seed.
+        halo: 1 records the 1-hop in-neighbors owned by other parts.
+        out_edges: also store each part's out-edges.
+        feature_dtype: as in :func:`convert`.
+        overwrite: replace ``out`` if it exists.
+    """
+    job = _C.PartitionJob()
+    job.data = _check.path("data", data)
+    job.out = _check.path("out", out)
+    job.parts = _check.positive("num_parts", num_parts)
+    job.method = _check.choice("method", method, ("metis", "stream", "random"))
+    job.metis_scheme = _check.choice("metis_scheme", metis_scheme, ("auto", "recursive", "kway"))
+    job.stream_algorithm = _check.choice("stream_algorithm", stream_algorithm, ("fennel", "ldg"))
+    job.balance_train = balance_train
+    job.balance_edges = balance_edges
+    job.seed = seed
+    job.halo = _check.choice("halo", halo, (0, 1))
+    job.out_edges = out_edges
+    job.force = overwrite
+    job.command_line = f"graphloom.partition({job.data!r}, {job.out!r}, num_parts={num_parts})"
+    _check.choice("feature_dtype", feature_dtype,
+                  ("keep", "float32", "float16", "bfloat16", "int8"))
+    _C.partition(job, feature_dtype)
+    with open(os.path.join(job.out, "partition.json")) as file:
+        return json.load(file)

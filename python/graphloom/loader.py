@@ -1,0 +1,277 @@
+"""The mini-batch pipeline from Python: items -> neighbor sampling -> feature and label fetch,
+run by graphloom's C++ threads ahead of the consumer (DGL's ``DataLoader``, PyG's
+``NeighborLoader``). Batches convert to PyG's ``Data`` and to DGL's blocks."""
+
+import torch
+
+from . import _C, _check
+from .data import Dataset
+from .errors import OptionError
+from .sampling import NeighborSampler
+
+__all__ = ["Block", "MiniBatch", "DataLoader"]
+
+
+def _optional(tensor):
+    return tensor if isinstance(tensor, torch.Tensor) else None
+
+
+class Block:
+    """One layer of message passing (DGL's block, a message-flow graph).
+
+    The destination nodes are the first ``num_dst`` entries of ``src_ids``, so a layer's output
+    rows line up with the next layer's inputs.
+
+    Attributes:
+        src_ids: int64 ``[num_src]`` global node ids, destination nodes first.
+        num_dst: number of destination nodes.
+        indptr: int64 ``[num_dst + 1]``: CSC over the destination nodes.
+        indices: int64 ``[num_edges]``: each edge's source, as a position in ``src_ids``.
+        edge_ids: int64 ``[num_edges]`` global edge ids.
+        edge_types: int64 ``[num_edges]`` on typed graphs, else None.
+    """
+
+    __slots__ = ("src_ids", "num_dst", "indptr", "indices", "edge_ids", "edge_types")
+
+    def __init__(self, impl):
+        self.src_ids = impl.src_ids
+        self.num_dst = impl.num_dst
+        self.indptr = impl.indptr
+        self.indices = impl.indices
+        self.edge_ids = _optional(impl.edge_ids)
+        self.edge_types = _optional(impl.edge_types)
+
+    @property
+    def num_src(self):
+        return self.src_ids.numel()
+
+    @property
+    def num_edges(self):
+        return self.indices.numel()
+
+    @property
+    def dst_ids(self):
+        return self.src_ids[: self.num_dst]
+
+    def dst_positions(self):
+        """int64 ``[num_edges]``: each edge's destination, as a position in ``src_ids``."""
+        return torch.repeat_interleave(torch.arange(self.num_dst), self.indptr.diff())
+
+    def edge_index(self):
+        """``[2, num_edges]`` local (source position, destination position) pairs, PyG's
+        ``edge_index`` of a bipartite layer."""
+        return torch.stack([self.indices, self.dst_positions()])
+
+    def __repr__(self):
+        return f"Block(num_src={self.num_src}, num_dst={self.num_dst}, num_edges={self.num_edges})"
+
+
+class MiniBatch:
+    """A sampled mini-batch.
+
+    Attributes:
+        seeds: int64 ``[batch_size]`` the batch's seed nodes.
+        blocks: list of :class:`Block`, input layer first; ``blocks[-1]`` produces the seeds.
+        input_nodes: int64 global ids of the first block's sources.
+        input_features: dict name -> rows of ``input_nodes`` (float32 after decoding).
+        labels: rows of ``seeds`` of the dataset's labels, or None.
+        sample_seconds, fetch_seconds: time the loader spent sampling and gathering.
+    """
+
+    def __init__(self, impl, label_table=None):
+        self.seeds = impl.seeds
+        self.blocks = [Block(b) for b in impl.blocks]
+        self.input_nodes = impl.input_nodes
+        self.input_features = dict(impl.features)
+        self.labels = _optional(impl.labels)
+        self.sample_seconds = impl.sample_seconds
+        self.fetch_seconds = impl.fetch_seconds
+        self._label_table = label_table
+
+    @property
+    def batch_size(self):
+        return self.seeds.numel()
+
+    def num_sampled_nodes(self):
+        """Nodes first reached at each hop, seeds first (PyG's ``num_sampled_nodes``)."""
+        hops = [self.blocks[-1].num_dst] if self.blocks else [self.batch_size]
+        for block in reversed(self.blocks):
+            hops.append(block.num_src - block.num_dst)
+        return hops
+
+    def _pyg_edges(self, hops):
+        """Per hop k, the edges into the nodes first reached at hop k - 1, from the block that
+        samples hop k; each node's in-edges are then sampled once, as in PyG."""
+        sources, targets, ids, counts = [], [], [], []
+        first_new = 0
+        for k, block in enumerate(reversed(self.blocks), start=1):
+            destinations = block.dst_positions()
+            keep = destinations >= first_new
+            sources.append(block.indices[keep])
+            targets.append(destinations[keep])
+            if block.edge_ids is not None:
+                ids.append(block.edge_ids[keep])
+            counts.append(int(keep.sum()))
+            first_new += hops[k - 1]
+        edge_index = torch.stack([torch.cat(sources), torch.cat(targets)]) if sources else (
+            torch.empty(2, 0, dtype=torch.int64))
+        edge_ids = torch.cat(ids) if ids and len(ids) == len(sources) else None
+        return edge_index, edge_ids, counts
+
+    def to_pyg(self):
+        """The batch as PyG's ``NeighborLoader`` yields it: a ``torch_geometric.data.Data`` with
+        ``x`` (the ``feat`` rows, or the only feature), ``edge_index`` (local ids, source to
+        target), ``y`` (labels of every node; train on the first ``batch_size``), ``n_id``,
+        ``e_id``, ``batch_size``, ``num_sampled_nodes`` and ``num_sampled_edges``. Nodes are
+        ordered by hop and so are edges, so ``trim_to_layer`` works.
+
+        DGL's blocks resample a node in every layer it appears in; PyG samples each node's
+        neighbors once, at the hop that reaches it first. The edges kept are those, so a PyG
+        model sees PyG's semantics (a node the dropped resamples reached stays in ``n_id``,
+        without in-edges).
+        """
+        try:
+            from torch_geometric.data import Data
+        except ImportError as error:
+            raise ImportError("MiniBatch.to_pyg() needs torch_geometric (pip install "
+                              "torch_geometric)") from error
+        hops = self.num_sampled_nodes()
+        edge_index, edge_ids, edge_counts = self._pyg_edges(hops)
+        data = Data(edge_index=edge_index, n_id=self.input_nodes, batch_size=self.batch_size,
+                    num_sampled_nodes=hops, num_sampled_edges=edge_counts,
+                    num_nodes=self.input_nodes.numel())
+        features = self.input_features
+        if "feat" in features or len(features) == 1:
+            data.x = features.get("feat", next(iter(features.values()), None))
+        for name, rows in features.items():
+            if name != "feat" and len(features) > 1:
+                data[name] = rows
+        if self._label_table is not None:
+            data.y = self._label_table[self.input_nodes]
+        if edge_ids is not None:
+            data.e_id = edge_ids
+        return data
+
+    def to_dgl(self):
+        """The blocks as DGL blocks (``dgl.create_block``), ``srcdata``/``dstdata`` with
+        ``dgl.NID``, ``edata`` with ``dgl.EID``; the first block's ``srcdata`` holds the input
+        features and the last one's ``dstdata['label']`` the labels."""
+        try:
+            import dgl
+        except ImportError as error:
+            raise ImportError("MiniBatch.to_dgl() needs dgl") from error
+        blocks = []
+        for block in self.blocks:
+            graph = dgl.create_block((block.indices, block.dst_positions()),
+                                     num_src_nodes=block.num_src, num_dst_nodes=block.num_dst)
+            graph.srcdata[dgl.NID] = block.src_ids
+            graph.dstdata[dgl.NID] = block.dst_ids
+            if block.edge_ids is not None:
+                graph.edata[dgl.EID] = block.edge_ids
+            blocks.append(graph)
+        if blocks:
+            blocks[0].srcdata.update(self.input_features)
+            if self.labels is not None:
+                blocks[-1].dstdata["label"] = self.labels
+        return blocks
+
+    def __repr__(self):
+        return (f"MiniBatch(batch_size={self.batch_size}, blocks={self.blocks}, "
+                f"input_features={ {k: list(v.shape) for k, v in self.input_features.items()} })")
+
+
+def _default_rank_and_world_size(rank, world_size):
+    if rank is not None and world_size is not None:
+        return rank, world_size
+    if rank is not None or world_size is not None:
+        raise OptionError("rank and world_size go together: give both or neither", "rank")
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+class DataLoader:
+    """Mini-batches of sampled blocks with their features and labels, prepared by C++ threads
+    ahead of the consumer (the GIL is released while they work).
+
+    Args:
+        source: the :class:`Dataset` whose features and labels are gathered.
+        items: the seed nodes: int64 ids or a boolean mask over the nodes (e.g.
+            ``dataset.splits["train"]``).
+        sampler: a :class:`NeighborSampler` over the dataset's graph.
+        batch_size: seeds per batch.
+        shuffle: a new permutation of the items every epoch.
+        drop_last: drop the last, smaller batch.
+        features: names of the node features gathered for the input nodes; () for none.
+        labels: gather the seeds' labels (the dataset must have labels).
+        num_workers: batches prepared concurrently.
+        prefetch: most batches prepared ahead of the consumer (at least num_workers).
+        seed: random seed of the shuffle and of the sampler.
+        rank, world_size: this trainer's share of the items, as DGL's and GraphBolt's
+            distributed item samplers split them (default: torch.distributed's rank and world
+            size when it is initialized, else 0 and 1).
+
+    ``len(loader)`` is the number of batches per epoch; each iteration runs the next epoch.
+    Leaving an epoch early (``break``, an exception, Ctrl-C) stops the threads; so does
+    garbage collection of the loader.
+    """
+
+    def __init__(self, source, items, sampler, batch_size, shuffle=False, drop_last=False,
+                 features=("feat",), labels=True, num_workers=1, prefetch=2, seed=0, rank=None,
+                 world_size=None):
+        if not isinstance(source, Dataset):
+            raise OptionError(f"source must be a graphloom Dataset, got {type(source).__name__}",
+                              "source")
+        if not isinstance(sampler, NeighborSampler):
+            raise OptionError(f"sampler must be a graphloom NeighborSampler, got "
+                              f"{type(sampler).__name__}", "sampler")
+        if sampler.num_nodes != source.num_nodes:
+            raise OptionError(f"sampler's graph has {sampler.num_nodes} nodes, the source "
+                              f"{source.num_nodes}", "sampler")
+        if isinstance(features, str):
+            features = (features,)
+        missing = [name for name in features if name not in source.node_features]
+        if missing:
+            raise OptionError(f"features: the dataset has no feature {missing[0]!r} (it has "
+                              f"{sorted(source.node_features) or 'none'}; pass features=() "
+                              f"for none)", "features")
+        if labels and source.labels is None:
+            raise OptionError("labels=True, but the dataset has no labels (pass labels=False)",
+                              "labels")
+        rank, world_size = _default_rank_and_world_size(rank, world_size)
+        item_options = _C.ItemSamplerOptions()
+        item_options.batch_size = _check.positive("batch_size", batch_size)
+        item_options.shuffle = bool(shuffle)
+        item_options.drop_last = bool(drop_last)
+        item_options.rank = rank
+        item_options.world_size = world_size
+        item_options.seed = seed
+        options = _C.DataLoaderOptions()
+        options.num_workers = num_workers
+        options.prefetch = prefetch
+        options.feature_names = list(features)
+        options.label_name = "label" if labels else ""
+        self.items = _check.node_ids("items", items, source.num_nodes)
+        self.sampler = sampler
+        self._label_table = source.labels
+        self._impl = _C.DataLoader(sampler._handle(seed), source._impl, self.items, item_options,
+                                   options)
+        self._epoch = 0
+
+    def __len__(self):
+        return self._impl.num_batches
+
+    def __iter__(self):
+        epoch = self._epoch
+        self._epoch += 1
+        self._impl.start_epoch(epoch)
+        try:
+            while True:
+                batch = self._impl.next()
+                if batch is None:
+                    return
+                yield MiniBatch(batch, self._label_table)
+        finally:
+            self._impl.cancel()

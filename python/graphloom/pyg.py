@@ -1,0 +1,114 @@
+"""PyG's remote-backend interface over graphloom's data: ``FeatureStore`` and ``GraphStore``
+subclasses, so that ``torch_geometric.loader.NeighborLoader(data=(feature_store,
+graph_store), ...)`` runs on a graphloom dataset. Needs torch_geometric (imported here, not by
+``import graphloom``)."""
+
+import torch
+from torch_geometric.data import EdgeAttr, FeatureStore as _PygFeatureStore
+from torch_geometric.data import GraphStore as _PygGraphStore
+from torch_geometric.data import TensorAttr
+from torch_geometric.data.graph_store import EdgeLayout
+
+from .data import Dataset
+from .errors import OptionError
+
+__all__ = ["FeatureStore", "GraphStore", "from_dataset"]
+
+
+def _dataset(source):
+    if not isinstance(source, Dataset):
+        raise OptionError(f"expected a graphloom Dataset, got {type(source).__name__}", "source")
+    return source
+
+
+class FeatureStore(_PygFeatureStore):
+    """The node features and labels of a graphloom :class:`~graphloom.Dataset` as PyG's
+    ``FeatureStore`` (homogeneous: group name None). ``x`` is the ``feat`` feature, ``y`` the
+    labels; every other feature keeps its name. Rows are read from the dataset's tensors
+    (memory-mapped, decoded when stored encoded); tensors put by PyG are kept in memory."""
+
+    def __init__(self, dataset):
+        super().__init__()
+        self.dataset = _dataset(dataset)
+        self._tables = {}
+        for name, table in dataset.node_features.items():
+            self._tables["x" if name == "feat" else name] = (
+                table, dataset.node_feature_scales.get(name))
+        if dataset.labels is not None:
+            self._tables["y"] = (dataset.labels, None)
+
+    def _table(self, attr):
+        if attr.group_name is not None or attr.attr_name not in self._tables:
+            raise KeyError(f"graphloom FeatureStore has no tensor {attr.attr_name!r} of group "
+                           f"{attr.group_name!r}; it has {sorted(self._tables)} (group None)")
+        return self._tables[attr.attr_name]
+
+    def _put_tensor(self, tensor, attr):
+        if attr.group_name is not None:
+            return False
+        if attr.index is not None and not (isinstance(attr.index, slice)
+                                           and attr.index == slice(None)):
+            return False  # graphloom's tables are whole: no partial writes
+        self._tables[attr.attr_name] = (tensor, None)
+        return True
+
+    def _get_tensor(self, attr):
+        table, scale = self._table(attr)
+        index = attr.index
+        if index is None or (isinstance(index, slice) and index == slice(None)):
+            rows, row_scale = table, scale
+        else:
+            index = torch.as_tensor(index, dtype=torch.int64)
+            rows = table.index_select(0, index)
+            row_scale = None if scale is None else scale.index_select(0, index)
+        if row_scale is not None or rows.dtype in (torch.float16, torch.bfloat16):
+            rows = rows.to(torch.float32)
+            if row_scale is not None:
+                rows = rows * row_scale.unsqueeze(1)
+        return rows
+
+    def _remove_tensor(self, attr):
+        return self._tables.pop(attr.attr_name, None) is not None
+
+    def _get_tensor_size(self, attr):
+        return tuple(self._table(attr)[0].shape)
+
+    def get_all_tensor_attrs(self):
+        return [TensorAttr(group_name=None, attr_name=name) for name in self._tables]
+
+
+class GraphStore(_PygGraphStore):
+    """The graph of a graphloom :class:`~graphloom.Dataset` as PyG's ``GraphStore``: one
+    homogeneous edge type (None), stored in CSC (``row`` = sources, ``colptr``), which is the
+    layout PyG's samplers read, so nothing is converted."""
+
+    def __init__(self, dataset):
+        super().__init__()
+        self.dataset = _dataset(dataset)
+        graph = dataset.graph
+        self._size = (graph.num_nodes, graph.num_nodes)
+        self._csc = (graph.indices.to(torch.int64), graph.indptr)
+        self._extra = {}
+
+    def _put_edge_index(self, edge_index, edge_attr):
+        self._extra[(edge_attr.edge_type, edge_attr.layout)] = edge_index
+        return True
+
+    def _get_edge_index(self, edge_attr):
+        if edge_attr.edge_type is None and edge_attr.layout == EdgeLayout.CSC:
+            return self._csc
+        return self._extra.get((edge_attr.edge_type, edge_attr.layout))
+
+    def _remove_edge_index(self, edge_attr):
+        return self._extra.pop((edge_attr.edge_type, edge_attr.layout), None) is not None
+
+    def get_all_edge_attrs(self):
+        attrs = [EdgeAttr(None, EdgeLayout.CSC, size=self._size)]
+        attrs += [EdgeAttr(edge_type, layout) for edge_type, layout in self._extra]
+        return attrs
+
+
+def from_dataset(dataset):
+    """``(FeatureStore(dataset), GraphStore(dataset))``, the ``data`` argument of PyG's
+    loaders."""
+    return FeatureStore(dataset), GraphStore(dataset)

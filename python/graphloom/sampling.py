@@ -1,0 +1,89 @@
+"""Neighbor sampling (DGL's ``NeighborSampler``, PyG's ``num_neighbors``), done by graphloom's
+C++ sampler with the GIL released."""
+
+from . import _C, _check
+from .data import CSCGraph, Dataset
+from .errors import OptionError
+
+__all__ = ["NeighborSampler"]
+
+
+class NeighborSampler:
+    """Samples a fixed number of neighbors per node and layer, making one block per layer.
+
+    Args:
+        graph: a :class:`CSCGraph` or a :class:`Dataset` (its graph).
+        fanouts: neighbors picked per node in each layer, input layer first, as DGL's
+            ``NeighborSampler``: ``fanouts[0]`` is the outermost hop. -1 takes all neighbors.
+            PyG's ``num_neighbors`` lists the hops from the seeds outwards, i.e. reversed.
+        replace: sample with replacement.
+        weights: sample in proportion to edge weights: a float tensor ``[num_edges]`` in CSC
+            order, or True for the graph's own weights. None samples uniformly.
+        edge_dir: ``"in"`` (the sources of each node's in-edges, as DGL and PyG) or ``"out"``.
+        edge_type_fanouts: typed graphs: dict edge type (relation or ``src:relation:dst``) ->
+            list of fanouts (one per layer) that replaces ``fanouts`` for that type.
+
+    Sampling is reproducible: the same seed, epoch and batch index give the same blocks, on
+    any number of threads.
+    """
+
+    def __init__(self, graph, fanouts, replace=False, weights=None, edge_dir="in",
+                 edge_type_fanouts=None):
+        if isinstance(graph, Dataset):
+            graph = graph.graph
+        if not isinstance(graph, CSCGraph):
+            raise OptionError(f"graph must be a graphloom CSCGraph or Dataset, got "
+                              f"{type(graph).__name__}", "graph")
+        self.fanouts = _check.fanouts("fanouts", fanouts)
+        self.replace = bool(replace)
+        self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
+        self._graph_impl = graph._impl
+        if weights is True:
+            if graph.weights is None:
+                raise OptionError("weights=True, but the graph has no edge weights", "weights")
+        elif weights is not None:
+            weights = _check.float_tensor("weights", weights, length=graph.num_edges)
+            edge_ids = graph.edge_ids
+            self._graph_impl = _C.CscGraph(graph.indptr, graph.indices, edge_ids, weights)
+        self.weighted = weights is not None
+        self._edge_type_fanouts = []
+        if edge_type_fanouts:
+            if graph._dataset is None or not graph._dataset.edge_types:
+                raise OptionError("edge_type_fanouts needs a typed graph (a Dataset with edge "
+                                  "types)", "edge_type_fanouts")
+            overrides = [f"{name}={','.join(str(f) for f in _check.fanouts(name, values))}"
+                         for name, values in edge_type_fanouts.items()]
+            self._edge_type_fanouts = _C.per_edge_type_fanouts(graph._dataset, self.fanouts,
+                                                               overrides)
+        self.num_nodes = graph.num_nodes
+        self._handles = {}
+
+    @property
+    def num_layers(self):
+        return len(self.fanouts)
+
+    def _handle(self, seed):
+        """The C++ sampler with this random seed (one per seed, reused)."""
+        if seed not in self._handles:
+            options = _C.NeighborSamplerOptions()
+            options.fanouts = self.fanouts
+            options.edge_type_fanouts = self._edge_type_fanouts
+            options.replace = self.replace
+            options.weighted = self.weighted
+            options.out_edges = self.edge_dir == "out"
+            options.seed = seed
+            self._handles[seed] = _C.NeighborSampler(self._graph_impl, options)
+        return self._handles[seed]
+
+    def sample(self, seeds, epoch=0, batch=0, seed=0):
+        """The blocks of one batch of seed nodes, as a :class:`MiniBatch` without features.
+
+        ``(seed, epoch, batch)`` key the random streams, as in the DataLoader."""
+        from .loader import MiniBatch
+
+        ids = _check.node_ids("seeds", seeds, self.num_nodes)
+        return MiniBatch(self._handle(seed).sample(ids, epoch, batch))
+
+    def __repr__(self):
+        return (f"NeighborSampler(fanouts={self.fanouts}, replace={self.replace}, "
+                f"weighted={self.weighted}, edge_dir={self.edge_dir!r})")

@@ -1,0 +1,73 @@
+"""Shared fixtures: small datasets written with graphloom.save_dataset, the repository's
+paths, and the real datasets of ../shared/datasets (tests that need them skip, saying so,
+when the folder is absent)."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+import torch
+
+import graphloom
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+GRAPHLOOM_CLI = REPO / "build" / "graphloom"
+
+
+def planted_graph(num_nodes=600, num_classes=3, degree=8, feature_dim=16, seed=0):
+    """A planted-partition graph: most edges join nodes of one class, features are a noisy
+    one-hot of the class, so a GNN learns it well above chance."""
+    generator = torch.Generator().manual_seed(seed)
+    labels = torch.randint(num_classes, (num_nodes,), generator=generator)
+    dst = torch.arange(num_nodes).repeat_interleave(degree)
+    same = torch.rand(dst.numel(), generator=generator) < 0.8
+    by_class = [torch.nonzero(labels == c).flatten() for c in range(num_classes)]
+    src = torch.randint(num_nodes, (dst.numel(),), generator=generator)
+    for c in range(num_classes):
+        pick = same & (labels[dst] == c)
+        choice = torch.randint(by_class[c].numel(), (int(pick.sum()),), generator=generator)
+        src[pick] = by_class[c][choice]
+    features = torch.nn.functional.one_hot(labels, feature_dim).float()
+    features += 0.8 * torch.randn(num_nodes, feature_dim, generator=generator)
+    order = torch.randperm(num_nodes, generator=generator)
+    splits = {"train": order[: num_nodes // 2], "valid": order[num_nodes // 2: 3 * num_nodes // 4],
+              "test": order[3 * num_nodes // 4:]}
+    return dict(edge_index=torch.stack([src, dst]), num_nodes=num_nodes,
+                node_features=features, labels=labels, splits=splits, num_classes=num_classes)
+
+
+@pytest.fixture(scope="session")
+def planted_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "planted"
+    graphloom.save_dataset(path, **planted_graph())
+    return path
+
+
+@pytest.fixture(scope="session")
+def planted(planted_dir):
+    return graphloom.load_dataset(planted_dir)
+
+
+@pytest.fixture(scope="session")
+def cora_dir(tmp_path_factory):
+    """Cora from ../shared/datasets, converted once per session."""
+    source = SHARED_DATASETS / "cora"
+    if not source.is_dir():
+        pytest.skip(f"SKIPPED: {source} is absent (../shared/datasets)")
+    out = tmp_path_factory.mktemp("shared") / "cora"
+    graphloom.convert(source, out, source_format="shared")
+    return out
+
+
+def run_python(*args, timeout=600, env=None):
+    """Runs `python args...` with this interpreter and the package this test imports."""
+    environment = dict(os.environ)
+    package_root = str(pathlib.Path(graphloom.__file__).parent.parent)  # not resolved: the build tree links its sources
+    environment["PYTHONPATH"] = package_root + os.pathsep + environment.get("PYTHONPATH", "")
+    environment.update(env or {})
+    import sys
+
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=environment)

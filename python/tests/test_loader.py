@@ -1,0 +1,182 @@
+"""NeighborSampler and DataLoader from Python: the blocks' structure and fanout law, what the
+loader gathers, epochs, the rank split, stopping early, and bad arguments."""
+
+import gc
+import os
+import textwrap
+
+import pytest
+import torch
+
+import graphloom
+
+from conftest import run_python
+
+
+def edge_set(graph):
+    return set(zip(*graph.edge_index().tolist()))
+
+
+def test_blocks_follow_the_fanout_law(planted):
+    graph = planted.graph
+    sampler = graphloom.NeighborSampler(graph, fanouts=[4, 3])
+    seeds = torch.arange(0, 600, 7)
+    batch = sampler.sample(seeds)
+    assert torch.equal(batch.seeds, seeds)
+    assert len(batch.blocks) == 2
+    edges = edge_set(graph)
+    degrees = graph.in_degrees()
+    for block, fanout in zip(batch.blocks, [4, 3]):
+        dst = block.dst_ids
+        per_dst = block.indptr.diff()
+        assert torch.equal(per_dst, torch.minimum(degrees[dst], torch.tensor(fanout)))
+        src = block.src_ids[block.indices]
+        dst_of_edge = dst[block.dst_positions()]
+        assert all((s, d) in edges for s, d in zip(src.tolist(), dst_of_edge.tolist()))
+    # A layer's destinations are the next layer's sources, in order.
+    last = batch.blocks[-1]
+    assert torch.equal(last.dst_ids, seeds)
+    assert torch.equal(batch.blocks[0].dst_ids, last.src_ids)
+    assert torch.equal(batch.input_nodes, batch.blocks[0].src_ids)
+
+
+def test_sampling_is_reproducible(planted):
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[3, 3])
+    seeds = torch.arange(100)
+    a, b = sampler.sample(seeds, epoch=1, batch=2), sampler.sample(seeds, epoch=1, batch=2)
+    c = sampler.sample(seeds, epoch=2, batch=2)
+    assert torch.equal(a.blocks[0].src_ids, b.blocks[0].src_ids)
+    assert not torch.equal(a.blocks[0].indices, c.blocks[0].indices)
+
+
+def test_loader_gathers_features_and_labels_of_every_seed(planted):
+    train = planted.splits["train"]
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[5, 5])
+    loader = graphloom.DataLoader(planted, train, sampler, batch_size=64)
+    assert len(loader) == (train.numel() + 63) // 64
+    seen = []
+    for batch in loader:
+        assert torch.equal(batch.input_features["feat"],
+                           planted.node_features["feat"][batch.input_nodes])
+        assert torch.equal(batch.labels, planted.labels[batch.seeds])
+        seen.append(batch.seeds)
+    assert torch.equal(torch.cat(seen), train)  # in order without shuffle
+
+
+def test_each_iteration_is_a_new_epoch(planted):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[2])
+    loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=50,
+                                  shuffle=True, seed=3)
+    first = torch.cat([b.seeds for b in loader])
+    second = torch.cat([b.seeds for b in loader])
+    assert not torch.equal(first, second)
+    assert torch.equal(first.sort().values, second.sort().values)
+    again = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=50,
+                                 shuffle=True, seed=3)
+    assert torch.equal(torch.cat([b.seeds for b in again]), first)
+
+
+def test_ranks_take_disjoint_shares(planted):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[2])
+    items = planted.splits["train"]
+    shares = []
+    for rank in range(3):
+        loader = graphloom.DataLoader(planted, items, sampler, batch_size=16, shuffle=True,
+                                      rank=rank, world_size=3, features=(), labels=False)
+        shares.append(torch.cat([b.seeds for b in loader]))
+    everything = torch.cat(shares)
+    assert everything.numel() == items.numel()
+    assert torch.equal(everything.sort().values, items.sort().values)
+
+
+def test_break_then_iterate_again(planted):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[3, 3])
+    loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=8,
+                                  num_workers=2, prefetch=4)
+    for index, _ in enumerate(loader):
+        if index == 2:
+            break
+    assert sum(1 for _ in loader) == len(loader)
+
+
+def thread_count():
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_garbage_collected_loader_joins_its_threads(planted):
+    before = thread_count()
+    sampler = graphloom.NeighborSampler(planted, fanouts=[3])
+    loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=4,
+                                  num_workers=3, prefetch=6)
+    iterator = iter(loader)
+    next(iterator)
+    assert thread_count() >= before + 3
+    del iterator, loader
+    gc.collect()
+    assert thread_count() <= before
+
+
+def test_ctrl_c_mid_epoch_stops_cleanly():
+    script = textwrap.dedent("""
+        import os, signal, threading, time, torch, graphloom
+        n = 200_000
+        graph = graphloom.CSCGraph(torch.arange(0, 40 * n + 1, 40),
+                                   torch.randint(n, (40 * n,)))
+        sampler = graphloom.NeighborSampler(graph, fanouts=[-1, -1, -1])
+        dataset_dir = os.environ["DATA"]
+        graphloom.save_dataset(dataset_dir, graph.edge_index(), n)
+        dataset = graphloom.load_dataset(dataset_dir)
+        loader = graphloom.DataLoader(dataset, torch.arange(n), sampler, batch_size=20_000,
+                                      features=(), labels=False)
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        start = time.time()
+        try:
+            for batch in loader:
+                pass
+            print("finished")
+        except KeyboardInterrupt:
+            print(f"interrupted after {time.time() - start:.1f} s")
+    """)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_python("-c", script, timeout=300, env={"DATA": os.path.join(tmp, "g")})
+    assert result.returncode == 0, result.stderr
+    assert "interrupted" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("kwargs, field, message", [
+    (dict(batch_size=0), "batch_size", "positive"),
+    (dict(num_workers=0), "num_workers", "num_workers must be >= 1"),
+    (dict(num_workers=2, prefetch=1), "prefetch", "at least num_workers"),
+    (dict(features=("nope",)), "features", "no feature 'nope'"),
+])
+def test_bad_loader_arguments_name_the_keyword(planted, kwargs, field, message):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[2])
+    arguments = dict(batch_size=8) | kwargs
+    with pytest.raises(ValueError, match=message) as raised:
+        graphloom.DataLoader(planted, planted.splits["train"], sampler, **arguments)
+    assert raised.value.field == field
+
+
+def test_items_outside_the_graph_are_an_index_error(planted):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[2])
+    with pytest.raises(IndexError, match="node id 600 is outside"):
+        graphloom.DataLoader(planted, torch.tensor([0, 600]), sampler, batch_size=8)
+    with pytest.raises(graphloom.IdError):
+        sampler.sample(torch.tensor([-1]))
+
+
+@pytest.mark.parametrize("fanouts", [[], [0], [2, -2]])
+def test_bad_fanouts(planted, fanouts):
+    with pytest.raises(graphloom.OptionError, match="fanouts"):
+        graphloom.NeighborSampler(planted, fanouts=fanouts)
+
+
+def test_weighted_sampling_never_picks_a_zero_weight_edge(planted):
+    graph = planted.graph
+    weights = torch.zeros(graph.num_edges)
+    weights[::2] = 1.0
+    sampler = graphloom.NeighborSampler(graph, fanouts=[2], weights=weights)
+    block = sampler.sample(torch.arange(600)).blocks[0]
+    assert torch.all(weights[block.edge_ids] > 0)

@@ -1,0 +1,88 @@
+// Bindings of the commands that write datasets and partitions: graphloom.convert and
+// graphloom.partition make the same library calls as `graphloom convert` and `graphloom
+// partition`.
+#include <torch/csrc/utils/pybind.h>
+
+#include "bindings.h"
+#include "graphloom/features/dataset_encoding.h"
+#include "graphloom/io/import_job.h"
+#include "graphloom/partition/partition_job.h"
+
+namespace py = pybind11;
+
+namespace graphloom::python {
+
+void bind_jobs(py::module_& module) {
+  py::class_<io::ImportJob>(module, "ImportJob")
+      .def(py::init<>())
+      .def_property(
+          "source_format", [](const io::ImportJob& job) { return name_of(job.source_format); },
+          [](io::ImportJob& job, const std::string& name) {
+            job.source_format = enum_from_name<io::SourceFormat>("source_format", name);
+          })
+      .def_readwrite("source", &io::ImportJob::source)
+      .def_readwrite("split", &io::ImportJob::split)
+      .def_readwrite("split_scheme", &io::ImportJob::split_scheme)
+      .def_property(
+          "delimiter",
+          [](const io::ImportJob& job) { return std::string(1, job.edge_list.delimiter); },
+          [](io::ImportJob& job, const std::string& text) {
+            if (text.size() > 1) throw OptionError("delimiter", "must be one character");
+            job.edge_list.delimiter = text.empty() ? 0 : text[0];
+          })
+      .def_property(
+          "header", [](const io::ImportJob& job) { return job.edge_list.header; },
+          [](io::ImportJob& job, bool value) { job.edge_list.header = value; })
+      .def_property(
+          "weighted", [](const io::ImportJob& job) { return job.edge_list.weighted; },
+          [](io::ImportJob& job, bool value) { job.edge_list.weighted = value; })
+      .def_property(
+          "num_nodes", [](const io::ImportJob& job) { return job.edge_list.num_nodes; },
+          [](io::ImportJob& job, int64_t value) { job.edge_list.num_nodes = value; })
+      .def_readwrite("bidirected", &io::ImportJob::bidirected)
+      .def_property(
+          "self_loops", [](const io::ImportJob& job) { return name_of(job.self_loops); },
+          [](io::ImportJob& job, const std::string& name) {
+            job.self_loops = enum_from_name<io::SelfLoopEdit>("self_loops", name);
+          })
+      .def_readwrite("link_split", &io::ImportJob::link_split)
+      .def_readwrite("seed", &io::ImportJob::seed)
+      .def_readwrite("rating_split", &io::ImportJob::rating_split);
+  module.def(
+      "convert",
+      [](const io::ImportJob& job, const std::string& out, const std::string& feature_dtype,
+         bool overwrite) {
+        py::gil_scoped_release release;
+        io::Dataset dataset = io::import_dataset(job);
+        features::encode_dataset_features(dataset, feature_dtype);
+        io::save_dataset(dataset, out, overwrite);
+      },
+      py::arg("job"), py::arg("out"), py::arg("feature_dtype"), py::arg("overwrite"));
+
+  py::class_<partition::PartitionJob>(module, "PartitionJob")
+      .def(py::init<>())
+      .def_readwrite("data", &partition::PartitionJob::data)
+      .def_readwrite("out", &partition::PartitionJob::out)
+      .def_readwrite("parts", &partition::PartitionJob::parts)
+      .def_readwrite("method", &partition::PartitionJob::method)
+      .def_readwrite("stream_algorithm", &partition::PartitionJob::stream_algorithm)
+      .def_readwrite("metis_scheme", &partition::PartitionJob::metis_scheme)
+      .def_readwrite("balance_train", &partition::PartitionJob::balance_train)
+      .def_readwrite("balance_edges", &partition::PartitionJob::balance_edges)
+      .def_readwrite("seed", &partition::PartitionJob::seed)
+      .def_readwrite("halo", &partition::PartitionJob::halo)
+      .def_readwrite("out_edges", &partition::PartitionJob::out_edges)
+      .def_readwrite("force", &partition::PartitionJob::force)
+      .def_readwrite("command_line", &partition::PartitionJob::command_line);
+  module.def(
+      "partition",
+      [](const partition::PartitionJob& job, const std::string& feature_dtype) {
+        py::gil_scoped_release release;
+        io::Dataset dataset = io::load_dataset(job.data);
+        features::encode_dataset_features(dataset, feature_dtype);
+        partition::partition_dataset(dataset, job);
+      },
+      py::arg("job"), py::arg("feature_dtype"));
+}
+
+}  // namespace graphloom::python

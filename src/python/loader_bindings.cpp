@@ -1,0 +1,220 @@
+// Bindings of sampling and loading: NeighborSampler over a CscGraph, the MiniBatch and Block it
+// makes, and the DataLoader pipeline over a dataset. C++ threads do the work with the GIL
+// released; the consumer waits in short slices so that Ctrl-C reaches Python.
+#include <ATen/ATen.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <chrono>
+#include <memory>
+
+#include "bindings.h"
+#include "graphloom/base/error.h"
+#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/io/dataset.h"
+#include "graphloom/loader/data_loader.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+
+namespace py = pybind11;
+
+namespace graphloom::python {
+namespace {
+
+// A neighbor sampler and the graph it reads, kept alive together by the Python object.
+class SamplerHandle {
+ public:
+  SamplerHandle(graph::CscGraph graph, sampling::NeighborSamplerOptions options)
+      : source_(std::move(graph)), sampler_(&source_, std::move(options)) {}
+  const sampling::NeighborSampler& sampler() const { return sampler_; }
+  int64_t num_nodes() const { return source_.num_nodes(); }
+
+ private:
+  sampling::LocalNeighborSource source_;
+  sampling::NeighborSampler sampler_;
+};
+
+// The rows a loader gathers from a dataset: its node features as stored (decoded per batch
+// when encoded) and its labels under "label".
+features::TensorFeatureSource dataset_feature_source(const io::Dataset& dataset) {
+  features::TensorFeatureSource rows;
+  for (const auto& [name, table] : dataset.node_features) {
+    const auto scale = dataset.node_feature_scales.find(name);
+    rows.add(name, table,
+             scale == dataset.node_feature_scales.end() ? at::Tensor() : scale->second);
+  }
+  if (dataset.labels.defined()) rows.add("label", dataset.labels);
+  return rows;
+}
+
+void check_item_ids(const at::Tensor& items, int64_t num_nodes) {
+  if (items.scalar_type() != at::kLong || items.dim() < 1) {
+    throw OptionError("items", fmt::format("must be an int64 tensor of node ids, got {} with {} "
+                                           "dimensions",
+                                           c10::toString(items.scalar_type()), items.dim()));
+  }
+  if (items.numel() == 0) return;
+  const auto [low, high] = at::aminmax(items);
+  const int64_t min = low.item<int64_t>();
+  const int64_t max = high.item<int64_t>();
+  GL_CHECK_AS(RangeError, min >= 0 && max < num_nodes,
+              "items: node id {} is outside [0, {}) (the graph's nodes)", min < 0 ? min : max,
+              num_nodes);
+}
+
+// The loader with everything it points to; members are destroyed in reverse order, so the
+// loader's threads stop before the samplers and rows they read go away.
+class LoaderHandle {
+ public:
+  LoaderHandle(std::shared_ptr<SamplerHandle> sampler, std::shared_ptr<io::Dataset> dataset,
+               at::Tensor items, sampling::ItemSamplerOptions item_options,
+               loader::DataLoaderOptions options)
+      : sampler_(std::move(sampler)),
+        dataset_(std::move(dataset)),
+        items_((check_item_ids(items, sampler_->num_nodes()), items), std::move(item_options)),
+        rows_(dataset_feature_source(*dataset_)),
+        loader_(
+            loader::Pipeline{
+                .items = &items_, .neighbors = &sampler_->sampler(), .features = &rows_},
+            std::move(options)) {}
+
+  void start_epoch(uint64_t epoch) {
+    py::gil_scoped_release release;
+    loader_.start_epoch(epoch);
+  }
+
+  // The next batch, or None after the last one.
+  py::object next() {
+    while (true) {
+      bool ready = false;
+      {
+        py::gil_scoped_release release;
+        ready = loader_.wait_next(std::chrono::milliseconds(50));
+      }
+      if (ready) break;
+      if (PyErr_CheckSignals() != 0) {
+        cancel();
+        throw py::error_already_set();
+      }
+    }
+    std::optional<sampling::MiniBatch> batch;
+    {
+      py::gil_scoped_release release;
+      batch = loader_.next();
+    }
+    return batch ? py::cast(std::move(*batch)) : py::none();
+  }
+
+  // One whole epoch consumed in C++ (the batches dropped): the reference of
+  // `python -m graphloom.bench`, which measures what the Python iteration adds to it.
+  int64_t consume_epoch(uint64_t epoch) {
+    py::gil_scoped_release release;
+    loader_.start_epoch(epoch);
+    int64_t seeds = 0;
+    while (std::optional<sampling::MiniBatch> batch = loader_.next()) seeds += batch->seeds.numel();
+    return seeds;
+  }
+
+  void cancel() {
+    py::gil_scoped_release release;
+    loader_.cancel();
+  }
+  int64_t num_batches() const { return loader_.num_batches(); }
+
+ private:
+  std::shared_ptr<SamplerHandle> sampler_;
+  std::shared_ptr<io::Dataset> dataset_;
+  sampling::ItemSampler items_;
+  features::TensorFeatureSource rows_;
+  loader::DataLoader loader_;
+};
+
+void bind_batches(py::module_& module) {
+  py::class_<sampling::Block>(module, "Block")
+      .def_readonly("src_ids", &sampling::Block::src_ids)
+      .def_readonly("num_dst", &sampling::Block::num_dst)
+      .def_readonly("indptr", &sampling::Block::indptr)
+      .def_readonly("indices", &sampling::Block::indices)
+      .def_readonly("edge_ids", &sampling::Block::edge_ids)
+      .def_readonly("edge_types", &sampling::Block::edge_types)
+      .def_property_readonly("num_src", &sampling::Block::num_src)
+      .def_property_readonly("num_edges", &sampling::Block::num_edges);
+  py::class_<sampling::MiniBatch>(module, "MiniBatch")
+      .def_readonly("index", &sampling::MiniBatch::index)
+      .def_readonly("seeds", &sampling::MiniBatch::seeds)
+      .def_readonly("blocks", &sampling::MiniBatch::blocks)
+      .def_readonly("features", &sampling::MiniBatch::features)
+      .def_readonly("labels", &sampling::MiniBatch::labels)
+      .def_readonly("sample_seconds", &sampling::MiniBatch::sample_seconds)
+      .def_readonly("fetch_seconds", &sampling::MiniBatch::fetch_seconds)
+      .def_property_readonly("input_nodes", &sampling::MiniBatch::input_nodes);
+}
+
+void bind_options(py::module_& module) {
+  py::class_<sampling::NeighborSamplerOptions>(module, "NeighborSamplerOptions")
+      .def(py::init<>())
+      .def_readwrite("fanouts", &sampling::NeighborSamplerOptions::fanouts)
+      .def_readwrite("edge_type_fanouts", &sampling::NeighborSamplerOptions::edge_type_fanouts)
+      .def_readwrite("replace", &sampling::NeighborSamplerOptions::replace)
+      .def_readwrite("weighted", &sampling::NeighborSamplerOptions::weighted)
+      .def_property(
+          "out_edges",
+          [](const sampling::NeighborSamplerOptions& o) {
+            return o.direction == sampling::EdgeDirection::kOut;
+          },
+          [](sampling::NeighborSamplerOptions& o, bool out) {
+            o.direction = out ? sampling::EdgeDirection::kOut : sampling::EdgeDirection::kIn;
+          })
+      .def_readwrite("seed", &sampling::NeighborSamplerOptions::seed);
+  py::class_<sampling::ItemSamplerOptions>(module, "ItemSamplerOptions")
+      .def(py::init<>())
+      .def_readwrite("batch_size", &sampling::ItemSamplerOptions::batch_size)
+      .def_readwrite("shuffle", &sampling::ItemSamplerOptions::shuffle)
+      .def_readwrite("drop_last", &sampling::ItemSamplerOptions::drop_last)
+      .def_readwrite("rank", &sampling::ItemSamplerOptions::rank)
+      .def_readwrite("world_size", &sampling::ItemSamplerOptions::world_size)
+      .def_readwrite("seed", &sampling::ItemSamplerOptions::seed);
+  py::class_<loader::DataLoaderOptions>(module, "DataLoaderOptions")
+      .def(py::init<>())
+      .def_readwrite("num_workers", &loader::DataLoaderOptions::num_workers)
+      .def_readwrite("prefetch", &loader::DataLoaderOptions::prefetch)
+      .def_readwrite("threads_per_worker", &loader::DataLoaderOptions::threads_per_worker)
+      .def_readwrite("feature_names", &loader::DataLoaderOptions::feature_names)
+      .def_readwrite("label_name", &loader::DataLoaderOptions::label_name);
+}
+
+}  // namespace
+
+void bind_loader(py::module_& module) {
+  bind_batches(module);
+  bind_options(module);
+  py::class_<SamplerHandle, std::shared_ptr<SamplerHandle>>(module, "NeighborSampler")
+      .def(py::init<graph::CscGraph, sampling::NeighborSamplerOptions>(), py::arg("graph"),
+           py::arg("options"))
+      .def(
+          "sample",
+          [](const SamplerHandle& handle, const at::Tensor& seeds, uint64_t epoch, uint64_t batch) {
+            check_item_ids(seeds, handle.num_nodes());
+            py::gil_scoped_release release;
+            return handle.sampler().sample(seeds, epoch, batch);
+          },
+          py::arg("seeds"), py::arg("epoch"), py::arg("batch"));
+  module.def(
+      "per_edge_type_fanouts",
+      [](const io::Dataset& dataset, const std::vector<int64_t>& fanouts,
+         const std::vector<std::string>& overrides) {
+        return sampling::per_edge_type_fanouts(dataset.schema, fanouts, overrides);
+      },
+      py::arg("dataset"), py::arg("fanouts"), py::arg("overrides"));
+  py::class_<LoaderHandle>(module, "DataLoader")
+      .def(py::init<std::shared_ptr<SamplerHandle>, std::shared_ptr<io::Dataset>, at::Tensor,
+                    sampling::ItemSamplerOptions, loader::DataLoaderOptions>(),
+           py::arg("sampler"), py::arg("dataset"), py::arg("items"), py::arg("item_options"),
+           py::arg("options"))
+      .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"))
+      .def("next", &LoaderHandle::next)
+      .def("cancel", &LoaderHandle::cancel)
+      .def("consume_epoch", &LoaderHandle::consume_epoch, py::arg("epoch"))
+      .def_property_readonly("num_batches", &LoaderHandle::num_batches);
+}
+
+}  // namespace graphloom::python
