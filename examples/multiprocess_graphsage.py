@@ -5,7 +5,8 @@ graphloom's DataLoader, and accuracy reduced across ranks weighted by each rank'
 
     torchrun --standalone --nproc-per-node 2 examples/multiprocess_graphsage.py --data DIR
 
-The model is DGL's SAGEConv (mean aggregator) on graphloom's blocks, in plain PyTorch.
+The model is DGL's SAGEConv (mean aggregator) on graphloom's blocks (graphloom.nn.SAGEConv,
+plain PyTorch).
 """
 
 import argparse
@@ -17,21 +18,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 import graphloom
-
-
-class SAGEConv(torch.nn.Module):
-    """h_dst = W_self h_dst + W_neigh mean(h_src over in-edges), DGL's 'mean' SAGEConv."""
-
-    def __init__(self, in_dim, out_dim):
-        super().__init__()
-        self.self_weight = torch.nn.Linear(in_dim, out_dim)
-        self.neigh_weight = torch.nn.Linear(in_dim, out_dim, bias=False)
-
-    def forward(self, block, h):
-        dst = block.dst_positions()
-        summed = torch.zeros(block.num_dst, h.shape[1]).index_add_(0, dst, h[block.indices])
-        degree = block.indptr.diff().clamp(min=1).unsqueeze(1)
-        return self.self_weight(h[: block.num_dst]) + self.neigh_weight(summed / degree)
+from graphloom.nn import SAGEConv
 
 
 class SAGE(torch.nn.Module):

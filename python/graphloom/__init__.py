@@ -12,8 +12,10 @@ users come from:
         batch.blocks, batch.input_features["feat"], batch.labels  # DGL style
         data = batch.to_pyg()                                      # PyG style
 
-``graphloom.pyg`` has PyG's ``FeatureStore`` / ``GraphStore`` over graphloom's data. Errors
-are the exceptions of :mod:`graphloom.errors`.
+``graphloom.distributed`` has DGL's ``initialize``, ``DistGraph``, ``node_split`` and
+``DistTensor`` for trainers run by ``graphloom launch``; ``graphloom.nn`` layers over blocks in
+plain PyTorch; ``graphloom.pyg`` PyG's ``FeatureStore`` / ``GraphStore`` over graphloom's data.
+Errors are the exceptions of :mod:`graphloom.errors`.
 """
 
 import torch as _torch  # libtorch must be loaded before _C, which links it
@@ -30,6 +32,7 @@ from .data import CSCGraph, Dataset, convert, load_dataset, partition, save_data
 from .errors import Error, IdError, MissingFileError, OptionError
 from .loader import Block, DataLoader, MiniBatch
 from .sampling import NeighborSampler
+from . import distributed, nn  # noqa: E402  (DGL's dgl.distributed, dgl.nn)
 
 __version__ = "0.1.0"
 

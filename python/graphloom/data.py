@@ -142,19 +142,25 @@ class Dataset:
                 f"num_classes={self.num_classes}, splits={sorted(self.splits)})")
 
 
-def load_dataset(path, memory_map=True, strict=False):
+def load_dataset(path, memory_map=True, strict=False, tables_in_memory=False):
     """Loads a graphloom dataset directory (``metadata.json`` plus ``.npy`` arrays).
 
     Args:
         path: the directory (what ``graphloom convert`` or :func:`save_dataset` wrote).
         memory_map: map the arrays instead of reading them (no copy; pages load on use).
         strict: treat unknown keys of metadata.json as errors.
+        tables_in_memory: read the arrays sampling and gathering read at random (indptr,
+            indices, the feature tables) into memory on huge pages when they fit in half the
+            memory available, even with memory_map: random reads on a file's 4 KB pages miss
+            the TLB (``graphloom bench gather``). Best for one process per machine; several
+            trainers on one machine share the page cache better when mapped.
 
     Raises:
         MissingFileError: the directory or a file it names does not exist.
         Error: a malformed file, named with what was expected.
     """
-    return Dataset(_C.load_dataset(_check.path("path", path), memory_map, strict))
+    return Dataset(_C.load_dataset(_check.path("path", path), bool(memory_map), bool(strict),
+                                   bool(tables_in_memory)))
 
 
 def _node_tensor_dict(name, value, num_nodes, default_key):

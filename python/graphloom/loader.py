@@ -78,7 +78,7 @@ class MiniBatch:
         sample_seconds, fetch_seconds: time the loader spent sampling and gathering.
     """
 
-    def __init__(self, impl, label_table=None):
+    def __init__(self, impl, label_rows=None):
         self.seeds = impl.seeds
         self.blocks = [Block(b) for b in impl.blocks]
         self.input_nodes = impl.input_nodes
@@ -86,7 +86,7 @@ class MiniBatch:
         self.labels = _optional(impl.labels)
         self.sample_seconds = impl.sample_seconds
         self.fetch_seconds = impl.fetch_seconds
-        self._label_table = label_table
+        self._label_rows = label_rows  # node ids -> labels, for to_pyg()'s y
 
     @property
     def batch_size(self):
@@ -146,8 +146,8 @@ class MiniBatch:
         for name, rows in features.items():
             if name != "feat" and len(features) > 1:
                 data[name] = rows
-        if self._label_table is not None:
-            data.y = self._label_table[self.input_nodes]
+        if self._label_rows is not None:
+            data.y = self._label_rows(self.input_nodes)
         if edge_ids is not None:
             data.e_id = edge_ids
         return data
@@ -197,7 +197,8 @@ class DataLoader:
     ahead of the consumer (the GIL is released while they work).
 
     Args:
-        source: the :class:`Dataset` whose features and labels are gathered.
+        source: the :class:`Dataset` or :class:`graphloom.distributed.DistGraph` whose
+            features and labels are gathered.
         items: the seed nodes: int64 ids or a boolean mask over the nodes (e.g.
             ``dataset.splits["train"]``).
         sampler: a :class:`NeighborSampler` over the dataset's graph.
@@ -211,7 +212,8 @@ class DataLoader:
         seed: random seed of the shuffle and of the sampler.
         rank, world_size: this trainer's share of the items, as DGL's and GraphBolt's
             distributed item samplers split them (default: torch.distributed's rank and world
-            size when it is initialized, else 0 and 1).
+            size when it is initialized, else 0 and 1; on a DistGraph 0 and 1, since
+            ``node_split`` already gave each trainer its share).
 
     ``len(loader)`` is the number of batches per epoch; each iteration runs the next epoch.
     Leaving an epoch early (``break``, an exception, Ctrl-C) stops the threads; so does
@@ -221,25 +223,40 @@ class DataLoader:
     def __init__(self, source, items, sampler, batch_size, shuffle=False, drop_last=False,
                  features=("feat",), labels=True, num_workers=1, prefetch=2, seed=0, rank=None,
                  world_size=None):
-        if not isinstance(source, Dataset):
-            raise OptionError(f"source must be a graphloom Dataset, got {type(source).__name__}",
-                              "source")
+        from .distributed import DistGraph
+
+        if isinstance(source, Dataset):
+            num_nodes = source.num_nodes
+            has_feature = source.node_features.__contains__
+            has_labels = source.labels is not None
+            labels_table = source.labels
+            label_rows = (lambda ids: labels_table[ids]) if has_labels else None
+        elif isinstance(source, DistGraph):
+            num_nodes = source.num_nodes()
+            has_feature = source._impl.has
+            has_labels = source._impl.has("label")
+            label_rows = (lambda ids: source._impl.pull("label", ids)) if has_labels else None
+        else:
+            raise OptionError(f"source must be a graphloom Dataset or DistGraph, got "
+                              f"{type(source).__name__}", "source")
         if not isinstance(sampler, NeighborSampler):
             raise OptionError(f"sampler must be a graphloom NeighborSampler, got "
                               f"{type(sampler).__name__}", "sampler")
-        if sampler.num_nodes != source.num_nodes:
+        if sampler.num_nodes != num_nodes:
             raise OptionError(f"sampler's graph has {sampler.num_nodes} nodes, the source "
-                              f"{source.num_nodes}", "sampler")
+                              f"{num_nodes}", "sampler")
         if isinstance(features, str):
             features = (features,)
-        missing = [name for name in features if name not in source.node_features]
+        missing = [name for name in features if not has_feature(name)]
         if missing:
-            raise OptionError(f"features: the dataset has no feature {missing[0]!r} (it has "
-                              f"{sorted(source.node_features) or 'none'}; pass features=() "
-                              f"for none)", "features")
-        if labels and source.labels is None:
+            known = sorted(source.node_features) if isinstance(source, Dataset) else "others"
+            raise OptionError(f"features: the source has no feature {missing[0]!r} (it has "
+                              f"{known or 'none'}; pass features=() for none)", "features")
+        if labels and not has_labels:
             raise OptionError("labels=True, but the dataset has no labels (pass labels=False)",
                               "labels")
+        if isinstance(source, DistGraph) and rank is None and world_size is None:
+            rank, world_size = 0, 1  # node_split already gave this trainer its share
         rank, world_size = _default_rank_and_world_size(rank, world_size)
         item_options = _C.ItemSamplerOptions()
         item_options.batch_size = _check.positive("batch_size", batch_size)
@@ -253,9 +270,9 @@ class DataLoader:
         options.prefetch = prefetch
         options.feature_names = list(features)
         options.label_name = "label" if labels else ""
-        self.items = _check.node_ids("items", items, source.num_nodes)
+        self.items = _check.node_ids("items", items, num_nodes)
         self.sampler = sampler
-        self._label_table = source.labels
+        self._label_rows = label_rows if labels else None
         self._impl = _C.DataLoader(sampler._handle(seed), source._impl, self.items, item_options,
                                    options)
         self._epoch = 0
@@ -272,6 +289,6 @@ class DataLoader:
                 batch = self._impl.next()
                 if batch is None:
                     return
-                yield MiniBatch(batch, self._label_table)
+                yield MiniBatch(batch, self._label_rows)
         finally:
             self._impl.cancel()

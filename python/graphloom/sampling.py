@@ -12,7 +12,8 @@ class NeighborSampler:
     """Samples a fixed number of neighbors per node and layer, making one block per layer.
 
     Args:
-        graph: a :class:`CSCGraph` or a :class:`Dataset` (its graph).
+        graph: a :class:`CSCGraph`, a :class:`Dataset` (its graph) or a
+            :class:`graphloom.distributed.DistGraph` (sampled where each part lives).
         fanouts: neighbors picked per node in each layer, input layer first, as DGL's
             ``NeighborSampler``: ``fanouts[0]`` is the outermost hop. -1 takes all neighbors.
             PyG's ``num_neighbors`` lists the hops from the seeds outwards, i.e. reversed.
@@ -29,14 +30,24 @@ class NeighborSampler:
 
     def __init__(self, graph, fanouts, replace=False, weights=None, edge_dir="in",
                  edge_type_fanouts=None):
+        from .distributed import DistGraph
+
         if isinstance(graph, Dataset):
             graph = graph.graph
-        if not isinstance(graph, CSCGraph):
-            raise OptionError(f"graph must be a graphloom CSCGraph or Dataset, got "
-                              f"{type(graph).__name__}", "graph")
         self.fanouts = _check.fanouts("fanouts", fanouts)
         self.replace = bool(replace)
         self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
+        self._handles = {}
+        if isinstance(graph, DistGraph):
+            if weights is not None or edge_type_fanouts:
+                raise OptionError("weights and edge_type_fanouts are not supported on a "
+                                  "DistGraph yet (the C++ trainers have them)", "graph")
+            self._graph_impl, self.weighted, self._edge_type_fanouts = graph._impl, False, []
+            self.num_nodes = graph.num_nodes()
+            return
+        if not isinstance(graph, CSCGraph):
+            raise OptionError(f"graph must be a graphloom CSCGraph, Dataset or DistGraph, got "
+                              f"{type(graph).__name__}", "graph")
         self._graph_impl = graph._impl
         if weights is True:
             if graph.weights is None:
@@ -56,7 +67,6 @@ class NeighborSampler:
             self._edge_type_fanouts = _C.per_edge_type_fanouts(graph._dataset, self.fanouts,
                                                                overrides)
         self.num_nodes = graph.num_nodes
-        self._handles = {}
 
     @property
     def num_layers(self):

@@ -16,7 +16,8 @@ PartitionBook::PartitionBook(std::vector<int64_t> range_ends) : ends_(std::move(
 }
 
 int64_t PartitionBook::owner_of(int64_t node) const {
-  GL_CHECK(node >= 0 && node < num_nodes(), "node id {} is outside [0, {})", node, num_nodes());
+  GL_CHECK_AS(RangeError, node >= 0 && node < num_nodes(), "node id {} is outside [0, {})", node,
+              num_nodes());
   return std::upper_bound(ends_.begin(), ends_.end(), node) - ends_.begin();
 }
 
@@ -25,8 +26,8 @@ at::Tensor PartitionBook::owner_of(const at::Tensor& ids) const {
   if (ids.numel() > 0) {
     const int64_t low = ids.min().item<int64_t>();
     const int64_t high = ids.max().item<int64_t>();
-    GL_CHECK(low >= 0 && high < num_nodes(), "node id {} is outside [0, {})", low < 0 ? low : high,
-             num_nodes());
+    GL_CHECK_AS(RangeError, low >= 0 && high < num_nodes(), "node id {} is outside [0, {})",
+                low < 0 ? low : high, num_nodes());
   }
   const at::Tensor ends = at::tensor(ends_, at::kLong);
   return at::searchsorted(ends, ids, /*out_int32=*/false, /*right=*/true);

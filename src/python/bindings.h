@@ -10,5 +10,7 @@ namespace graphloom::python {
 void bind_dataset(pybind11::module_& module);  // CscGraph, Dataset, load/save
 void bind_loader(pybind11::module_& module);   // NeighborSampler, MiniBatch, DataLoader
 void bind_jobs(pybind11::module_& module);     // partition, convert
+// DistGraph (before bind_loader, whose samplers and loaders take one)
+void bind_distributed(pybind11::module_& module);
 
 }  // namespace graphloom::python

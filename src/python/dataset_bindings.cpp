@@ -109,12 +109,13 @@ void bind_dataset(py::module_& module) {
   bind_dataset_class(module);
   module.def(
       "load_dataset",
-      [](const std::string& path, bool memory_map, bool strict) {
+      [](const std::string& path, bool memory_map, bool strict, bool tables_in_memory) {
         py::gil_scoped_release release;
-        return std::make_shared<io::Dataset>(
-            io::load_dataset(path, {.strict = strict, .memory_map = memory_map}));
+        return std::make_shared<io::Dataset>(io::load_dataset(
+            path,
+            {.strict = strict, .memory_map = memory_map, .tables_in_memory = tables_in_memory}));
       },
-      py::arg("path"), py::arg("memory_map"), py::arg("strict"));
+      py::arg("path"), py::arg("memory_map"), py::arg("strict"), py::arg("tables_in_memory"));
   py::class_<DatasetParts>(module, "DatasetParts")
       .def(py::init<>())
       .def_readwrite("name", &DatasetParts::name)

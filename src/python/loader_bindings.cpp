@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "dist_graph_handle.h"
 #include "graphloom/base/error.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/dataset.h"
@@ -20,29 +21,31 @@ namespace py = pybind11;
 namespace graphloom::python {
 namespace {
 
-// A neighbor sampler and the graph it reads, kept alive together by the Python object.
+// A neighbor sampler and the graph it reads (a local CSC or a DistGraph), kept alive together
+// by the Python object.
 class SamplerHandle {
  public:
-  SamplerHandle(graph::CscGraph graph, sampling::NeighborSamplerOptions options)
-      : source_(std::move(graph)), sampler_(&source_, std::move(options)) {}
+  SamplerHandle(std::shared_ptr<const sampling::NeighborSource> source,
+                sampling::NeighborSamplerOptions options)
+      : source_(std::move(source)), sampler_(source_.get(), std::move(options)) {}
   const sampling::NeighborSampler& sampler() const { return sampler_; }
-  int64_t num_nodes() const { return source_.num_nodes(); }
+  int64_t num_nodes() const { return source_->num_nodes(); }
 
  private:
-  sampling::LocalNeighborSource source_;
+  std::shared_ptr<const sampling::NeighborSource> source_;
   sampling::NeighborSampler sampler_;
 };
 
 // The rows a loader gathers from a dataset: its node features as stored (decoded per batch
 // when encoded) and its labels under "label".
-features::TensorFeatureSource dataset_feature_source(const io::Dataset& dataset) {
-  features::TensorFeatureSource rows;
+std::shared_ptr<const features::FeatureSource> dataset_feature_source(const io::Dataset& dataset) {
+  auto rows = std::make_shared<features::TensorFeatureSource>();
   for (const auto& [name, table] : dataset.node_features) {
     const auto scale = dataset.node_feature_scales.find(name);
-    rows.add(name, table,
-             scale == dataset.node_feature_scales.end() ? at::Tensor() : scale->second);
+    rows->add(name, table,
+              scale == dataset.node_feature_scales.end() ? at::Tensor() : scale->second);
   }
-  if (dataset.labels.defined()) rows.add("label", dataset.labels);
+  if (dataset.labels.defined()) rows->add("label", dataset.labels);
   return rows;
 }
 
@@ -65,16 +68,15 @@ void check_item_ids(const at::Tensor& items, int64_t num_nodes) {
 // loader's threads stop before the samplers and rows they read go away.
 class LoaderHandle {
  public:
-  LoaderHandle(std::shared_ptr<SamplerHandle> sampler, std::shared_ptr<io::Dataset> dataset,
-               at::Tensor items, sampling::ItemSamplerOptions item_options,
-               loader::DataLoaderOptions options)
+  LoaderHandle(std::shared_ptr<SamplerHandle> sampler,
+               std::shared_ptr<const features::FeatureSource> rows, at::Tensor items,
+               sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options)
       : sampler_(std::move(sampler)),
-        dataset_(std::move(dataset)),
+        rows_(std::move(rows)),
         items_((check_item_ids(items, sampler_->num_nodes()), items), std::move(item_options)),
-        rows_(dataset_feature_source(*dataset_)),
         loader_(
             loader::Pipeline{
-                .items = &items_, .neighbors = &sampler_->sampler(), .features = &rows_},
+                .items = &items_, .neighbors = &sampler_->sampler(), .features = rows_.get()},
             std::move(options)) {}
 
   void start_epoch(uint64_t epoch) {
@@ -122,9 +124,8 @@ class LoaderHandle {
 
  private:
   std::shared_ptr<SamplerHandle> sampler_;
-  std::shared_ptr<io::Dataset> dataset_;
+  std::shared_ptr<const features::FeatureSource> rows_;
   sampling::ItemSampler items_;
-  features::TensorFeatureSource rows_;
   loader::DataLoader loader_;
 };
 
@@ -188,8 +189,17 @@ void bind_loader(py::module_& module) {
   bind_batches(module);
   bind_options(module);
   py::class_<SamplerHandle, std::shared_ptr<SamplerHandle>>(module, "NeighborSampler")
-      .def(py::init<graph::CscGraph, sampling::NeighborSamplerOptions>(), py::arg("graph"),
-           py::arg("options"))
+      .def(py::init([](graph::CscGraph graph, sampling::NeighborSamplerOptions options) {
+             return std::make_shared<SamplerHandle>(
+                 std::make_shared<sampling::LocalNeighborSource>(std::move(graph)),
+                 std::move(options));
+           }),
+           py::arg("graph"), py::arg("options"))
+      .def(py::init([](std::shared_ptr<DistGraphHandle> graph,
+                       sampling::NeighborSamplerOptions options) {
+             return std::make_shared<SamplerHandle>(graph->shared_graph(graph), std::move(options));
+           }),
+           py::arg("graph"), py::arg("options"))
       .def(
           "sample",
           [](const SamplerHandle& handle, const at::Tensor& seeds, uint64_t epoch, uint64_t batch) {
@@ -206,9 +216,24 @@ void bind_loader(py::module_& module) {
       },
       py::arg("dataset"), py::arg("fanouts"), py::arg("overrides"));
   py::class_<LoaderHandle>(module, "DataLoader")
-      .def(py::init<std::shared_ptr<SamplerHandle>, std::shared_ptr<io::Dataset>, at::Tensor,
-                    sampling::ItemSamplerOptions, loader::DataLoaderOptions>(),
-           py::arg("sampler"), py::arg("dataset"), py::arg("items"), py::arg("item_options"),
+      .def(py::init([](std::shared_ptr<SamplerHandle> sampler, const io::Dataset& dataset,
+                       at::Tensor items, sampling::ItemSamplerOptions item_options,
+                       loader::DataLoaderOptions options) {
+             return std::make_unique<LoaderHandle>(
+                 std::move(sampler), dataset_feature_source(dataset), std::move(items),
+                 std::move(item_options), std::move(options));
+           }),
+           py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
+           py::arg("options"))
+      .def(py::init([](std::shared_ptr<SamplerHandle> sampler,
+                       std::shared_ptr<DistGraphHandle> source, at::Tensor items,
+                       sampling::ItemSamplerOptions item_options,
+                       loader::DataLoaderOptions options) {
+             return std::make_unique<LoaderHandle>(std::move(sampler), source->shared_graph(source),
+                                                   std::move(items), std::move(item_options),
+                                                   std::move(options));
+           }),
+           py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"))
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"))
       .def("next", &LoaderHandle::next)

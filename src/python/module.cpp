@@ -41,6 +41,7 @@ PYBIND11_MODULE(_C, module) {
   module.doc() = "graphloom's C++ engine; use the classes of the graphloom package instead.";
   py::register_exception_translator(&graphloom::python::translate_error);
   graphloom::python::bind_dataset(module);
+  graphloom::python::bind_distributed(module);
   graphloom::python::bind_loader(module);
   graphloom::python::bind_jobs(module);
 }

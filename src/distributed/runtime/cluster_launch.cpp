@@ -164,16 +164,39 @@ std::vector<std::string> trainer_command(const ClusterLaunchOptions& launch) {
   return kept;
 }
 
+// Whether the trainer command runs graphloom itself (which takes the cluster as flags) rather
+// than, say, a Python script (which reads it from the environment: graphloom.distributed).
+bool runs_graphloom(const std::string& program, const std::string& self) {
+  std::error_code error;
+  return program == "graphloom" || std::filesystem::path(program).filename() == "graphloom" ||
+         std::filesystem::weakly_canonical(program, error) == self;
+}
+
+// What every trainer of machine `machine` finds in its environment (graphloom.distributed's
+// initialize() reads it; DGL passes the same through DGL_IP_CONFIG, DGL_CONF_PATH, ...).
+std::map<std::string, std::string> cluster_variables(const ClusterLaunchOptions& launch,
+                                                     std::size_t machine) {
+  return {{"GRAPHLOOM_PART_CONFIG", launch.part_config},
+          {"GRAPHLOOM_IP_CONFIG", launch.ip_config},
+          {"GRAPHLOOM_NUM_SERVERS", std::to_string(launch.num_servers)},
+          {"GRAPHLOOM_NUM_TRAINERS", std::to_string(launch.num_trainers)},
+          {"GRAPHLOOM_MACHINE", std::to_string(machine)},
+          {"GRAPHLOOM_CLUSTER_ID", launch.cluster_id},
+          {"GRAPHLOOM_TOKEN_FILE", launch.token_file}};
+}
+
 }  // namespace
 
 int launch_cluster(const ClusterLaunchOptions& launch) {
   if (launch.command.empty()) {
     throw UsageError("launch: give the trainer command after --, e.g. `-- graphloom train ...`");
   }
-  const std::vector<std::string> command = trainer_command(launch);
   const auto machines = read_ip_config(launch.ip_config, launch.num_servers);
   const std::set<std::string> here = local_addresses();
   const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+  const bool graphloom_trainers = runs_graphloom(launch.command[0], self);
+  const std::vector<std::string> command =
+      graphloom_trainers ? trainer_command(launch) : launch.command;
   const std::string master_ip = host_of(machines[0][0]);
   const int master_port = launch.master_port > 0 ? launch.master_port : find_free_port();
   const int world = static_cast<int>(machines.size()) * launch.num_trainers;
@@ -221,11 +244,16 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
     processes.push_back(on_machine(launch, ip, local, server));
     for (int t = 0; t < launch.num_trainers; ++t) {
       std::vector<std::string> argv = command;
-      if (argv[0] == "graphloom") argv[0] = self;
-      argv.insert(argv.end(), {"--part-config", launch.part_config, "--ip-config", launch.ip_config,
-                               "--num-servers", std::to_string(launch.num_servers), "--machine",
-                               std::to_string(m), "--cluster-id", launch.cluster_id});
-      if (!launch.token_file.empty()) argv.insert(argv.end(), {"--token-file", launch.token_file});
+      if (graphloom_trainers) {
+        if (argv[0] == "graphloom") argv[0] = self;
+        argv.insert(argv.end(),
+                    {"--part-config", launch.part_config, "--ip-config", launch.ip_config,
+                     "--num-servers", std::to_string(launch.num_servers), "--machine",
+                     std::to_string(m), "--cluster-id", launch.cluster_id});
+        if (!launch.token_file.empty()) {
+          argv.insert(argv.end(), {"--token-file", launch.token_file});
+        }
+      }
       const int rank = static_cast<int>(m) * launch.num_trainers + t;
       ProcessSpec trainer{
           .name = fmt::format("trainer rank {} (machine {})", rank, m),
@@ -237,6 +265,7 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
                                            .master_addr = master_ip,
                                            .master_port = master_port},
                                           launch.num_trainers * machines_on_host[ip])};
+      trainer.environment.merge(cluster_variables(launch, m));
       processes.push_back(on_machine(launch, ip, local, trainer));
     }
   }

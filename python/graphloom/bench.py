@@ -1,0 +1,132 @@
+"""``python -m graphloom.bench loader``: the Python DataLoader's seeds/s against references
+measured in the same run, alternating, several rounds, medians:
+
+- the same C++ loader consumed in C++ (no Python objects per batch): what the Python layer
+  costs;
+- ``graphloom bench loader`` (the C++ program), when ``--cli`` names it;
+- PyG's NeighborLoader on the same graph, when PyG has a sampler (pyg-lib or torch-sparse).
+
+Sample only (``--no-features``) or sample + gather of the features and labels.
+"""
+
+import argparse
+import re
+import statistics
+import subprocess
+import time
+
+import torch
+
+import graphloom
+
+
+def python_epoch(loader):
+    seeds = 0
+    for batch in loader:
+        seeds += batch.batch_size
+        batch.input_features.get("feat")
+    return seeds
+
+
+def cpp_epoch(loader, epoch):
+    return loader._impl.consume_epoch(epoch)
+
+
+def cli_seeds_per_second(args):
+    command = [args.cli, "bench", "loader", "--data", args.data, "--fanouts", args.fanouts,
+               "--batch-size", str(args.batch_size), "--batches", str(args.batches)]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"seeds/s (\d+)", output).group(1))
+
+
+def pyg_loader(dataset, items, fanouts, batch_size, with_features):
+    import torch_geometric.typing as pyg_typing
+
+    if not (pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE):
+        return None
+    from torch_geometric.data import Data
+    from torch_geometric.loader import NeighborLoader
+
+    data = Data(edge_index=dataset.graph.edge_index(), num_nodes=dataset.num_nodes)
+    if with_features:
+        data.x = dataset.node_features["feat"]
+        data.y = dataset.labels
+    return NeighborLoader(data, num_neighbors=fanouts[::-1], input_nodes=items,
+                          batch_size=batch_size, shuffle=True)
+
+
+def seeds_per_second(run):
+    start = time.perf_counter()
+    seeds = run()
+    return seeds / (time.perf_counter() - start)
+
+
+def loader_bench(args):
+    torch.set_num_threads(args.threads)
+    # As `graphloom bench loader` loads it.
+    dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
+    fanouts = [int(f) for f in args.fanouts.split(",")]
+    items = dataset.splits.get("train", torch.arange(dataset.num_nodes))
+    items = items[: args.batches * args.batch_size]
+    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+    with_features = not args.no_features
+    loader = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
+                                  shuffle=True, features=("feat",) if with_features else (),
+                                  labels=with_features)
+    runs = {"python": lambda: python_epoch(loader)}
+    epoch = iter(range(10**9))
+    runs["c++ (same loader)"] = lambda: cpp_epoch(loader, next(epoch) + 10**6)
+    if args.cli and with_features:  # `graphloom bench loader` always gathers
+        runs["graphloom bench loader"] = lambda: None
+    pyg = None
+    try:
+        pyg = pyg_loader(dataset, items, fanouts, args.batch_size, with_features)
+    except ImportError:
+        pass
+    if pyg is not None:
+        runs["pyg NeighborLoader"] = lambda: sum(b.batch_size for b in pyg)
+    results = {name: [] for name in runs}
+    what = "sample + gather" if with_features else "sample only"
+    print(f"loader bench ({what}): {args.data}, fanouts {fanouts}, batch {args.batch_size}, "
+          f"{len(loader)} batches per epoch, {args.threads} threads, {args.rounds} rounds")
+    python_epoch(loader)  # warm-up: page cache, workspaces
+    for round_index in range(args.rounds):
+        for name, run in runs.items():
+            if name == "graphloom bench loader":
+                value = cli_seeds_per_second(args)
+            else:
+                value = seeds_per_second(run)
+            results[name].append(value)
+        print(f"  round {round_index + 1}: " +
+              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+    # Per-round ratios: the runs of one round are seconds apart, so they share the host's
+    # current speed, which drifts by 20% or more over minutes.
+    reference = results["c++ (same loader)"]
+    for name, values in results.items():
+        ratios = [value / ref for value, ref in zip(values, reference)]
+        print(f"{name:>24}: {statistics.median(values):12,.0f} seeds/s (median; range "
+              f"{min(values):,.0f}-{max(values):,.0f})  ratio to c++ "
+              f"{statistics.median(ratios):.3f} (median of per-round ratios)")
+    if pyg is None:
+        print("  pyg NeighborLoader: not measured (PyG has no sampler here: neither pyg-lib "
+              "nor torch-sparse is installed)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m graphloom.bench", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    loader = commands.add_parser("loader", help="Python DataLoader seeds/s vs the C++ loader")
+    loader.add_argument("--data", required=True, help="graphloom dataset directory")
+    loader.add_argument("--fanouts", default="10,10,10", help="input layer first")
+    loader.add_argument("--batch-size", type=int, default=1024)
+    loader.add_argument("--batches", type=int, default=100, help="batches per epoch measured")
+    loader.add_argument("--rounds", type=int, default=3)
+    loader.add_argument("--threads", type=int, default=2)
+    loader.add_argument("--no-features", action="store_true", help="sample only")
+    loader.add_argument("--cli", help="the graphloom program, to run `bench loader` alternately")
+    args = parser.parse_args(argv)
+    loader_bench(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""Distributed training with DGL's names: ``initialize``, ``DistGraph``, ``node_split``,
+``DistTensor``, over graphloom's graph servers. A DGL script ports by changing its imports:
+
+    import graphloom.distributed as gd
+    gd.initialize()                       # what `graphloom launch` set; also torch.distributed
+    g = gd.DistGraph()
+    train_nids = gd.node_split(g.ndata["train_mask"], g.get_partition_book())
+    sampler = graphloom.NeighborSampler(g, fanouts=[10, 25])
+    loader = graphloom.DataLoader(g, train_nids, sampler, batch_size=1024, shuffle=True)
+
+Run it with ``graphloom launch --ip-config ip.txt --part-config PARTS --num-trainers N
+--token-file token -- python train.py``: launch starts the servers of every machine and gives
+each trainer the cluster in its environment (GRAPHLOOM_IP_CONFIG, GRAPHLOOM_PART_CONFIG,
+GRAPHLOOM_MACHINE, ...) and torchrun's RANK / WORLD_SIZE / MASTER_ADDR. This machine's part is
+read from the servers' shared memory, the others over RPC, as the C++ trainers do.
+"""
+
+import os
+
+import torch
+
+from . import _C
+from .errors import OptionError
+
+__all__ = ["initialize", "DistGraph", "DistTensor", "GraphPartitionBook", "node_split"]
+
+_config = None
+_default_graph = None
+
+
+def _environment_int(name, default):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError as error:
+        raise OptionError(f"environment variable {name} must be an integer, got {value!r}",
+                          name) from error
+
+
+def initialize(ip_config=None, part_config=None, num_servers=None, token_file=None,
+               cluster_id=None, machine=None, init_process_group=True):
+    """Reads this trainer's cluster (DGL's ``dgl.distributed.initialize``).
+
+    Every argument defaults to what ``graphloom launch`` put in the environment
+    (GRAPHLOOM_IP_CONFIG, GRAPHLOOM_PART_CONFIG, GRAPHLOOM_NUM_SERVERS, GRAPHLOOM_TOKEN_FILE,
+    GRAPHLOOM_CLUSTER_ID, GRAPHLOOM_MACHINE).
+
+    Args:
+        ip_config: the ip config, one machine per line (``IP PORT``).
+        part_config: the partition directory (or its partition.json).
+        num_servers: servers per machine.
+        token_file: the cluster token (else GRAPHLOOM_TOKEN, else none).
+        cluster_id: the servers' cluster id, to map this machine's part from shared memory
+            ("": every part over RPC).
+        machine: this trainer's machine (its line of the ip config); default: RANK divided by
+            the trainers per machine.
+        init_process_group: also initialize ``torch.distributed`` (gloo, from torchrun's
+            variables) when the job has several trainers and the script has not done it.
+    """
+    global _config
+    env = os.environ
+    config = _C.ClusterConfig()
+    config.ip_config = str(ip_config or env.get("GRAPHLOOM_IP_CONFIG", ""))
+    if not config.ip_config:
+        raise OptionError("initialize: no ip_config (pass it, or run under graphloom launch, "
+                          "which sets GRAPHLOOM_IP_CONFIG)", "ip_config")
+    config.part_config = str(part_config or env.get("GRAPHLOOM_PART_CONFIG", ""))
+    config.num_servers = int(num_servers or _environment_int("GRAPHLOOM_NUM_SERVERS", 1))
+    config.token_file = str(token_file or env.get("GRAPHLOOM_TOKEN_FILE", ""))
+    config.cluster_id = str(cluster_id if cluster_id is not None
+                            else env.get("GRAPHLOOM_CLUSTER_ID", ""))
+    rank = _environment_int("RANK", 0)
+    world_size = _environment_int("WORLD_SIZE", 1)
+    per_machine = _environment_int("GRAPHLOOM_NUM_TRAINERS",
+                                   _environment_int("LOCAL_WORLD_SIZE", 1))
+    config.machine = int(machine if machine is not None
+                         else _environment_int("GRAPHLOOM_MACHINE", rank // per_machine))
+    _config = (config, _environment_int("LOCAL_RANK", rank % per_machine), per_machine)
+    import torch.distributed as dist
+
+    if init_process_group and world_size > 1 and not dist.is_initialized():
+        dist.init_process_group("gloo")
+
+
+def _require_config():
+    if _config is None:
+        raise OptionError("call graphloom.distributed.initialize() first", "initialize")
+    return _config
+
+
+class GraphPartitionBook:
+    """Which machine owns each node (DGL's ``GraphPartitionBook``): part k owns the contiguous
+    ids ``[range_ends[k - 1], range_ends[k])``."""
+
+    def __init__(self, graph):
+        self._graph = graph
+        self.range_ends = list(graph._impl.range_ends)
+
+    @property
+    def partid(self):
+        """This trainer's part (its machine)."""
+        return self._graph._impl.machine
+
+    def num_partitions(self):
+        return len(self.range_ends)
+
+    def nid2partid(self, ids):
+        return self._graph._impl.owner_of(torch.as_tensor(ids, dtype=torch.int64))
+
+    def metadata(self):
+        begins = [0] + self.range_ends[:-1]
+        return [{"machine_id": k, "num_nodes": end - begin}
+                for k, (begin, end) in enumerate(zip(begins, self.range_ends))]
+
+
+class DistTensor:
+    """A node tensor split over the servers by the partition book (DGL's ``DistTensor``):
+    ``t[ids]`` pulls rows, ``t[ids] = rows`` pushes them to their owners.
+
+    ``DistTensor(shape, dtype, name)`` creates one (zeros) on every server, or attaches to the
+    one of that name and schema; ``shape[0]`` must be the graph's number of nodes."""
+
+    def __init__(self, shape, dtype, name=None, graph=None, _existing=False):
+        self._graph = graph or _default_graph
+        if self._graph is None:
+            raise OptionError("DistTensor needs a DistGraph (create one first)", "graph")
+        shape = tuple(int(s) for s in shape)
+        if not shape or shape[0] != self._graph.num_nodes():
+            raise OptionError(f"DistTensor shape must start with the number of nodes "
+                              f"({self._graph.num_nodes()}), got {shape}", "shape")
+        if name is None:
+            raise OptionError("DistTensor needs a name (every trainer must use the same one)",
+                              "name")
+        self.name, self.shape, self.dtype = name, shape, dtype
+        if not _existing:
+            self._graph._impl.create_tensor(name, dtype, list(shape[1:]))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, ids):
+        return self._graph._impl.pull(self.name, torch.as_tensor(ids, dtype=torch.int64))
+
+    def __setitem__(self, ids, rows):
+        ids = torch.as_tensor(ids, dtype=torch.int64)
+        self._graph._impl.push(self.name, ids, torch.as_tensor(rows, dtype=self.dtype))
+
+    def __repr__(self):
+        return f"DistTensor(name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+
+_SPLIT_MASKS = {"train_mask": "train", "val_mask": "valid", "valid_mask": "valid",
+                "test_mask": "test"}
+
+
+class _NodeData(dict):
+    """``g.ndata``: the servers' node tensors as DistTensors ("feat", "label", ...) and the
+    split masks ("train_mask", "val_mask", "test_mask") as local boolean tensors."""
+
+    def __init__(self, graph):
+        super().__init__()
+        self._graph = graph
+
+    def __missing__(self, name):
+        graph = self._graph
+        if name in _SPLIT_MASKS:
+            mask = torch.zeros(graph.num_nodes(), dtype=torch.bool)
+            mask[graph._impl.split(_SPLIT_MASKS[name])] = True
+            self[name] = mask
+            return mask
+        if not graph._impl.has(name):
+            raise KeyError(f"DistGraph has no node data {name!r}")
+        shape, dtype = graph._impl.row_shape(name)
+        tensor = DistTensor(shape, dtype, name, graph, _existing=True)
+        self[name] = tensor
+        return tensor
+
+
+class DistGraph:
+    """The partitioned graph seen from a trainer (DGL's ``DistGraph``).
+
+    Args:
+        graph_name: accepted for DGL's signature; the partition names the graph.
+        part_config: the partition directory (default: initialize()'s).
+
+    ``ndata[name][ids]`` pulls rows; the graph is also the ``graph`` of
+    :class:`graphloom.NeighborSampler` and the ``source`` of :class:`graphloom.DataLoader`.
+    """
+
+    def __init__(self, graph_name=None, part_config=None):
+        global _default_graph
+        config, self.local_rank, self.trainers_per_machine = _require_config()
+        if part_config is not None:
+            copy = _C.ClusterConfig()
+            for field in ("ip_config", "num_servers", "machine", "cluster_id", "token_file"):
+                setattr(copy, field, getattr(config, field))
+            copy.part_config = str(part_config)
+            config = copy
+        if not config.part_config:
+            raise OptionError("DistGraph: no part_config (pass it to initialize() or here)",
+                              "part_config")
+        self._impl = _C.DistGraph(config)
+        self.ndata = _NodeData(self)
+        _default_graph = self
+
+    @property
+    def graph_name(self):
+        return self._impl.graph_name
+
+    @property
+    def num_classes(self):
+        return self._impl.num_classes
+
+    def num_nodes(self):
+        return self._impl.num_nodes
+
+    number_of_nodes = num_nodes
+
+    def num_edges(self):
+        return self._impl.num_edges
+
+    number_of_edges = num_edges
+
+    def get_partition_book(self):
+        return GraphPartitionBook(self)
+
+    def __repr__(self):
+        return (f"DistGraph(graph_name={self.graph_name!r}, num_nodes={self.num_nodes()}, "
+                f"machine={self._impl.machine})")
+
+
+def node_split(nodes, partition_book=None, force_even=True):
+    """This trainer's share of ``nodes`` (DGL's ``node_split``): a boolean mask over the nodes
+    or node ids. Every trainer computes the same assignment, so shares are disjoint and
+    complete; with ``force_even`` every trainer gets the same count (within one), surplus
+    nodes moving to machines short of theirs; otherwise each machine takes the nodes it owns."""
+    config, local_rank, per_machine = _require_config()
+    graph = partition_book._graph if partition_book is not None else _default_graph
+    if graph is None:
+        raise OptionError("node_split needs a DistGraph (create one first)", "partition_book")
+    nodes = torch.as_tensor(nodes)
+    if nodes.dtype == torch.bool:
+        nodes = nodes.nonzero().flatten()
+    return graph._impl.node_split(nodes.to(torch.int64), local_rank, per_machine,
+                                  bool(force_even))

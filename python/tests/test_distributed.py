@@ -1,0 +1,98 @@
+"""graphloom.distributed under `graphloom launch`: 2 loopback machines (servers + 1 Python
+trainer each) run examples/dist_graphsage.py, DGL's distributed GraphSAGE, on a 2-part
+partition of the planted graph; and DistTensor / node_split checked from a trainer."""
+
+import os
+import socket
+import textwrap
+
+import pytest
+
+import graphloom
+
+from conftest import GRAPHLOOM_CLI, REPO
+
+pytestmark = pytest.mark.skipif(not GRAPHLOOM_CLI.exists(),
+                                reason=f"SKIPPED: {GRAPHLOOM_CLI} is not built")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster(planted_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cluster")
+    graphloom.partition(planted_dir, root / "parts", num_parts=2, method="metis")
+    token = root / "token"
+    token.write_text("python-test-token-0123456789abcdef\n")
+    os.chmod(token, 0o600)
+    (root / "ip.txt").write_text(f"127.0.0.1 {free_port()}\n127.0.0.1 {free_port()}\n")
+    return root
+
+
+def launch(cluster, *trainer, timeout=600):
+    import subprocess
+    import sys
+
+    environment = dict(os.environ)
+    package_root = str(os.path.dirname(os.path.dirname(graphloom.__file__)))
+    environment["PYTHONPATH"] = package_root + os.pathsep + environment.get("PYTHONPATH", "")
+    command = [str(GRAPHLOOM_CLI), "launch", "--ip-config", str(cluster / "ip.txt"),
+               "--part-config", str(cluster / "parts"), "--num-trainers", "1", "--token-file",
+               str(cluster / "token"), "--", sys.executable, *map(str, trainer)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env=environment)
+
+
+def test_dgl_distributed_graphsage_example(cluster):
+    result = launch(cluster, REPO / "examples" / "dist_graphsage.py", "--epochs", "15",
+                    "--fanouts", "5,5", "--lr", "0.01")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "part 0 of 2" in result.stdout and "part 1 of 2" in result.stdout
+    accuracy = float(result.stdout.rsplit("test accuracy", 1)[1].split()[0])
+    assert accuracy > 0.7, result.stdout  # 3 classes: chance is 0.33
+
+
+def test_dist_tensor_and_node_split(cluster, tmp_path):
+    script = tmp_path / "check.py"
+    script.write_text(textwrap.dedent("""
+        import torch, torch.distributed as dist
+        import graphloom, graphloom.distributed as gd
+        gd.initialize()
+        g = gd.DistGraph()
+        pb = g.get_partition_book()
+        n = g.num_nodes()
+        assert n == 600 and pb.num_partitions() == 2
+        owners = pb.nid2partid(torch.arange(n))
+        assert owners.tolist() == sorted(owners.tolist())   # contiguous ranges
+        feat = g.ndata["feat"]
+        assert feat.shape == (600, 16) and feat.dtype == torch.float32
+        assert feat[torch.tensor([0, 599])].shape == (2, 16)
+        # Every trainer's share, gathered: disjoint and complete.
+        mine = gd.node_split(g.ndata["train_mask"], pb)
+        shares = [None, None]
+        dist.all_gather_object(shares, mine.tolist())
+        train = g.ndata["train_mask"].nonzero().flatten().tolist()
+        assert sorted(shares[0] + shares[1]) == train
+        assert not set(shares[0]) & set(shares[1])
+        # A DistTensor written by one trainer is read by the other.
+        t = gd.DistTensor((n, 3), torch.float32, "python-test-tensor")
+        if dist.get_rank() == 0:
+            t[torch.arange(n)] = torch.arange(3 * n, dtype=torch.float32).reshape(n, 3)
+        dist.barrier()
+        assert torch.equal(t[torch.tensor([5, 400])], torch.tensor([[15., 16., 17.],
+                                                                     [1200., 1201., 1202.]]))
+        with_bad_id = None
+        try:
+            feat[torch.tensor([600])]
+        except IndexError as error:
+            with_bad_id = str(error)
+        assert with_bad_id and "600" in with_bad_id, with_bad_id
+        print(f"rank {dist.get_rank()} ok")
+    """))
+    result = launch(cluster, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rank 0 ok" in result.stdout and "rank 1 ok" in result.stdout

@@ -1,0 +1,113 @@
+// Bindings of the distributed graph for graphloom.distributed (DGL's DistGraph, DistTensor,
+// node_split): a trainer's connection to the graph servers of a partitioned job, with this
+// machine's part mapped from the servers' shared memory when a cluster id is given.
+#include <ATen/ATen.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "bindings.h"
+#include "dist_graph_handle.h"
+#include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/graph/node_split.h"
+#include "graphloom/distributed/rpc/graph_server.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
+#include "graphloom/distributed/runtime/ip_config.h"
+#include "graphloom/partition/partition_format.h"
+
+namespace py = pybind11;
+
+namespace graphloom::python {
+
+DistGraphHandle::DistGraphHandle(const ClusterConfig& config)
+    : info_(partition::read_partition_info(config.part_config)),
+      part_config_(config.part_config),
+      machine_(config.machine) {
+  const auto servers = distributed::read_ip_config(config.ip_config, config.num_servers);
+  GL_CHECK(static_cast<int64_t>(servers.size()) == info_.num_parts,
+           "'{}' has {} parts but the ip config '{}' lists {} machines", config.part_config,
+           info_.num_parts, config.ip_config, servers.size());
+  GL_CHECK_AS(RangeError, machine_ >= 0 && machine_ < info_.num_parts,
+              "machine {} has no part ({} parts)", machine_, info_.num_parts);
+  distributed::ClientOptions client;
+  client.token = distributed::cluster_token(config.token_file);
+  client.deadline = std::chrono::milliseconds(static_cast<int64_t>(config.deadline_seconds * 1e3));
+  if (!config.cluster_id.empty()) {
+    local_ = distributed::SharedPartition::attach(config.cluster_id, machine_, client.deadline);
+  }
+  graph_ =
+      std::make_shared<distributed::DistGraph>(servers, client, local_ ? &local_->part() : nullptr);
+}
+
+DistGraphHandle::~DistGraphHandle() = default;
+
+at::Tensor DistGraphHandle::split(const std::string& name) const {
+  std::vector<at::Tensor> ids;
+  for (int64_t part = 0; part < info_.num_parts; ++part) {
+    ids.push_back(partition::load_partition_split(part_config_, info_, part, name));
+  }
+  return at::cat(ids);
+}
+
+void bind_distributed(py::module_& module) {
+  py::class_<ClusterConfig>(module, "ClusterConfig")
+      .def(py::init<>())
+      .def_readwrite("part_config", &ClusterConfig::part_config)
+      .def_readwrite("ip_config", &ClusterConfig::ip_config)
+      .def_readwrite("num_servers", &ClusterConfig::num_servers)
+      .def_readwrite("machine", &ClusterConfig::machine)
+      .def_readwrite("cluster_id", &ClusterConfig::cluster_id)
+      .def_readwrite("token_file", &ClusterConfig::token_file)
+      .def_readwrite("deadline_seconds", &ClusterConfig::deadline_seconds);
+  py::class_<DistGraphHandle, std::shared_ptr<DistGraphHandle>>(module, "DistGraph")
+      .def(py::init([](const ClusterConfig& config) {
+             py::gil_scoped_release release;
+             return std::make_shared<DistGraphHandle>(config);
+           }),
+           py::arg("config"))
+      .def_property_readonly("num_nodes",
+                             [](const DistGraphHandle& h) { return h.graph().num_nodes(); })
+      .def_property_readonly("num_edges",
+                             [](const DistGraphHandle& h) { return h.info().num_edges; })
+      .def_property_readonly("graph_name",
+                             [](const DistGraphHandle& h) { return h.info().graph_name; })
+      .def_property_readonly("num_classes",
+                             [](const DistGraphHandle& h) { return h.info().num_classes; })
+      .def_property_readonly("machine", &DistGraphHandle::machine)
+      .def_property_readonly("range_ends",
+                             [](const DistGraphHandle& h) { return h.info().node_range_ends; })
+      .def("has",
+           [](const DistGraphHandle& h, const std::string& name) { return h.graph().has(name); })
+      .def("row_shape",
+           [](const DistGraphHandle& h, const std::string& name) {
+             const features::FeatureInfo info = h.graph().info(name);
+             std::vector<int64_t> shape{info.num_rows};
+             shape.insert(shape.end(), info.row_shape.begin(), info.row_shape.end());
+             return py::make_tuple(shape, info.dtype);  // (list, torch.dtype)
+           })
+      .def("owner_of", [](const DistGraphHandle& h,
+                          const at::Tensor& ids) { return h.graph().book().owner_of(ids); })
+      .def("split", &DistGraphHandle::split, py::arg("name"))
+      .def("pull",
+           [](const DistGraphHandle& h, const std::string& name, const at::Tensor& ids) {
+             py::gil_scoped_release release;
+             return h.graph().gather(name, ids);
+           })
+      .def("push",
+           [](const DistGraphHandle& h, const std::string& name, const at::Tensor& ids,
+              const at::Tensor& rows) {
+             py::gil_scoped_release release;
+             h.graph().push(name, ids, rows);
+           })
+      .def("create_tensor",
+           [](DistGraphHandle& h, const std::string& name, at::ScalarType dtype,
+              std::vector<int64_t> row_shape) {
+             py::gil_scoped_release release;
+             h.graph().create_tensor(name, {.dtype = dtype, .row_shape = std::move(row_shape)});
+           })
+      .def("node_split", [](const DistGraphHandle& h, const at::Tensor& nodes, int64_t local_rank,
+                            int64_t trainers_per_part, bool force_even) {
+        return distributed::node_split(nodes, h.graph().book(), h.machine(), local_rank,
+                                       trainers_per_part, {.force_even = force_even});
+      });
+}
+
+}  // namespace graphloom::python
