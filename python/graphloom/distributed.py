@@ -22,7 +22,8 @@ import torch
 from . import _C
 from .errors import OptionError
 
-__all__ = ["initialize", "DistGraph", "DistTensor", "GraphPartitionBook", "node_split"]
+__all__ = ["initialize", "DistGraph", "DistTensor", "DistEmbedding", "GraphPartitionBook",
+           "SparseAdam", "SparseAdagrad", "edge_split", "node_split"]
 
 _config = None
 _default_graph = None
@@ -245,3 +246,121 @@ def node_split(nodes, partition_book=None, force_even=True):
         nodes = nodes.nonzero().flatten()
     return graph._impl.node_split(nodes.to(torch.int64), local_rank, per_machine,
                                   bool(force_even))
+
+
+def edge_split(pairs, partition_book=None, force_even=True):
+    """This trainer's share of the node pairs ``pairs`` (int64 ``[M, 2]``, source and
+    destination: link-prediction edges), DGL's ``edge_split``: a pair belongs to the machine
+    owning its destination (whose blocks start there), shared by that machine's trainers, with
+    ``force_even`` as in :func:`node_split`."""
+    config, local_rank, per_machine = _require_config()
+    graph = partition_book._graph if partition_book is not None else _default_graph
+    if graph is None:
+        raise OptionError("edge_split needs a DistGraph (create one first)", "partition_book")
+    pairs = torch.as_tensor(pairs, dtype=torch.int64)
+    if pairs.dim() != 2 or pairs.shape[1] != 2:
+        raise OptionError(f"edge_split: pairs must be [M, 2], got {list(pairs.shape)}", "pairs")
+    positions = graph._impl.split_positions(pairs[:, 1].contiguous(), local_rank, per_machine,
+                                            bool(force_even))
+    return pairs[positions]
+
+
+class DistEmbedding:
+    """Learnable node embeddings whose rows live on the servers owning the nodes (DGL's
+    ``DistEmbedding``): ``emb(ids)`` pulls the rows of a batch (recording them for the
+    gradient), and a :class:`SparseAdam` or :class:`SparseAdagrad` step has the owners apply
+    the summed gradient of each row. No trainer holds the whole table, and it is not part of
+    the model's parameters (DDP does not allreduce it).
+
+    Args:
+        num_embeddings: must be the graph's number of nodes.
+        embedding_dim: the width of a row.
+        name: the servers' tensor name; every trainer must use the same one.
+        init_scale: rows start uniform in ``[-init_scale, init_scale)``, keyed by ``seed`` and
+            node id, so every trainer sees the same values.
+        seed: the initialization's random seed.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, name, init_scale=1.0, seed=0, graph=None):
+        self._graph = graph or _default_graph
+        if self._graph is None:
+            raise OptionError("DistEmbedding needs a DistGraph (create one first)", "graph")
+        if num_embeddings != self._graph.num_nodes():
+            raise OptionError(f"num_embeddings must be the graph's number of nodes "
+                              f"({self._graph.num_nodes()}), got {num_embeddings}",
+                              "num_embeddings")
+        if not isinstance(embedding_dim, int) or embedding_dim < 1:
+            raise OptionError(f"embedding_dim must be a positive integer, got {embedding_dim!r}",
+                              "embedding_dim")
+        self.name, self.num_embeddings, self.embedding_dim = name, num_embeddings, embedding_dim
+        self._init = (float(init_scale), int(seed))
+        self._handles = {}  # per optimizer: the servers keep one state per kind
+        self._trace = []  # (ids, rows) pulled with autograd on since the last step
+
+    def _handle(self, optimizer=None):
+        key = None if optimizer is None else (optimizer.kind, optimizer.lr, optimizer.eps,
+                                              optimizer.beta1, optimizer.beta2)
+        if key not in self._handles:
+            options = optimizer or _C.SparseOptimizerOptions()
+            self._handles[key] = _C.DistEmbedding(self._graph._impl, self.name,
+                                                  self.embedding_dim, options, *self._init)
+        return self._handles[key]
+
+    def __call__(self, ids):
+        ids = torch.as_tensor(ids, dtype=torch.int64)
+        handle = next(iter(self._handles.values())) if self._handles else self._handle()
+        rows = handle.pull(ids)
+        if torch.is_grad_enabled():
+            rows.requires_grad_(True)
+            self._trace.append((ids, rows))
+        return rows
+
+    def __repr__(self):
+        return (f"DistEmbedding(name={self.name!r}, num_embeddings={self.num_embeddings}, "
+                f"embedding_dim={self.embedding_dim})")
+
+
+class _SparseOptimizer:
+    kind = None
+
+    def __init__(self, params, lr, eps=1e-8, betas=(0.9, 0.999)):
+        self.embeddings = list(params)
+        if not all(isinstance(e, DistEmbedding) for e in self.embeddings):
+            raise OptionError(f"{type(self).__name__} takes DistEmbeddings", "params")
+        self.options = _C.SparseOptimizerOptions()
+        self.options.kind = self.kind
+        self.options.lr, self.options.eps = float(lr), float(eps)
+        self.options.beta1, self.options.beta2 = float(betas[0]), float(betas[1])
+        for embedding in self.embeddings:
+            embedding._handle(self.options)  # creates this optimizer's state on the servers
+
+    def step(self):
+        """Sends each embedding's gradients (rows repeated in a batch summed) to their owners,
+        which apply one optimizer step per row."""
+        for embedding in self.embeddings:
+            handle = embedding._handle(self.options)
+            for ids, rows in embedding._trace:
+                if rows.grad is not None:
+                    handle.step(ids, rows.grad)
+            embedding._trace.clear()
+
+    def zero_grad(self):
+        for embedding in self.embeddings:
+            embedding._trace.clear()
+
+
+class SparseAdam(_SparseOptimizer):
+    """Adam on the rows a batch touched, applied by the rows' owners (DGL's
+    ``dgl.distributed.optim.SparseAdam``)."""
+
+    kind = "adam"
+
+
+class SparseAdagrad(_SparseOptimizer):
+    """Adagrad on the rows a batch touched, applied by the rows' owners (DGL's
+    ``dgl.distributed.optim.SparseAdagrad``)."""
+
+    kind = "adagrad"
+
+    def __init__(self, params, lr, eps=1e-10):
+        super().__init__(params, lr, eps=eps)

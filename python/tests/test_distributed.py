@@ -78,6 +78,11 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
         train = g.ndata["train_mask"].nonzero().flatten().tolist()
         assert sorted(shares[0] + shares[1]) == train
         assert not set(shares[0]) & set(shares[1])
+        pairs = torch.stack([torch.arange(n), torch.arange(n).flip(0)], 1)
+        my_pairs = gd.edge_split(pairs, pb)
+        pair_shares = [None, None]
+        dist.all_gather_object(pair_shares, my_pairs.tolist())
+        assert sorted(map(tuple, pair_shares[0] + pair_shares[1])) == sorted(map(tuple, pairs.tolist()))
         # A DistTensor written by one trainer is read by the other.
         t = gd.DistTensor((n, 3), torch.float32, "python-test-tensor")
         if dist.get_rank() == 0:
@@ -91,6 +96,20 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
         except IndexError as error:
             with_bad_id = str(error)
         assert with_bad_id and "600" in with_bad_id, with_bad_id
+        # DistEmbedding: pulled rows carry gradients; the owners apply SparseAdam's step.
+        emb = gd.DistEmbedding(n, 4, "python-test-embedding")
+        optimizer = gd.SparseAdam([emb], lr=0.1)
+        ids = torch.tensor([3, 3, 500])
+        before = emb(torch.tensor([3, 500])).detach()
+        assert torch.all(before.abs() <= 1)   # uniform in [-1, 1)
+        dist.barrier()
+        if dist.get_rank() == 0:
+            emb(ids).sum().backward()           # gradient +1 on every entry of both rows
+            optimizer.step()
+        dist.barrier()
+        after = emb(torch.tensor([3, 500])).detach()
+        # Adam's first step moves every entry by lr against the gradient's sign.
+        assert torch.allclose(after, before - 0.1, atol=1e-4), (before, after)
         print(f"rank {dist.get_rank()} ok")
     """))
     result = launch(cluster, script)

@@ -47,7 +47,47 @@ at::Tensor DistGraphHandle::split(const std::string& name) const {
   return at::cat(ids);
 }
 
+namespace {
+
+// A DistEmbedding (its rows and its optimizer's state on the servers) with the graph it lives on.
+class EmbeddingHandle {
+ public:
+  EmbeddingHandle(std::shared_ptr<DistGraphHandle> graph, std::string name, int64_t dim,
+                  distributed::SparseOptimizerOptions optimizer, float init_scale, uint64_t seed)
+      : graph_(std::move(graph)),
+        embedding_(graph_->graph(), std::move(name), dim, std::move(optimizer), init_scale, seed) {}
+
+  at::Tensor pull(const at::Tensor& ids) const {
+    py::gil_scoped_release release;
+    return embedding_.pull(ids);
+  }
+  void step(const at::Tensor& ids, const at::Tensor& grads) const {
+    py::gil_scoped_release release;
+    embedding_.step(ids, grads);
+  }
+
+ private:
+  std::shared_ptr<DistGraphHandle> graph_;
+  distributed::DistEmbedding embedding_;
+};
+
+}  // namespace
+
 void bind_distributed(py::module_& module) {
+  py::class_<distributed::SparseOptimizerOptions>(module, "SparseOptimizerOptions")
+      .def(py::init<>())
+      .def_readwrite("kind", &distributed::SparseOptimizerOptions::kind)
+      .def_readwrite("lr", &distributed::SparseOptimizerOptions::lr)
+      .def_readwrite("eps", &distributed::SparseOptimizerOptions::eps)
+      .def_readwrite("beta1", &distributed::SparseOptimizerOptions::beta1)
+      .def_readwrite("beta2", &distributed::SparseOptimizerOptions::beta2);
+  py::class_<EmbeddingHandle>(module, "DistEmbedding")
+      .def(py::init<std::shared_ptr<DistGraphHandle>, std::string, int64_t,
+                    distributed::SparseOptimizerOptions, float, uint64_t>(),
+           py::arg("graph"), py::arg("name"), py::arg("dim"), py::arg("optimizer"),
+           py::arg("init_scale"), py::arg("seed"))
+      .def("pull", &EmbeddingHandle::pull, py::arg("ids"))
+      .def("step", &EmbeddingHandle::step, py::arg("ids"), py::arg("grads"));
   py::class_<ClusterConfig>(module, "ClusterConfig")
       .def(py::init<>())
       .def_readwrite("part_config", &ClusterConfig::part_config)
@@ -102,6 +142,12 @@ void bind_distributed(py::module_& module) {
               std::vector<int64_t> row_shape) {
              py::gil_scoped_release release;
              h.graph().create_tensor(name, {.dtype = dtype, .row_shape = std::move(row_shape)});
+           })
+      .def("split_positions",
+           [](const DistGraphHandle& h, const at::Tensor& nodes, int64_t local_rank,
+              int64_t trainers_per_part, bool force_even) {
+             return distributed::split_items(nodes, h.graph().book(), h.machine(), local_rank,
+                                             trainers_per_part, {.force_even = force_even});
            })
       .def("node_split", [](const DistGraphHandle& h, const at::Tensor& nodes, int64_t local_rank,
                             int64_t trainers_per_part, bool force_even) {
