@@ -1,5 +1,7 @@
-"""``python -m graphloom.bench loader``: the Python DataLoader's seeds/s against references
-measured in the same run, alternating, several rounds, medians:
+"""``python -m graphloom.bench loader|train``: figures against references measured in the same
+run, alternating, several rounds, medians.
+
+``loader``: the Python DataLoader's seeds/s against
 
 - the same C++ loader consumed in C++ (no Python objects per batch): what the Python layer
   costs;
@@ -7,6 +9,9 @@ measured in the same run, alternating, several rounds, medians:
 - PyG's NeighborLoader on the same graph, when PyG has a sampler (pyg-lib or torch-sparse).
 
 Sample only (``--no-features``) or sample + gather of the features and labels.
+
+``train``: a PyG GraphSAGE (SAGEConv) training step fed by graphloom's loader (``to_pyg()``)
+against the same model fed by PyG's NeighborLoader.
 """
 
 import argparse
@@ -112,6 +117,61 @@ def loader_bench(args):
               "nor torch-sparse is installed)")
 
 
+def train_bench(args):
+    """Seeds/s of a PyG GraphSAGE (SAGEConv) training step fed by graphloom's loader
+    (MiniBatch.to_pyg) and by PyG's NeighborLoader, alternating."""
+    from torch_geometric.nn import SAGEConv
+
+    torch.set_num_threads(args.threads)
+    dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
+    fanouts = [int(f) for f in args.fanouts.split(",")]
+    items = dataset.splits.get("train", torch.arange(dataset.num_nodes))
+    items = items[: args.batches * args.batch_size]
+    feat = dataset.node_features["feat"]
+    dims = [feat.shape[1]] + [args.hidden] * (len(fanouts) - 1) + [dataset.num_classes]
+    convs = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
+    optimizer = torch.optim.Adam(convs.parameters(), lr=1e-3)
+
+    def step(data):
+        x = data.x
+        for layer, conv in enumerate(convs):
+            x = conv(x, data.edge_index)
+            if layer < len(convs) - 1:
+                x = x.relu()
+        loss = torch.nn.functional.cross_entropy(x[: data.batch_size], data.y[: data.batch_size])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return data.batch_size
+
+    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+    ours = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
+                                shuffle=True)
+    runs = {"graphloom loader": lambda: sum(step(b.to_pyg()) for b in ours)}
+    theirs = pyg_loader(dataset, items, fanouts, args.batch_size, True)
+    if theirs is not None:
+        runs["pyg NeighborLoader"] = lambda: sum(step(b) for b in theirs)
+    results = {name: [] for name in runs}
+    print(f"train bench (PyG SAGEConv, hidden {args.hidden}): {args.data}, fanouts {fanouts}, "
+          f"batch {args.batch_size}, {len(ours)} batches per epoch, {args.threads} threads")
+    for round_index in range(args.rounds):
+        for name, run in runs.items():
+            results[name].append(seeds_per_second(run))
+        print(f"  round {round_index + 1}: " +
+              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+    reference = results.get("pyg NeighborLoader")
+    for name, values in results.items():
+        line = f"{name:>20}: {statistics.median(values):10,.0f} seeds/s (median; range " \
+               f"{min(values):,.0f}-{max(values):,.0f})"
+        if reference:
+            ratios = [value / ref for value, ref in zip(values, reference)]
+            line += f"  ratio to pyg {statistics.median(ratios):.2f} (median of per-round ratios)"
+        print(line)
+    if reference is None:
+        print("  pyg NeighborLoader: not measured (PyG has no sampler here: neither pyg-lib "
+              "nor torch-sparse is installed)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m graphloom.bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -124,8 +184,17 @@ def main(argv=None):
     loader.add_argument("--threads", type=int, default=2)
     loader.add_argument("--no-features", action="store_true", help="sample only")
     loader.add_argument("--cli", help="the graphloom program, to run `bench loader` alternately")
+    train = commands.add_parser("train", help="a PyG SAGEConv step on graphloom's loader vs "
+                                "PyG's")
+    train.add_argument("--fanouts", default="10,10,10", help="input layer first")
+    train.add_argument("--data", required=True, help="graphloom dataset directory")
+    train.add_argument("--batch-size", type=int, default=1024)
+    train.add_argument("--batches", type=int, default=20, help="batches per epoch measured")
+    train.add_argument("--hidden", type=int, default=256)
+    train.add_argument("--rounds", type=int, default=3)
+    train.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
-    loader_bench(args)
+    {"loader": loader_bench, "train": train_bench}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
 """Datasets and graphs: load and save graphloom's dataset directory, convert other layouts into
 it, and partition it, with the same library calls as the CLI's commands."""
 
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
 
 import torch
 
@@ -10,6 +14,9 @@ from . import _C, _check
 from .errors import OptionError
 
 __all__ = ["CSCGraph", "Dataset", "load_dataset", "save_dataset", "convert", "partition"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+TensorLike = Union[torch.Tensor, Sequence, Any]  # a tensor, a NumPy array or a sequence
 
 
 def _optional(tensor):
@@ -32,7 +39,8 @@ class CSCGraph:
     edge_ids to int64; indices keep int32 or int64).
     """
 
-    def __init__(self, indptr, indices, edge_ids=None, weights=None):
+    def __init__(self, indptr: TensorLike, indices: TensorLike,
+                 edge_ids: Optional[TensorLike] = None, weights: Optional[TensorLike] = None):
         indptr = _check.integer_tensor("indptr", indptr, dim=1)
         indices = _check.as_tensor("indices", indices)
         if indices.dtype not in (torch.int32, torch.int64):
@@ -142,7 +150,8 @@ class Dataset:
                 f"num_classes={self.num_classes}, splits={sorted(self.splits)})")
 
 
-def load_dataset(path, memory_map=True, strict=False, tables_in_memory=False):
+def load_dataset(path: PathLike, memory_map: bool = True, strict: bool = False,
+                 tables_in_memory: bool = False) -> Dataset:
     """Loads a graphloom dataset directory (``metadata.json`` plus ``.npy`` arrays).
 
     Args:
@@ -180,9 +189,14 @@ def _node_tensor_dict(name, value, num_nodes, default_key):
     return out
 
 
-def save_dataset(path, edge_index, num_nodes, node_features=None, labels=None, splits=None,
-                 num_classes=None, edge_splits=None, edge_weights=None, name=None, directed=True,
-                 overwrite=False):
+def save_dataset(path: PathLike, edge_index: TensorLike, num_nodes: int,
+                 node_features: Union[TensorLike, Mapping[str, TensorLike], None] = None,
+                 labels: Optional[TensorLike] = None,
+                 splits: Optional[Mapping[str, TensorLike]] = None,
+                 num_classes: Optional[int] = None,
+                 edge_splits: Optional[Mapping[str, TensorLike]] = None,
+                 edge_weights: Optional[TensorLike] = None, name: Optional[str] = None,
+                 directed: bool = True, overwrite: bool = False) -> None:
     """Writes a graphloom dataset directory from torch tensors (PyG's layout).
 
     Args:
@@ -233,10 +247,12 @@ def save_dataset(path, edge_index, num_nodes, node_features=None, labels=None, s
     _C.save_dataset(parts, path, bool(overwrite))
 
 
-def convert(source, out, source_format="graphloom", *, split=0, split_scheme="", delimiter=None,
-            header=False, weighted=False, num_nodes=-1, bidirected=False, self_loops="keep",
-            feature_dtype="keep", link_split=None, seed=0, rating_split="temporal",
-            overwrite=False):
+def convert(source: PathLike, out: PathLike, source_format: str = "graphloom", *,
+            split: int = 0, split_scheme: str = "", delimiter: Optional[str] = None,
+            header: bool = False, weighted: bool = False, num_nodes: int = -1,
+            bidirected: bool = False, self_loops: str = "keep", feature_dtype: str = "keep",
+            link_split: Optional[Sequence[float]] = None, seed: int = 0,
+            rating_split: str = "temporal", overwrite: bool = False) -> None:
     """Imports another layout as a dataset directory (``graphloom convert``).
 
     Args:
@@ -279,9 +295,11 @@ def convert(source, out, source_format="graphloom", *, split=0, split_scheme="",
     _C.convert(job, _check.path("out", out), feature_dtype, bool(overwrite))
 
 
-def partition(data, out, num_parts=2, method="metis", *, metis_scheme="auto",
-              stream_algorithm="fennel", balance_train=False, balance_edges=False, seed=0,
-              halo=0, out_edges=False, feature_dtype="keep", overwrite=False):
+def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "metis", *,
+              metis_scheme: str = "auto", stream_algorithm: str = "fennel",
+              balance_train: bool = False, balance_edges: bool = False, seed: int = 0,
+              halo: int = 0, out_edges: bool = False, feature_dtype: str = "keep",
+              overwrite: bool = False) -> dict:
     """Partitions a dataset directory into parts that own contiguous node id ranges
     (``graphloom partition``; DGL's ``partition_graph``). Returns partition.json as a dict.
 

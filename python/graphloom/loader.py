@@ -2,6 +2,11 @@
 run by graphloom's C++ threads ahead of the consumer (DGL's ``DataLoader``, PyG's
 ``NeighborLoader``). Batches convert to PyG's ``Data`` and to DGL's blocks."""
 
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Optional
+
 import torch
 
 from . import _C, _check
@@ -220,9 +225,11 @@ class DataLoader:
     garbage collection of the loader.
     """
 
-    def __init__(self, source, items, sampler, batch_size, shuffle=False, drop_last=False,
-                 features=("feat",), labels=True, num_workers=1, prefetch=2, seed=0, rank=None,
-                 world_size=None):
+    def __init__(self, source: Any, items: Any, sampler: NeighborSampler, batch_size: int,
+                 shuffle: bool = False, drop_last: bool = False,
+                 features: Sequence[str] = ("feat",), labels: bool = True,
+                 num_workers: int = 1, prefetch: int = 2, seed: int = 0,
+                 rank: Optional[int] = None, world_size: Optional[int] = None):
         from .distributed import DistGraph
 
         if isinstance(source, Dataset):
@@ -277,10 +284,10 @@ class DataLoader:
                                    options)
         self._epoch = 0
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._impl.num_batches
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[MiniBatch]:
         epoch = self._epoch
         self._epoch += 1
         self._impl.start_epoch(epoch)

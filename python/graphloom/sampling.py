@@ -1,6 +1,13 @@
 """Neighbor sampling (DGL's ``NeighborSampler``, PyG's ``num_neighbors``), done by graphloom's
 C++ sampler with the GIL released."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
+
+import torch
+
 from . import _C, _check
 from .data import CSCGraph, Dataset
 from .errors import OptionError
@@ -28,8 +35,9 @@ class NeighborSampler:
     any number of threads.
     """
 
-    def __init__(self, graph, fanouts, replace=False, weights=None, edge_dir="in",
-                 edge_type_fanouts=None):
+    def __init__(self, graph: Any, fanouts: Sequence[int], replace: bool = False,
+                 weights: Union[torch.Tensor, bool, None] = None, edge_dir: str = "in",
+                 edge_type_fanouts: Optional[Mapping[str, Sequence[int]]] = None):
         from .distributed import DistGraph
 
         if isinstance(graph, Dataset):
@@ -85,7 +93,7 @@ class NeighborSampler:
             self._handles[seed] = _C.NeighborSampler(self._graph_impl, options)
         return self._handles[seed]
 
-    def sample(self, seeds, epoch=0, batch=0, seed=0):
+    def sample(self, seeds: Any, epoch: int = 0, batch: int = 0, seed: int = 0):
         """The blocks of one batch of seed nodes, as a :class:`MiniBatch` without features.
 
         ``(seed, epoch, batch)`` key the random streams, as in the DataLoader."""
