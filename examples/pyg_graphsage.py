@@ -58,7 +58,7 @@ def make_loader(args, dataset, items, shuffle):
 
     # PyG lists hops from the seeds outwards; graphloom (as DGL) lists the input layer first.
     return NeighborLoader(from_dataset(dataset), num_neighbors=fanouts[::-1],
-                          input_nodes=(None, items), batch_size=args.batch_size, shuffle=shuffle)
+                          input_nodes=items, batch_size=args.batch_size, shuffle=shuffle)
 
 
 def accuracy(args, model, dataset, split):

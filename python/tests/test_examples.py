@@ -31,6 +31,17 @@ def test_pyg_graphsage_on_cora(cora_dir):
     assert final_accuracy(result.stdout, "test") > 0.72
 
 
+def test_pyg_graphsage_on_pygs_loader_over_graphloom_stores(planted_dir):
+    import torch_geometric.typing as pyg_typing
+
+    if not (pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE):
+        pytest.skip("SKIPPED: PyG has no sampler here (neither pyg-lib nor torch-sparse)")
+    result = run_python(REPO / "examples" / "pyg_graphsage.py", "--data", planted_dir,
+                        "--epochs", "10", "--loader", "pyg")
+    assert result.returncode == 0, result.stderr
+    assert final_accuracy(result.stdout, "test") > 0.7
+
+
 def torchrun(*args):
     return run_python("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                       *args)

@@ -137,6 +137,6 @@ def test_pyg_neighbor_loader_runs_on_graphloom_stores(planted):
     from graphloom.pyg import from_dataset
 
     loader = NeighborLoader(from_dataset(planted), num_neighbors=[5, 5], batch_size=64,
-                            input_nodes=(None, planted.splits["train"]))
+                            input_nodes=planted.splits["train"])
     batch = next(iter(loader))
     assert torch.equal(batch.x, planted.node_features["feat"][batch.n_id])
