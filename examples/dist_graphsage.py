@@ -8,7 +8,7 @@ launch`, which starts every machine's servers and trainers:
 
 The only changes from DGL's script are the imports (graphloom.distributed for
 dgl.distributed, graphloom.NeighborSampler / DataLoader for DGL's) and the model's layer
-(graphloom.nn.SAGEConv, DGL's mean SAGEConv on graphloom's blocks).
+(graphloom.nn.GraphSAGE: DGL's mean SAGEConv layers on graphloom's blocks).
 """
 
 import argparse
@@ -21,23 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 import graphloom
 import graphloom.distributed as gd
-from graphloom.nn import SAGEConv
-
-
-class DistSAGE(torch.nn.Module):
-    def __init__(self, in_feats, hidden, classes, layers, dropout=0.5):
-        super().__init__()
-        dims = [in_feats] + [hidden] * (layers - 1) + [classes]
-        self.layers = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
-        self.dropout = dropout
-
-    def forward(self, blocks, x):
-        h = x
-        for index, (layer, block) in enumerate(zip(self.layers, blocks)):
-            h = layer(block, h)
-            if index < len(self.layers) - 1:
-                h = F.dropout(h.relu(), self.dropout, self.training)
-        return h
+from graphloom.nn import GraphSAGE
 
 
 def evaluate(model, loader):
@@ -80,7 +64,7 @@ def main():
     valid = graphloom.DataLoader(g, valid_nid, sampler, batch_size=args.batch_size)
     test = graphloom.DataLoader(g, test_nid, sampler, batch_size=args.batch_size)
     in_feats = g.ndata["feat"].shape[1]
-    model = DistSAGE(in_feats, args.hidden, g.num_classes, len(fanouts))
+    model = GraphSAGE(in_feats, args.hidden, g.num_classes, len(fanouts))
     model = DistributedDataParallel(model) if dist.is_initialized() else model
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     join = model.join if dist.is_initialized() else __import__("contextlib").nullcontext

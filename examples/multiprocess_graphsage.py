@@ -5,8 +5,8 @@ graphloom's DataLoader, and accuracy reduced across ranks weighted by each rank'
 
     torchrun --standalone --nproc-per-node 2 examples/multiprocess_graphsage.py --data DIR
 
-The model is DGL's SAGEConv (mean aggregator) on graphloom's blocks (graphloom.nn.SAGEConv,
-plain PyTorch).
+The model is DGL's GraphSAGE (mean SAGEConv layers) on graphloom's blocks
+(graphloom.nn.GraphSAGE, plain PyTorch).
 """
 
 import argparse
@@ -18,22 +18,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 import graphloom
-from graphloom.nn import SAGEConv
-
-
-class SAGE(torch.nn.Module):
-    def __init__(self, in_dim, hidden, classes, layers):
-        super().__init__()
-        dims = [in_dim] + [hidden] * (layers - 1) + [classes]
-        self.layers = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
-
-    def forward(self, blocks, x):
-        h = x
-        for index, (layer, block) in enumerate(zip(self.layers, blocks)):
-            h = layer(block, h)
-            if index < len(self.layers) - 1:
-                h = F.dropout(h.relu(), 0.5, self.training)
-        return h
+from graphloom.nn import GraphSAGE
 
 
 def evaluate(model, loader):
@@ -79,7 +64,7 @@ def main():
                                     batch_size=args.batch_size, shuffle=shuffle, seed=0)
 
     train, valid, test = loader("train", True), loader("valid", False), loader("test", False)
-    model = DistributedDataParallel(SAGE(dataset.node_features["feat"].shape[1], args.hidden,
+    model = DistributedDataParallel(GraphSAGE(dataset.node_features["feat"].shape[1], args.hidden,
                                          dataset.num_classes, len(fanouts)))
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     for epoch in range(args.epochs):

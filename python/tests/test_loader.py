@@ -180,3 +180,20 @@ def test_weighted_sampling_never_picks_a_zero_weight_edge(planted):
     sampler = graphloom.NeighborSampler(graph, fanouts=[2], weights=weights)
     block = sampler.sample(torch.arange(600)).blocks[0]
     assert torch.all(weights[block.edge_ids] > 0)
+
+
+def test_sage_conv_adds_the_mean_of_the_in_neighbors(planted):
+    from graphloom.nn import SAGEConv
+
+    block = graphloom.NeighborSampler(planted, fanouts=[-1]).sample(torch.arange(10)).blocks[0]
+    conv = SAGEConv(16, 16)
+    with torch.no_grad():
+        conv.fc_self.weight.copy_(torch.eye(16))
+        conv.fc_self.bias.zero_()
+        conv.fc_neigh.weight.copy_(2 * torch.eye(16))
+    h = planted.node_features["feat"][block.src_ids]
+    out = conv(block, h)
+    for d in range(block.num_dst):
+        sources = block.indices[block.indptr[d]: block.indptr[d + 1]]
+        expected = h[d] + 2 * h[sources].mean(0)
+        assert torch.allclose(out[d], expected, atol=1e-5)
