@@ -1,5 +1,5 @@
-// `graphloom bench load|csc`: figures, each printed next to a reference measured in the same run
-// (or, where the reference is another system, the figure that system was measured at here).
+// `graphloom bench load|csc`: figures, each printed next to a reference measured in the same
+// run where there is one (other systems' figures are in docs/benchmarks.md, dated).
 #include "graphloom/benchmarks/loading_bench.h"
 
 #include <ATen/ATen.h>
@@ -20,10 +20,6 @@
 
 namespace graphloom::benchmarks {
 namespace {
-
-// DGL 1.1.3 on this machine kind: np.load + graph + formats + features of the 1M-node /
-// 20M-edge reference graph (issue "Foundation", measured by the issue's author).
-constexpr double kDglLoadSeconds = 2.7;
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -52,8 +48,7 @@ void run_load_bench(const LoadingBenchOptions& options) {
   const double best = median(seconds);
   fmt::print("load '{}' ({} edges) into a ready-to-sample CSC, features memory-mapped:\n", dir,
              edges);
-  fmt::print("  graphloom {:.3f} s (median of {})  DGL 1.1.3 reference {:.1f} s  ratio {:.2f}x\n",
-             best, repeats, kDglLoadSeconds, best / kDglLoadSeconds);
+  fmt::print("  graphloom {:.3f} s (median of {})\n", best, repeats);
   fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9);
 }
 

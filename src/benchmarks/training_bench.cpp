@@ -33,14 +33,6 @@
 namespace graphloom::benchmarks {
 namespace {
 
-// DGL 1.1.3 on this machine kind, 3-layer GraphSAGE-mean, hidden 256, batch 1024, 2 threads
-// (figures of the training issue, measured by its author).
-double dgl_seeds_per_second(const std::vector<int64_t>& fanouts) {
-  if (fanouts == std::vector<int64_t>{10, 10, 10}) return 1240;
-  if (fanouts == std::vector<int64_t>{15, 10, 5}) return 2030;
-  return 0;
-}
-
 io::Dataset bench_dataset(const std::string& dir) {
   configure_allocator();  // as `graphloom train`
   return dir.empty() ? io::generate_planted({})
@@ -80,11 +72,10 @@ void run_train_bench(const TrainBenchOptions& command, distributed::ProcessGroup
       options.model.kind, options.fanouts.size(), options.model.hidden,
       fmt::join(options.fanouts, ","), options.batch_size, ranks, num_threads(), r.train_seconds);
   fmt::print("  dense products on {}\n", nn::dense_product_blas());
+  // Only what this run measured: other systems' figures (DGL's) belong in docs/benchmarks.md
+  // with their date and host, and a fixed figure printed as a ratio would claim a comparison
+  // on any graph and machine.
   fmt::print("  seeds/s {:.0f}", r.seeds_per_second);
-  if (const double dgl = dgl_seeds_per_second(options.fanouts);
-      dgl > 0 && options.model.kind == "sage") {
-    fmt::print("   DGL 1.1.3 reference {:.0f}   ratio {:.2f}x", dgl, r.seeds_per_second / dgl);
-  }
   fmt::print(
       "\n  time split (s): sample {:.2f}  fetch {:.2f} (in loader workers)  wait {:.2f}  "
       "forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
