@@ -1,7 +1,9 @@
 """PyG's remote-backend interface over graphloom's data: ``FeatureStore`` and ``GraphStore``
 subclasses, so that ``torch_geometric.loader.NeighborLoader(data=(feature_store,
-graph_store), ...)`` runs on a graphloom dataset. Needs torch_geometric (imported here, not by
-``import graphloom``)."""
+graph_store), ...)`` runs on a graphloom dataset. The FeatureStore also serves a partitioned
+graph (a :class:`graphloom.distributed.DistGraph`: rows pulled from their owners), for PyG code
+that samples by other means. Needs torch_geometric (imported here, not by ``import
+graphloom``)."""
 
 import torch
 from torch_geometric.data import EdgeAttr, FeatureStore as _PygFeatureStore
@@ -21,16 +23,40 @@ def _dataset(source):
     return source
 
 
-class FeatureStore(_PygFeatureStore):
-    """The node features and labels of a graphloom :class:`~graphloom.Dataset` as PyG's
-    ``FeatureStore`` (homogeneous: group name None). ``x`` is the ``feat`` feature, ``y`` the
-    labels; every other feature keeps its name. Rows are read from the dataset's tensors
-    (memory-mapped, decoded when stored encoded); tensors put by PyG are kept in memory."""
+class _PulledRows:
+    """A DistGraph tensor read like a table: ``index_select`` pulls rows from their owners."""
 
-    def __init__(self, dataset):
+    def __init__(self, graph, name):
+        self.graph, self.name = graph, name
+        shape, self.dtype = graph._impl.row_shape(name)
+        self.shape = torch.Size(shape)
+
+    def index_select(self, dim, index):
+        return self.graph._impl.pull(self.name, index)
+
+
+class FeatureStore(_PygFeatureStore):
+    """The node features and labels of a graphloom :class:`~graphloom.Dataset` or
+    :class:`~graphloom.distributed.DistGraph` as PyG's ``FeatureStore`` (homogeneous: group
+    name None). ``x`` is the ``feat`` feature, ``y`` the labels; every other feature keeps its
+    name. A dataset's rows are read from its tensors (memory-mapped, decoded when stored
+    encoded); a DistGraph's are pulled from their owners (ask for rows by index: the whole
+    table is on no trainer). Tensors put by PyG are kept in memory."""
+
+    def __init__(self, source):
         super().__init__()
-        self.dataset = _dataset(dataset)
+        from .distributed import DistGraph
+
         self._tables = {}
+        if isinstance(source, DistGraph):
+            self.dataset = None
+            for name in list(source._impl.feature_names) + ["label"]:
+                if source._impl.has(name):
+                    key = {"feat": "x", "label": "y"}.get(name, name)
+                    self._tables[key] = (_PulledRows(source, name), None)
+            return
+        dataset = _dataset(source)
+        self.dataset = dataset
         for name, table in dataset.node_features.items():
             self._tables["x" if name == "feat" else name] = (
                 table, dataset.node_feature_scales.get(name))
@@ -56,6 +82,9 @@ class FeatureStore(_PygFeatureStore):
         table, scale = self._table(attr)
         index = attr.index
         if index is None or (isinstance(index, slice) and index == slice(None)):
+            if isinstance(table, _PulledRows):
+                raise KeyError(f"{attr.attr_name!r} of a DistGraph is read by index only (its "
+                               f"rows live on the servers)")
             rows, row_scale = table, scale
         else:
             index = torch.as_tensor(index, dtype=torch.int64)

@@ -110,6 +110,14 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
         after = emb(torch.tensor([3, 500])).detach()
         # Adam's first step moves every entry by lr against the gradient's sign.
         assert torch.allclose(after, before - 0.1, atol=1e-4), (before, after)
+        try:
+            from graphloom.pyg import FeatureStore
+            store = FeatureStore(g)
+            assert torch.equal(store.get_tensor(None, "x", index=torch.tensor([1, 2])),
+                               feat[torch.tensor([1, 2])])
+            assert store.get_tensor_size(None, "x") == (600, 16)
+        except ImportError:
+            pass   # torch_geometric absent: the store is not checked
         print(f"rank {dist.get_rank()} ok")
     """))
     result = launch(cluster, script)

@@ -114,6 +114,14 @@ void bind_distributed(py::module_& module) {
       .def_property_readonly("machine", &DistGraphHandle::machine)
       .def_property_readonly("range_ends",
                              [](const DistGraphHandle& h) { return h.info().node_range_ends; })
+      .def_property_readonly("feature_names",
+                             [](const DistGraphHandle& h) {
+                               std::vector<std::string> names;
+                               for (const auto& [name, type] : h.info().features) {
+                                 names.push_back(name);
+                               }
+                               return names;
+                             })
       .def("has",
            [](const DistGraphHandle& h, const std::string& name) { return h.graph().has(name); })
       .def("row_shape",
