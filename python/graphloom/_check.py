@@ -14,6 +14,11 @@ def _bad(name, message):
 _INTEGER_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
+def optional_tensor(tensor):
+    """None for the engine's undefined tensors (absent edge ids, weights, labels)."""
+    return tensor if isinstance(tensor, torch.Tensor) else None
+
+
 def as_tensor(name, value):
     """A torch.Tensor from a tensor, a NumPy array or a sequence."""
     if isinstance(value, torch.Tensor):

@@ -78,18 +78,19 @@ def loader_bench(args):
     loader = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
                                   shuffle=True, features=("feat",) if with_features else (),
                                   labels=with_features)
-    runs = {"python": lambda: python_epoch(loader)}
-    epoch = iter(range(10**9))
-    runs["c++ (same loader)"] = lambda: cpp_epoch(loader, next(epoch) + 10**6)
+    epoch = iter(range(10**6, 10**9))
+    runs = {"python": lambda: seeds_per_second(lambda: python_epoch(loader)),
+            "c++ (same loader)": lambda: seeds_per_second(lambda: cpp_epoch(loader, next(epoch)))}
     if args.cli and with_features:  # `graphloom bench loader` always gathers
-        runs["graphloom bench loader"] = lambda: None
+        runs["graphloom bench loader"] = lambda: cli_seeds_per_second(args)
     pyg = None
     try:
         pyg = pyg_loader(dataset, items, fanouts, args.batch_size, with_features)
     except ImportError:
         pass
     if pyg is not None:
-        runs["pyg NeighborLoader"] = lambda: sum(b.batch_size for b in pyg)
+        runs["pyg NeighborLoader"] = lambda: seeds_per_second(
+            lambda: sum(b.batch_size for b in pyg))
     results = {name: [] for name in runs}
     what = "sample + gather" if with_features else "sample only"
     print(f"loader bench ({what}): {args.data}, fanouts {fanouts}, batch {args.batch_size}, "
@@ -97,11 +98,7 @@ def loader_bench(args):
     python_epoch(loader)  # warm-up: page cache, workspaces
     for round_index in range(args.rounds):
         for name, run in runs.items():
-            if name == "graphloom bench loader":
-                value = cli_seeds_per_second(args)
-            else:
-                value = seeds_per_second(run)
-            results[name].append(value)
+            results[name].append(run())
         print(f"  round {round_index + 1}: " +
               "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
     # Per-round ratios: the runs of one round are seconds apart, so they share the host's

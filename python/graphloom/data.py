@@ -19,10 +19,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 TensorLike = Union[torch.Tensor, Sequence, Any]  # a tensor, a NumPy array or a sequence
 
 
-def _optional(tensor):
-    return tensor if isinstance(tensor, torch.Tensor) else None
-
-
 class CSCGraph:
     """A graph in compressed sparse column form: the in-edges of node ``v`` are positions
     ``indptr[v]`` to ``indptr[v + 1] - 1``, and ``indices`` holds their source nodes (DGL's
@@ -72,12 +68,12 @@ class CSCGraph:
     @property
     def edge_ids(self):
         """int64 ``[num_edges]`` original edge ids, or None (the id is the CSC position)."""
-        return _optional(self._impl.edge_ids)
+        return _check.optional_tensor(self._impl.edge_ids)
 
     @property
     def weights(self):
         """float ``[num_edges]`` edge weights in CSC order, or None."""
-        return _optional(self._impl.weights)
+        return _check.optional_tensor(self._impl.weights)
 
     @property
     def num_nodes(self):
@@ -124,7 +120,7 @@ class Dataset:
         self.graph = CSCGraph._wrap(impl.graph, impl)
         self.node_features = dict(impl.node_features)
         self.node_feature_scales = dict(impl.node_feature_scales)
-        self.labels = _optional(impl.labels)
+        self.labels = _check.optional_tensor(impl.labels)
         self.num_classes = impl.num_classes
         self.splits = dict(impl.splits)
         self.edge_splits = dict(impl.edge_splits)

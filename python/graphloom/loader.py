@@ -17,10 +17,6 @@ from .sampling import NeighborSampler
 __all__ = ["Block", "MiniBatch", "DataLoader"]
 
 
-def _optional(tensor):
-    return tensor if isinstance(tensor, torch.Tensor) else None
-
-
 class Block:
     """One layer of message passing (DGL's block, a message-flow graph).
 
@@ -43,8 +39,8 @@ class Block:
         self.num_dst = impl.num_dst
         self.indptr = impl.indptr
         self.indices = impl.indices
-        self.edge_ids = _optional(impl.edge_ids)
-        self.edge_types = _optional(impl.edge_types)
+        self.edge_ids = _check.optional_tensor(impl.edge_ids)
+        self.edge_types = _check.optional_tensor(impl.edge_types)
 
     @property
     def num_src(self):
@@ -88,7 +84,7 @@ class MiniBatch:
         self.blocks = [Block(b) for b in impl.blocks]
         self.input_nodes = impl.input_nodes
         self.input_features = dict(impl.features)
-        self.labels = _optional(impl.labels)
+        self.labels = _check.optional_tensor(impl.labels)
         self.sample_seconds = impl.sample_seconds
         self.fetch_seconds = impl.fetch_seconds
         self._label_rows = label_rows  # node ids -> labels, for to_pyg()'s y

@@ -14,6 +14,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/features/dataset_rows.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/dataset.h"
@@ -215,9 +216,7 @@ void run_loader_bench(const LoaderBenchOptions& options) {
       &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
   const sampling::ItemSampler items(train_items(dataset),
                                     {.batch_size = o.batch_size, .shuffle = true, .seed = o.seed});
-  features::TensorFeatureSource features;
-  for (const auto& [name, tensor] : dataset.node_features) features.add(name, tensor);
-  features.add("label", dataset.labels);
+  const features::TensorFeatureSource features = features::dataset_rows(dataset);
   const int threads = num_threads();
   const int workers = options.workers > 0 ? options.workers : threads;
   loader::DataLoader loader(&items, &sampler, &features,

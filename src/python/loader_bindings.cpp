@@ -10,7 +10,7 @@
 #include "bindings.h"
 #include "dist_graph_handle.h"
 #include "graphloom/base/error.h"
-#include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/features/dataset_rows.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -35,19 +35,6 @@ class SamplerHandle {
   std::shared_ptr<const sampling::NeighborSource> source_;
   sampling::NeighborSampler sampler_;
 };
-
-// The rows a loader gathers from a dataset: its node features as stored (decoded per batch
-// when encoded) and its labels under "label".
-std::shared_ptr<const features::FeatureSource> dataset_feature_source(const io::Dataset& dataset) {
-  auto rows = std::make_shared<features::TensorFeatureSource>();
-  for (const auto& [name, table] : dataset.node_features) {
-    const auto scale = dataset.node_feature_scales.find(name);
-    rows->add(name, table,
-              scale == dataset.node_feature_scales.end() ? at::Tensor() : scale->second);
-  }
-  if (dataset.labels.defined()) rows->add("label", dataset.labels);
-  return rows;
-}
 
 void check_item_ids(const at::Tensor& items, int64_t num_nodes) {
   if (items.scalar_type() != at::kLong || items.dim() < 1) {
@@ -203,8 +190,7 @@ void bind_loader(py::module_& module) {
       .def(
           "sample",
           [](const SamplerHandle& handle, const at::Tensor& seeds, uint64_t epoch, uint64_t batch) {
-            check_item_ids(seeds, handle.num_nodes());
-            py::gil_scoped_release release;
+            py::gil_scoped_release release;  // the source checks the seeds' range
             return handle.sampler().sample(seeds, epoch, batch);
           },
           py::arg("seeds"), py::arg("epoch"), py::arg("batch"));
@@ -220,8 +206,9 @@ void bind_loader(py::module_& module) {
                        at::Tensor items, sampling::ItemSamplerOptions item_options,
                        loader::DataLoaderOptions options) {
              return std::make_unique<LoaderHandle>(
-                 std::move(sampler), dataset_feature_source(dataset), std::move(items),
-                 std::move(item_options), std::move(options));
+                 std::move(sampler),
+                 std::make_shared<features::TensorFeatureSource>(features::dataset_rows(dataset)),
+                 std::move(items), std::move(item_options), std::move(options));
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"))
