@@ -1,8 +1,12 @@
 // Progress bar: redraws at most 10 times a second on a TTY; plain lines every 10 s otherwise.
+// Heartbeat: one thread that waits on a condition variable, so it ends at once when done.
 #include "graphloom/base/progress.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstdio>
 
@@ -52,6 +56,26 @@ void ProgressBar::draw(bool final) {
                fraction * 100, elapsed, rate, status_);
   }
   std::fflush(stderr);
+}
+
+Heartbeat::Heartbeat(std::string what, double interval_seconds) {
+  thread_ = std::thread([this, what = std::move(what), interval_seconds] {
+    const Timer timer;
+    const auto interval = std::chrono::duration<double>(interval_seconds);
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, interval, [this] { return done_; })) {
+      spdlog::info("{}: still running ({:.0f} s)", what, timer.seconds());
+    }
+  });
+}
+
+Heartbeat::~Heartbeat() {
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
 }
 
 }  // namespace graphloom

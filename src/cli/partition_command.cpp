@@ -32,13 +32,36 @@ struct PartitionCommand {
   std::string feature_dtype = "keep";
 };
 
+// "4.2 GB", or "4.2-9.8 GB" where METIS's workspace gives a range.
+std::string memory_range(const partition::PartitionEstimate& estimate) {
+  if (estimate.peak_low == estimate.peak) return fmt::format("{:.2f} GB", estimate.peak / 1e9);
+  return fmt::format("{:.2f}-{:.2f} GB (the high end on power-law graphs)", estimate.peak_low / 1e9,
+                     estimate.peak / 1e9);
+}
+
+void print_estimate(const partition::PartitionJob& job) {
+  const partition::PartitionEstimate estimate = partition::estimate_job(job);
+  fmt::print(
+      "expected peak memory {} (load {:.2f}, assign {:.2f}, write {:.2f} GB on top of the "
+      "loaded graph); expected time {:.0f} s, of which assignment {:.0f} s (2 cores)\n",
+      memory_range(estimate), estimate.load / 1e9, estimate.assign / 1e9, estimate.write / 1e9,
+      estimate.seconds, estimate.assign_seconds);
+  const int64_t available = available_memory_bytes();
+  if (available > 0 && estimate.peak > available) {
+    spdlog::warn(
+        "the estimate's high end ({:.1f} GB) exceeds the {:.1f} GB this process may "
+        "use: if it runs out, --method stream needs {:.1f} GB",
+        estimate.peak / 1e9, available / 1e9,
+        partition::estimate_job(
+            {.data = job.data, .parts = job.parts, .method = "stream", .out_edges = job.out_edges})
+                .peak /
+            1e9);
+  }
+}
+
 void run_partition(const PartitionCommand& command) {
   const partition::PartitionJob& job = command.job;
-  const partition::MemoryEstimate estimate = partition::estimate_job_memory(job);
-  fmt::print(
-      "expected peak memory {:.2f} GB (load {:.2f}, assign {:.2f}, write {:.2f} GB on top of "
-      "the loaded graph)\n",
-      estimate.peak / 1e9, estimate.load / 1e9, estimate.assign / 1e9, estimate.write / 1e9);
+  print_estimate(job);
   if (command.estimate_only) return;
   Timer timer;
   io::Dataset dataset = io::load_dataset(job.data);
@@ -47,6 +70,12 @@ void run_partition(const PartitionCommand& command) {
   print_partition_table(info);
   fmt::print("wrote {} in {:.1f} s, peak RSS {:.2f} GB\n", job.out, timer.seconds(),
              peak_rss_bytes() / 1e9);
+  if (!job.balance_edges && imbalance(info.edges_per_part) > 1.5) {
+    spdlog::warn(
+        "part edge counts are uneven (imbalance {:.2f}): the part with the most "
+        "edges does the most sampling; --balance-edges evens them out",
+        imbalance(info.edges_per_part));
+  }
 }
 
 }  // namespace
@@ -96,12 +125,16 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
                   "k-way above, where it keeps the balance)")
       ->check(CLI::IsMember({"auto", "recursive", "kway"}))
       ->capture_default_str();
-  cmd->add_option("--stream-algorithm", c->job.stream_algorithm, "stream: 'fennel' or 'ldg'")
+  cmd->add_option("--stream-algorithm", c->job.stream_algorithm,
+                  "stream: 'fennel' (each node pays for what it adds to a part: spreads hubs under "
+                  "--balance-edges) or 'ldg'")
       ->check(CLI::IsMember({"fennel", "ldg"}))
       ->capture_default_str();
   cmd->add_option("--out", c->job.out, "Output partition directory (required unless --estimate)");
-  cmd->add_flag("--balance-train", c->job.balance_train, "metis: spread train nodes evenly too");
-  cmd->add_flag("--balance-edges", c->job.balance_edges, "metis: balance in-edges per part too");
+  cmd->add_flag("--balance-train", c->job.balance_train,
+                "metis, stream: spread train nodes evenly too");
+  cmd->add_flag("--balance-edges", c->job.balance_edges,
+                "metis, stream: balance in-edges (what a part stores and samples) too");
   cmd->add_option("--seed", c->job.seed, "Random seed (METIS and random)")->capture_default_str();
   cmd->add_flag("--out-edges", c->job.out_edges,
                 "Also store each part's out-edges, so that servers can sample in the out "
@@ -111,7 +144,8 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
       ->check(in_range(0, 1))
       ->capture_default_str();
   cmd->add_flag("--force", c->job.force, "Replace --out if it exists");
-  cmd->add_flag("--estimate", c->estimate_only, "Print the expected peak memory and exit");
+  cmd->add_flag("--estimate", c->estimate_only,
+                "Print the expected peak memory and time, and exit");
   add_feature_dtype_flag(cmd, c->feature_dtype);
   cmd->callback([c] {
     if (c->job.out.empty() && !c->estimate_only) throw UsageError("partition: --out is required");

@@ -1,12 +1,15 @@
-// A memory model of `graphloom partition`, from array shapes read off the .npy headers.
-// Every term is an array the implementation allocates; METIS's internal workspace (coarsened
-// graph copies) is modelled as a multiple of its input adjacency, fitted on the 1M-node /
-// 20M-edge reference graph.
+// A memory and time model of `graphloom partition`, from array shapes read off the .npy
+// headers. Every memory term is an array the implementation allocates; METIS's internal
+// workspace (its coarsened graph copies) is a multiple of its input adjacency: 7x on the
+// 1M-node / 20M-edge ER reference graph, 17x on R-MAT scale 23 (19.7 GB peak), where
+// matching leaves most of a power-law graph's edges in every coarser level. The times are
+// rates measured on the 2-core development host (docs/benchmarks.md, "Partitioning").
 #include "graphloom/partition/estimate.h"
 
 #include <c10/core/ScalarType.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -20,7 +23,16 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int64_t kProcessBytes = 150LL << 20;  // libtorch, allocator, stacks
-constexpr double kMetisWorkspace = 7.0;         // x the int32 adjacency METIS receives
+constexpr double kMetisWorkspaceLow = 7.0;      // x the int32 adjacency METIS receives (ER)
+constexpr double kMetisWorkspaceHigh = 17.0;    // the same on R-MAT scale 23
+// Seconds per unit of work.
+constexpr double kBuildPerEdge = 100e-9;        // CSC from an edge list
+constexpr double kSymmetrizePerEntry = 62e-9;   // METIS's input, per adjacency entry
+constexpr double kBisectionPerEntry = 0.55e-6;  // one level of recursive bisection (ER, R-MAT)
+constexpr double kKwayPerEntry = 1.0e-6;        // multilevel k-way (ER, 2 parts)
+constexpr double kStreamPerEdge = 40e-9;
+constexpr double kWritePerEdge = 120e-9;  // relabel, gather and write one part's edges
+constexpr double kBytesPerSecond = 1e9;   // feature rows gathered and written
 
 int64_t array_bytes(const fs::path& file) {
   const NpyHeader header = read_npy_header(file);
@@ -31,9 +43,9 @@ int64_t array_bytes(const fs::path& file) {
 
 }  // namespace
 
-MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
-                                         const std::string& method, int64_t metis_constraints,
-                                         bool out_edges) {
+PartitionEstimate estimate_partition(const fs::path& dir, int64_t parts, const std::string& method,
+                                     int64_t metis_constraints, bool metis_recursive,
+                                     bool out_edges) {
   std::ifstream in(dir / "metadata.json");
   GL_CHECK(in.good(), "cannot open '{}'", (dir / "metadata.json").string());
   const auto meta = nlohmann::json::parse(in);
@@ -41,13 +53,14 @@ MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
   const auto& graph = meta.at("graph");
   const int64_t index_bytes = n < (int64_t{1} << 31) ? 4 : 8;
   int64_t edges = 0;
-  MemoryEstimate estimate;
+  PartitionEstimate estimate;
   if (graph.contains("edges")) {
     const fs::path file = dir / graph.at("edges").get<std::string>();
     const int64_t file_bytes = array_bytes(file);
     edges = read_npy_header(file).shape.at(0);
     // The mapped edge file, the CSC being built and one count array per thread (2 here).
     estimate.load = file_bytes + 2 * 8 * n;
+    estimate.seconds += kBuildPerEdge * static_cast<double>(edges);
   } else {
     edges = read_npy_header(dir / graph.at("indices").get<std::string>()).shape.at(0);
   }
@@ -66,15 +79,24 @@ MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
   }
   if (meta.contains("labels")) features += 8 * n;
 
+  int64_t assign_low = 0;
   if (method == "metis") {
     const int64_t symmetric = 2 * edges;  // both directions, before duplicates are merged
     const int64_t build = symmetric * (3 * index_bytes) + 2 * 8 * n;  // two halves + CSC
     const int64_t dedupe = symmetric * (2 * index_bytes + 8);         // in, kept ids, out
     const int64_t metis_input = 4 * (n + 1) + 4 * symmetric + 4 * n * metis_constraints;
-    estimate.assign =
-        std::max({build, dedupe, static_cast<int64_t>(kMetisWorkspace * metis_input)});
+    const auto workspace = [&](double factor) {
+      return std::max({build, dedupe, static_cast<int64_t>(factor * metis_input)});
+    };
+    estimate.assign = workspace(kMetisWorkspaceHigh);
+    assign_low = workspace(kMetisWorkspaceLow);
+    const double levels = metis_recursive ? std::ceil(std::log2(static_cast<double>(parts))) : 1;
+    estimate.assign_seconds = kSymmetrizePerEntry * static_cast<double>(symmetric) +
+                              (metis_recursive ? kBisectionPerEntry * levels : kKwayPerEntry) *
+                                  static_cast<double>(symmetric);
   } else {
-    estimate.assign = 8 * n;
+    estimate.assign = assign_low = 8 * n;
+    if (method == "stream") estimate.assign_seconds = kStreamPerEdge * static_cast<double>(edges);
   }
   // All feature pages end up touched; one part's rows, edge positions, sources and ids live
   // at once, plus the relabelling maps.
@@ -83,7 +105,14 @@ MemoryEstimate estimate_partition_memory(const fs::path& dir, int64_t parts,
   // Out-edges: the reversed graph (indices and int64 ids) stays while the parts are written;
   // building it also holds the edges' positions and both endpoint arrays.
   if (out_edges) estimate.write += (16 + 3 * index_bytes) * edges + 8 * n;
-  estimate.peak = kProcessBytes + csc + std::max({estimate.load, estimate.assign, estimate.write});
+  const auto peak = [&](int64_t assign) {
+    return kProcessBytes + csc + std::max({estimate.load, assign, estimate.write});
+  };
+  estimate.peak = peak(estimate.assign);
+  estimate.peak_low = peak(assign_low);
+  estimate.seconds += estimate.assign_seconds +
+                      kWritePerEdge * static_cast<double>(edges) * (out_edges ? 2 : 1) +
+                      static_cast<double>(features) / kBytesPerSecond;
   return estimate;
 }
 

@@ -10,6 +10,7 @@
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/npy.h"
+#include "graphloom/base/timer.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/graph/csc_graph.h"
 #include "graphloom/partition/assign.h"
@@ -61,6 +62,7 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   GL_CHECK(assignment.numel() == n && assignment.scalar_type() == at::kLong,
            "assignment must be int64 [num_nodes]");
   AtomicDirectory directory(out, options.overwrite);
+  const Timer timer;
 
   // New id order: nodes grouped by part, original order inside a part.
   const at::Tensor order =
@@ -69,6 +71,7 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   old_to_new.index_put_({order}, at::arange(n, at::kLong));
   const at::Tensor counts = at::bincount(assignment, {}, parts);
   const at::Tensor ends = at::cumsum(counts, 0);
+  spdlog::info("relabelled {} nodes into part order ({:.1f} s)", n, timer.seconds());
 
   PartitionInfo info;
   info.graph_name = dataset.name;
@@ -184,7 +187,8 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     info.edges_per_part.push_back(positions.numel());
     info.train_per_part.push_back(
         train.defined() ? (assignment.index_select(0, train) == k).sum().item<int64_t>() : 0);
-    spdlog::info("part {}/{}: {} nodes, {} edges", k + 1, parts, end - begin, positions.numel());
+    spdlog::info("part {}/{}: {} nodes, {} edges ({:.1f} s)", k + 1, parts, end - begin,
+                 positions.numel(), timer.seconds());
   }
 
   writer.finish();

@@ -1,9 +1,13 @@
 // Progress reporting for long work: a live bar with rate and ETA on a terminal, occasional
-// plain lines when stderr is not a terminal (logs, CI).
+// plain lines when stderr is not a terminal (logs, CI); a heartbeat for work that cannot
+// report its own progress (a library call such as METIS).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "graphloom/base/timer.h"
 
@@ -34,6 +38,22 @@ class ProgressBar {
   bool finished_ = false;
   Timer timer_;
   double last_draw_ = -1;
+};
+
+// While alive, logs "<what>: still running (N s)" every `interval_seconds`, so that a long
+// opaque call is never silent.
+class Heartbeat {
+ public:
+  explicit Heartbeat(std::string what, double interval_seconds = 30.0);
+  ~Heartbeat();
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
 };
 
 }  // namespace graphloom

@@ -18,8 +18,8 @@ struct PartitionJob {
   std::string method = "metis";             // metis | stream | random
   std::string stream_algorithm = "fennel";  // stream: fennel | ldg
   std::string metis_scheme = "auto";        // metis: auto | recursive | kway
-  bool balance_train = false;               // metis: spread train nodes evenly too
-  bool balance_edges = false;               // metis: balance in-edges per part too
+  bool balance_train = false;               // metis, stream: spread train nodes evenly too
+  bool balance_edges = false;               // metis, stream: balance in-edges per part too
   uint64_t seed = 0;
   int64_t halo = 0;          // record the 1-hop in-neighbors owned by other parts (0 or 1)
   bool out_edges = false;    // also store each part's out-edges
@@ -27,8 +27,8 @@ struct PartitionJob {
   std::string command_line;  // recorded in partition.json
 };
 
-// The expected peak memory of the job, before loading anything.
-MemoryEstimate estimate_job_memory(const PartitionJob& job);
+// The expected peak memory and time of the job, before loading anything.
+PartitionEstimate estimate_job(const PartitionJob& job);
 // Partitions `dataset` (loaded from job.data, its features encoded as they are to be stored);
 // returns what partition.json records.
 PartitionInfo partition_dataset(const io::Dataset& dataset, const PartitionJob& job);
