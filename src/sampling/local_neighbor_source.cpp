@@ -7,6 +7,7 @@
 #include "graphloom/sampling/local_neighbor_source.h"
 
 #include <ATen/ATen.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -61,9 +62,16 @@ class Kernel {
   // Writes the neighbors and edge ids of `picks` positions of a column.
   void fill(const Column& c, int64_t fanout, int64_t picks, RandomStream& rng, int64_t* neighbors,
             int64_t* ids) const {
+    choose(c, fanout, picks, rng, ids);
+    translate(picks, neighbors, ids);
+  }
+
+  // Writes the CSC positions of `picks` picks of a column to `positions`.
+  void choose(const Column& c, int64_t fanout, int64_t picks, RandomStream& rng,
+              int64_t* positions) const {
     const int64_t begin = c.begin;
     const int64_t degree = c.degree;
-    int64_t* out = ids;  // positions first; translated to (neighbor, edge id) at the end
+    int64_t* out = positions;
     if (fanout < 0 || (!kReplace && !kWeighted && picks == degree)) {
       int64_t n = 0;
       for (int64_t e = begin; e < begin + degree; ++e) {
@@ -82,8 +90,22 @@ class Kernel {
     } else {
       pick_uniform_without_replacement(begin, degree, picks, rng, out);
     }
+  }
+
+  // Picks spread over a long column (a hub's) each miss the cache: prefetched once chosen,
+  // they are read a few seeds later. A short column is already in flight (prefetch_column).
+  void prefetch_picks(const Column& c, int64_t picks, const int64_t* positions) const {
+    if (c.degree * static_cast<int64_t>(sizeof(Index)) <= 128) return;
     for (int64_t j = 0; j < picks; ++j) {
-      const int64_t e = out[j];
+      __builtin_prefetch(indices_ + positions[j]);
+      if (edge_ids_ != nullptr) __builtin_prefetch(edge_ids_ + positions[j]);
+    }
+  }
+
+  // Replaces the positions in `ids` by edge ids, writing their sources to `neighbors`.
+  void translate(int64_t picks, int64_t* neighbors, int64_t* ids) const {
+    for (int64_t j = 0; j < picks; ++j) {
+      const int64_t e = ids[j];
       neighbors[j] = indices_[e];
       ids[j] = edge_ids_ != nullptr ? edge_ids_[e] : e;
     }
@@ -160,6 +182,7 @@ class Kernel {
 // the kernel use it through the returned pointer) and reused across calls.
 constexpr int64_t kBoundsAhead = 16;
 constexpr int64_t kColumnsAhead = 6;
+constexpr int64_t kPicksAhead = 4;
 
 template <typename KernelType>
 typename KernelType::Column* column_bounds(const KernelType& kernel, const int64_t* seed,
@@ -194,12 +217,25 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   out.edge_ids = at::empty({indptr[num_seeds]}, at::kLong);
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
   int64_t* ids = out.edge_ids.data_ptr<int64_t>();
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < num_seeds; ++i) {
-    if (i + kColumnsAhead < num_seeds) kernel.prefetch_column(column[i + kColumnsAhead]);
-    RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
-    kernel.fill(column[i], fanout, indptr[i + 1] - indptr[i], rng, neighbors + indptr[i],
-                ids + indptr[i]);
+  // Each thread chooses the picks of seed i, then reads the picks of seed i - kPicksAhead,
+  // whose lines have had time to arrive (a hub's picks are each a cache miss).
+#pragma omp parallel
+  {
+    const int threads = omp_get_num_threads();
+    const int64_t chunk = (num_seeds + threads - 1) / threads;
+    const int64_t lo = std::min(num_seeds, chunk * omp_get_thread_num());
+    const int64_t hi = std::min(num_seeds, lo + chunk);
+    for (int64_t i = lo; i < hi + kPicksAhead; ++i) {
+      if (i < hi) {
+        if (i + kColumnsAhead < hi) kernel.prefetch_column(column[i + kColumnsAhead]);
+        RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
+        const int64_t picks = indptr[i + 1] - indptr[i];
+        kernel.choose(column[i], fanout, picks, rng, ids + indptr[i]);
+        kernel.prefetch_picks(column[i], picks, ids + indptr[i]);
+      }
+      const int64_t j = i - kPicksAhead;
+      if (j >= lo) kernel.translate(indptr[j + 1] - indptr[j], neighbors + indptr[j], ids + indptr[j]);
+    }
   }
   return out;
 }

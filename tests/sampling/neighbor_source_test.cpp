@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graphloom/base/error.h"
+#include "graphloom/graph/build.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "sampling_fixtures.h"
 
@@ -73,6 +74,38 @@ TEST(SampleNeighbors, FanoutAtOrAboveDegreeReturnsEveryNeighbor) {
   const SampledEdges none =
       source.sample_neighbors(at::tensor({3}, at::kLong), 5, {.replace = true});
   EXPECT_EQ(none.neighbors.numel(), 0);
+}
+
+// A skewed graph written out by hand: node 0 is a hub with 50,000 in-neighbors (ids 1..50000),
+// node 1 has 3 (ids 2..4), node 2 none. One call samples all three, as a batch on R-MAT does.
+TEST(SampleNeighbors, HubAndSparseSeedsInOneBatchKeepTheFanoutLaw) {
+  constexpr int64_t kHubDegree = 50000;
+  graph::CooInput input;
+  input.src = at::cat({at::arange(1, kHubDegree + 1, at::kLong), at::tensor({2, 3, 4}, at::kLong)});
+  input.dst = at::cat({at::zeros({kHubDegree}, at::kLong), at::ones({3}, at::kLong)});
+  input.num_nodes = kHubDegree + 1;
+  const LocalNeighborSource source(graph::csc_from_coo(input));
+  const at::Tensor seeds = at::tensor({0, 1, 2}, at::kLong);
+  for (const int64_t fanout : {10, 100}) {  // both without-replacement algorithms
+    SCOPED_TRACE(fanout);
+    constexpr int64_t kBuckets = 50;  // the hub's neighbors in runs of 1,000 ids
+    std::vector<int64_t> counts(kBuckets, 0);
+    const int64_t trials = 100000 / fanout;
+    for (int64_t trial = 0; trial < trials; ++trial) {
+      const SampledEdges picks = source.sample_neighbors(
+          seeds, fanout, {.random_key = static_cast<uint64_t>(trial)});
+      ASSERT_TRUE(at::equal(picks.indptr, at::tensor({0L, fanout, fanout + 3, fanout + 3})));
+      const at::Tensor hub = picks.neighbors.slice(0, 0, fanout);
+      ASSERT_EQ(std::get<0>(at::_unique(hub)).numel(), fanout) << "repeated neighbor";
+      ASSERT_GE(hub.min().item<int64_t>(), 1);
+      ASSERT_LE(hub.max().item<int64_t>(), kHubDegree);
+      const at::Tensor sparse = std::get<0>(at::sort(picks.neighbors.slice(0, fanout)));
+      ASSERT_TRUE(at::equal(sparse, at::tensor({2, 3, 4}, at::kLong)));
+      const int64_t* v = hub.data_ptr<int64_t>();
+      for (int64_t j = 0; j < fanout; ++j) ++counts[(v[j] - 1) / 1000];
+    }
+    EXPECT_LT(chi_square(counts, std::vector<double>(kBuckets, 1.0 / kBuckets)), 85.35);  // df 49
+  }
 }
 
 TEST(SampleNeighbors, WeightedWithReplacementFollowsWeights) {
