@@ -69,7 +69,7 @@ void run_train_bench(const TrainBenchOptions& command, distributed::ProcessGroup
   fmt::print(
       "train: {} {}-layer hidden {}, fanouts {}, batch {}, {} process(es) x {} threads, {:.1f} "
       "s\n",
-      options.model.kind, options.fanouts.size(), options.model.hidden,
+      name_of(options.model.kind), options.fanouts.size(), options.model.hidden,
       fmt::join(options.fanouts, ","), options.batch_size, ranks, num_threads(), r.train_seconds);
   fmt::print("  dense products on {}\n", nn::dense_product_blas());
   // Only what this run measured: other systems' figures (DGL's) belong in docs/benchmarks.md

@@ -41,7 +41,8 @@ void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
   const train::TrainJobResult result = train::run_train_job(job, group);
   if (group != nullptr && group->rank() != 0) return;
   if (result.task == train::TaskKind::kLinkPrediction) {
-    print_link_result(job.options.model.kind, job.link, result.link, group, timer.seconds());
+    print_link_result(std::string(name_of(job.options.model.kind)), job.link, result.link, group,
+                      timer.seconds());
   } else {
     print_result(command, result.node, group, timer.seconds());
   }
@@ -49,8 +50,9 @@ void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
 
 void print_result(const TrainCommand& command, const train::TrainResult& result,
                   const distributed::ProcessGroup* group, double seconds) {
-  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n", command.job.options.model.kind,
-             result.epochs_run, result.best_epoch + 1, result.seeds_per_second);
+  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n",
+             name_of(command.job.options.model.kind), result.epochs_run, result.best_epoch + 1,
+             result.seeds_per_second);
   fmt::print("validation accuracy {:.4f}\n", result.best_val_acc);
   fmt::print("test accuracy {:.4f}  test macro-F1 {:.4f}\n", result.test_acc, result.test_f1);
   print_time_split(result.times, group);
@@ -71,13 +73,11 @@ void print_time_split(const train::StageTimes& t, const distributed::ProcessGrou
 }
 
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
-  cmd->add_option("--model", o.model.kind,
+  add_enum_option(cmd, "--model", o.model.kind,
                   "Model: sage, gcn, gat, mlp (features only), rgcn or rsage (typed graphs: one "
                   "weight per edge type, messages summed (R-GCN) or averaged (relational "
                   "GraphSAGE)), or lightgcn (--task link: learnable embeddings propagated over "
-                  "the whole graph; --fanouts gives only the number of layers)")
-      ->check(CLI::IsMember({"sage", "gcn", "gat", "mlp", "rgcn", "rsage", "lightgcn"}))
-      ->capture_default_str();
+                  "the whole graph; --fanouts gives only the number of layers)");
   cmd->add_option("--fanouts", o.fanouts,
                   "Neighbors sampled per layer, input layer first (-1 = all); their count is "
                   "the number of layers")

@@ -41,7 +41,8 @@ class StackedModel : public GnnModel {
   StackedModel(const ModelConfig& config, bool elu) : config_(config), elu_(elu) {
     GL_CHECK(config.layers >= 1, "--layers must be >= 1, got {}", config.layers);
     dropout_ = register_module("dropout", FastDropout(config.dropout));
-    const bool paper_input_dropout = config.kind == "gcn" || config.kind == "gat";
+    const bool paper_input_dropout =
+        config.kind == ModelKind::kGcn || config.kind == ModelKind::kGat;
     const double input = config.input_dropout >= 0 ? config.input_dropout
                                                    : (paper_input_dropout ? config.dropout : 0.0);
     input_dropout_ = register_module("input_dropout", FastDropout(input));
@@ -141,10 +142,11 @@ class RelationalModel : public StackedModel<RelationalConv> {
  public:
   explicit RelationalModel(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
     GL_CHECK(c.num_relations > 0,
-             "--model {} needs a typed graph (node_types and edge_types in the dataset)", c.kind);
+             "--model {} needs a typed graph (node_types and edge_types in the dataset)",
+             name_of(c.kind));
     for (int64_t l = 0; l < c.layers; ++l) {
       add(RelationalConv(input_width(c, l), width(c, l), c.num_relations,
-                         c.kind == "rgcn" ? "sum" : "mean"),
+                         c.kind == ModelKind::kRgcn ? "sum" : "mean"),
           width(c, l));
     }
   }
@@ -181,21 +183,26 @@ std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
            "model sizes must be positive (in {}, hidden {}, out {})", config.in, config.hidden,
            config.out);
   std::shared_ptr<GnnModel> model;
-  if (config.kind == "sage") {
-    model = std::make_shared<GraphSAGE>(config);
-  } else if (config.kind == "gcn") {
-    model = std::make_shared<GCN>(config);
-  } else if (config.kind == "gat") {
-    model = std::make_shared<GAT>(config);
-  } else if (config.kind == "mlp") {
-    model = std::make_shared<MLP>(config);
-  } else if (config.kind == "rgcn" || config.kind == "rsage") {
-    model = std::make_shared<RelationalModel>(config);
-  } else {
-    throw UsageError(fmt::format(
-        "--model: unknown model '{}' (expected sage, gcn, gat, mlp, rgcn or rsage; lightgcn is a "
-        "link-prediction encoder: --task link)",
-        config.kind));
+  switch (config.kind) {
+    case ModelKind::kSage:
+      model = std::make_shared<GraphSAGE>(config);
+      break;
+    case ModelKind::kGcn:
+      model = std::make_shared<GCN>(config);
+      break;
+    case ModelKind::kGat:
+      model = std::make_shared<GAT>(config);
+      break;
+    case ModelKind::kMlp:
+      model = std::make_shared<MLP>(config);
+      break;
+    case ModelKind::kRgcn:
+    case ModelKind::kRsage:
+      model = std::make_shared<RelationalModel>(config);
+      break;
+    case ModelKind::kLightGcn:
+      throw OptionError("model.kind",
+                        "lightgcn is a link-prediction encoder: it needs the link task");
   }
   model->set_checkpoint_layers(config.checkpoint_layers);
   return model;

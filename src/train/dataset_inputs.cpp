@@ -10,12 +10,13 @@
 
 namespace graphloom::train {
 
-bool adds_self_loops(const std::string& model_kind, SelfLoops self_loops) {
+bool adds_self_loops(nn::ModelKind model_kind, SelfLoops self_loops) {
   return self_loops == SelfLoops::kAdd ||
-         (self_loops == SelfLoops::kAuto && (model_kind == "gcn" || model_kind == "gat"));
+         (self_loops == SelfLoops::kAuto &&
+          (model_kind == nn::ModelKind::kGcn || model_kind == nn::ModelKind::kGat));
 }
 
-graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string& model_kind,
+graph::CscGraph graph_for_model(const graph::CscGraph& graph, nn::ModelKind model_kind,
                                 SelfLoops self_loops) {
   return adds_self_loops(model_kind, self_loops)
              ? graph::add_self_loops(graph::remove_self_loops(graph))

@@ -23,7 +23,7 @@ class LinkModel : public torch::nn::Module {
   // symmetric targets.
   LinkModel(const nn::ModelConfig& encoder, int64_t num_nodes, int64_t embed_dim, Scorer scorer,
             bool destination_bias, const at::Tensor& prior)
-      : lightgcn_layers_(encoder.kind == "lightgcn" ? encoder.layers : 0) {
+      : lightgcn_layers_(encoder.kind == nn::ModelKind::kLightGcn ? encoder.layers : 0) {
     if (destination_bias) bias_ = register_parameter("bias", torch::zeros({num_nodes}));
     // The prior is not a buffer: it follows from the data and flags of each run, so a resumed
     // run recomputes it rather than reading a stale one from the checkpoint.

@@ -128,7 +128,7 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
       options_(options),
       link_((link.validate(), link)),
       group_(group),
-      lightgcn_(options.model.kind == "lightgcn"),
+      lightgcn_(options.model.kind == nn::ModelKind::kLightGcn),
       shared_embedding_(inputs.embedding),
       train_pairs_(edge_split(inputs, "train")),
       pair_weights_(recency_weights(inputs, link.recency_half_life_days)),

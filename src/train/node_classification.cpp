@@ -71,7 +71,7 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
                                                "(learnable input embeddings of that width)",
                                                inputs.name));
   }
-  GL_CHECK(options.model.kind != "gcn" || inputs.in_degrees.defined(),
+  GL_CHECK(options.model.kind != nn::ModelKind::kGcn || inputs.in_degrees.defined(),
            "GCN needs whole-graph degrees, which '{}' does not provide (partition it again with "
            "this graphloom, which records them, or use sage, gat or mlp)",
            inputs.name);

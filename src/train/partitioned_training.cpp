@@ -32,7 +32,7 @@ at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
 }  // namespace
 
 std::string self_loop_difference(const partition::Partition& part, const TrainOptions& options) {
-  const std::string& model = options.model.kind;
+  const nn::ModelKind model = options.model.kind;
   if (!adds_self_loops(model, options.self_loops)) return "";
   const graph::CscGraph& graph = part.graph;
   const at::Tensor loops = graph.indices.to(at::kLong) == graph.destinations() + part.node_begin;
@@ -44,7 +44,7 @@ std::string self_loop_difference(const partition::Partition& part, const TrainOp
       "(self_loops {}), but a partitioned graph is trained as it was partitioned. For the same "
       "graph on both paths, partition a copy with self-loops (graphloom convert --self-loops "
       "add, then graphloom partition)",
-      graph.num_nodes - nodes_with_loop, part.part, graph.num_nodes, model,
+      graph.num_nodes - nodes_with_loop, part.part, graph.num_nodes, name_of(model),
       name_of(options.self_loops));
 }
 

@@ -58,11 +58,11 @@ TEST(RelationalLayers, SumIsRgcnAndMeanAveragesTheRelationsThatReachANode) {
 }
 
 TEST(RelationalLayers, RelationalModelsNeedEdgeTypes) {
-  ModelConfig config{.kind = "rgcn", .in = 3, .hidden = 4, .out = 2, .layers = 2};
+  ModelConfig config{.kind = ModelKind::kRgcn, .in = 3, .hidden = 4, .out = 2, .layers = 2};
   EXPECT_THROW(make_model(config), Error);  // num_relations unknown
   config.num_relations = 2;
   EXPECT_EQ(make_model(config)->num_layers(), 2);
-  config.kind = "rsage";
+  config.kind = ModelKind::kRsage;
   EXPECT_EQ(make_model(config)->output_dim(1), 2);
 }
 

@@ -131,7 +131,8 @@ TEST(DistributedInference, EqualsSingleProcessInference) {
   const sampling::LocalNeighborSource source(data.graph);
   const at::Tensor features = data.node_features.at("feat");
   torch::manual_seed(0);
-  auto model = nn::make_model({.kind = "sage", .in = 16, .hidden = 8, .out = 4, .layers = 3});
+  auto model =
+      nn::make_model({.kind = nn::ModelKind::kSage, .in = 16, .hidden = 8, .out = 4, .layers = 3});
   const at::Tensor expected = layerwise_inference(*model, source, features, 50);
   std::vector<at::Tensor> results(3);
   run_ranks(3, [&](distributed::ProcessGroup& group) {
@@ -139,7 +140,8 @@ TEST(DistributedInference, EqualsSingleProcessInference) {
     {
       std::lock_guard lock(g_init_mutex);
       torch::manual_seed(0);
-      replica = nn::make_model({.kind = "sage", .in = 16, .hidden = 8, .out = 4, .layers = 3});
+      replica = nn::make_model(
+          {.kind = nn::ModelKind::kSage, .in = 16, .hidden = 8, .out = 4, .layers = 3});
     }
     results[group.rank()] =
         layerwise_inference(*replica, source, features, 50, false, &group).clone();

@@ -33,7 +33,8 @@ TEST(DistTensorInference, TwoTrainersOnTwoPartsEqualOneProcessOnTheJoinedGraph) 
       {partition::load_partition(dir / "parts", 0), partition::load_partition(dir / "parts", 1)});
   const sampling::LocalNeighborSource joined(whole.graph);
   const at::Tensor features = whole.features.at("feat");
-  const nn::ModelConfig config{.kind = "sage", .in = 8, .hidden = 6, .out = 3, .layers = 3};
+  const nn::ModelConfig config{
+      .kind = nn::ModelKind::kSage, .in = 8, .hidden = 6, .out = 3, .layers = 3};
   torch::manual_seed(0);
   const auto reference_model = nn::make_model(config);
   const at::Tensor expected = layerwise_inference(*reference_model, joined, features, 40);

@@ -21,7 +21,7 @@ io::Dataset split_planted() {
 
 TrainOptions quick_link_options() {
   TrainOptions options;
-  options.model.kind = "sage";
+  options.model.kind = nn::ModelKind::kSage;
   options.model.hidden = 32;
   options.model.dropout = 0.0;
   options.fanouts = {5, 5};
@@ -57,7 +57,7 @@ TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
 TEST(LinkPrediction, LightGcnPropagatesEmbeddingsOverTheWholeGraph) {
   const io::Dataset data = split_planted();
   TrainOptions options = quick_link_options();
-  options.model.kind = "lightgcn";
+  options.model.kind = nn::ModelKind::kLightGcn;
   options.fanouts = {-1, -1};  // two propagation layers
   options.epochs = 20;
   const LinkResult result = train_link_prediction(data, options, {.loss = LinkLoss::kBpr});

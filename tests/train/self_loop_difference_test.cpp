@@ -30,7 +30,7 @@ partition::Partition part_with_loops(const std::vector<int64_t>& loops) {
   return part;
 }
 
-TrainOptions with_model(const char* kind, SelfLoops self_loops = SelfLoops::kAuto) {
+TrainOptions with_model(nn::ModelKind kind, SelfLoops self_loops = SelfLoops::kAuto) {
   TrainOptions options;
   options.model.kind = kind;
   options.self_loops = self_loops;
@@ -38,16 +38,22 @@ TrainOptions with_model(const char* kind, SelfLoops self_loops = SelfLoops::kAut
 }
 
 TEST(SelfLoopDifference, GcnOnAPartitionWithoutLoopsSaysWhatDiffersAndHowToMatch) {
-  const std::string message = self_loop_difference(part_with_loops({10, 12}), with_model("gcn"));
+  const std::string message =
+      self_loop_difference(part_with_loops({10, 12}), with_model(nn::ModelKind::kGcn));
   EXPECT_NE(message.find("1 of part 1's 3 nodes have no self-loop"), std::string::npos) << message;
   EXPECT_NE(message.find("convert --self-loops add"), std::string::npos) << message;
-  EXPECT_NE(self_loop_difference(part_with_loops({}), with_model("sage", SelfLoops::kAdd)), "");
+  EXPECT_NE(
+      self_loop_difference(part_with_loops({}), with_model(nn::ModelKind::kSage, SelfLoops::kAdd)),
+      "");
 }
 
 TEST(SelfLoopDifference, SilentWhenBothPathsTrainOnTheSameGraph) {
-  EXPECT_EQ(self_loop_difference(part_with_loops({10, 11, 12}), with_model("gcn")), "");
-  EXPECT_EQ(self_loop_difference(part_with_loops({}), with_model("sage")), "");
-  EXPECT_EQ(self_loop_difference(part_with_loops({}), with_model("gcn", SelfLoops::kKeep)), "");
+  EXPECT_EQ(self_loop_difference(part_with_loops({10, 11, 12}), with_model(nn::ModelKind::kGcn)),
+            "");
+  EXPECT_EQ(self_loop_difference(part_with_loops({}), with_model(nn::ModelKind::kSage)), "");
+  EXPECT_EQ(
+      self_loop_difference(part_with_loops({}), with_model(nn::ModelKind::kGcn, SelfLoops::kKeep)),
+      "");
 }
 
 }  // namespace

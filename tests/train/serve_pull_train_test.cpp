@@ -36,7 +36,7 @@ TEST(OneProcess, ServesPullsAndTrainsBesideLibtorch) {
 
   // Training over the same servers learns the planted classes.
   TrainOptions options;
-  options.model.kind = "sage";
+  options.model.kind = nn::ModelKind::kSage;
   options.model.hidden = 16;
   options.fanouts = {5, 5};
   options.batch_size = 64;

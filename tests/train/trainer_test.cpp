@@ -129,19 +129,21 @@ TEST(TrainOptions, ValidateNamesTheField) {
     }
     return std::string("valid");
   };
-  EXPECT_EQ(field_of(TrainOptions{}), "valid");
-  TrainOptions o;
-  o.batch_size = 0;
-  EXPECT_EQ(field_of(o), "batch_size: must be >= 1, got 0");
-  o = {};
-  o.fanouts = {10, -2};
-  EXPECT_EQ(field_of(o), "fanouts: must be positive or -1 (all neighbors), got 10,-2");
-  o = {};
-  o.num_workers = 3;
-  EXPECT_EQ(field_of(o), "prefetch: (1) must be at least num_workers (3)");
-  o = {};
-  o.lr = -0.1;
-  EXPECT_EQ(field_of(o), "lr: must be >= 0, got -0.1");
+  // Each case edits a fresh default.
+  const auto edited = [&](auto edit) {
+    TrainOptions options;
+    edit(options);
+    return field_of(options);
+  };
+  EXPECT_EQ(edited([](TrainOptions&) {}), "valid");
+  EXPECT_EQ(edited([](TrainOptions& o) { o.batch_size = 0; }), "batch_size: must be >= 1, got 0");
+  EXPECT_EQ(edited([](TrainOptions& o) {
+              o.fanouts = {10, -2};
+            }),
+            "fanouts: must be positive or -1 (all neighbors), got 10,-2");
+  EXPECT_EQ(edited([](TrainOptions& o) { o.num_workers = 3; }),
+            "prefetch: (1) must be at least num_workers (3)");
+  EXPECT_EQ(edited([](TrainOptions& o) { o.lr = -0.1; }), "lr: must be >= 0, got -0.1");
   EXPECT_EQ(enum_from_name<EvalMode>("eval", "sampled"), EvalMode::kSampled);
   EXPECT_EQ(testing::error_of([] { enum_from_name<EvalMode>("eval", "exact"); }),
             "eval must be one of full, sampled, got 'exact'");

@@ -41,7 +41,8 @@ TrainOptions quick_options() {
 TEST(Inference, LayerwiseMatchesTheModelOnFullBlocks) {
   const io::Dataset data = small_planted(500);
   const sampling::LocalNeighborSource source(data.graph);
-  for (const char* kind : {"sage", "gcn", "gat"}) {
+  for (const nn::ModelKind kind :
+       {nn::ModelKind::kSage, nn::ModelKind::kGcn, nn::ModelKind::kGat}) {
     torch::manual_seed(0);
     auto model =
         nn::make_model({.kind = kind, .in = 16, .hidden = 8, .out = 4, .layers = 2, .heads = 2});
@@ -55,7 +56,7 @@ TEST(Inference, LayerwiseMatchesTheModelOnFullBlocks) {
     torch::NoGradGuard no_grad;
     const torch::Tensor direct =
         model->forward(batch.blocks, features.index_select(0, batch.input_nodes()));
-    EXPECT_TRUE(torch::allclose(all.index_select(0, seeds), direct, 1e-4, 1e-5)) << kind;
+    EXPECT_TRUE(torch::allclose(all.index_select(0, seeds), direct, 1e-4, 1e-5)) << name_of(kind);
   }
 }
 
@@ -110,7 +111,7 @@ TEST(Training, GnnBeatsTheFeatureOnlyBaseline) {
   TrainOptions o = quick_options();
   o.epochs = 6;
   const double gnn = train_node_classification(data, o).test_acc;
-  o.model.kind = "mlp";
+  o.model.kind = nn::ModelKind::kMlp;
   const double mlp = train_node_classification(data, o).test_acc;
   EXPECT_GT(gnn, mlp + 0.2) << "sage " << gnn << " mlp " << mlp;
 }

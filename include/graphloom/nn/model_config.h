@@ -2,13 +2,21 @@
 // that option structs and command lines can name a model without the libtorch module headers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+
+#include "graphloom/base/enum_names.h"
 
 namespace graphloom::nn {
 
+// lightgcn is a link-prediction encoder (learnable embeddings propagated over the whole graph);
+// rgcn and rsage take typed graphs.
+enum class ModelKind { kSage, kGcn, kGat, kMlp, kRgcn, kRsage, kLightGcn };
+
 struct ModelConfig {
-  std::string kind = "sage";  // sage | gcn | gat | mlp | rgcn | rsage
+  ModelKind kind = ModelKind::kSage;
   int64_t in = 0;
   int64_t hidden = 256;
   int64_t out = 0;
@@ -26,3 +34,17 @@ struct ModelConfig {
 };
 
 }  // namespace graphloom::nn
+
+namespace graphloom {
+template <>
+struct EnumNames<nn::ModelKind> {
+  static constexpr std::array<std::pair<std::string_view, nn::ModelKind>, 7> kNames{
+      {{"sage", nn::ModelKind::kSage},
+       {"gcn", nn::ModelKind::kGcn},
+       {"gat", nn::ModelKind::kGat},
+       {"mlp", nn::ModelKind::kMlp},
+       {"rgcn", nn::ModelKind::kRgcn},
+       {"rsage", nn::ModelKind::kRsage},
+       {"lightgcn", nn::ModelKind::kLightGcn}}};
+};
+}  // namespace graphloom

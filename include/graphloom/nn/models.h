@@ -42,7 +42,8 @@ class GnnModel : public torch::nn::Module {
   bool checkpoint_layers_ = false;
 };
 
-// Builds the model named by config.kind; throws graphloom::UsageError for an unknown kind.
+// Builds the model config.kind names; throws graphloom::OptionError for lightgcn (built by the
+// link-prediction task).
 std::shared_ptr<GnnModel> make_model(const ModelConfig& config);
 
 }  // namespace graphloom::nn

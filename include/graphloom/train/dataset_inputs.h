@@ -16,10 +16,10 @@ namespace graphloom::train {
 
 // True when `self_loops` gives model `model_kind` one self-loop per node: kAdd, or kAuto for
 // gcn and gat (as their papers).
-bool adds_self_loops(const std::string& model_kind, SelfLoops self_loops);
+bool adds_self_loops(nn::ModelKind model_kind, SelfLoops self_loops);
 
 // `graph` with one self-loop per node when adds_self_loops(); else as it is.
-graph::CscGraph graph_for_model(const graph::CscGraph& graph, const std::string& model_kind,
+graph::CscGraph graph_for_model(const graph::CscGraph& graph, nn::ModelKind model_kind,
                                 SelfLoops self_loops);
 
 // "feat" (as stored, decoded per gather; kRow normalization as a per-row scale) and "label"
