@@ -306,8 +306,8 @@ def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "
         method: ``metis`` (min edge cut), ``stream`` (one pass, memory O(nodes)) or ``random``.
         metis_scheme: ``auto``, ``recursive`` or ``kway``.
         stream_algorithm: ``fennel`` or ``ldg``.
-        balance_train: metis: spread train nodes evenly too.
-        balance_edges: metis: balance in-edges per part too.
+        balance_train: metis, stream: spread train nodes evenly too.
+        balance_edges: metis, stream: balance in-edges (what a part stores and samples) too.
         seed: random seed.
         halo: 1 records the 1-hop in-neighbors owned by other parts.
         out_edges: also store each part's out-edges.
@@ -318,9 +318,9 @@ def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "
     job.data = _check.path("data", data)
     job.out = _check.path("out", out)
     job.parts = _check.positive("num_parts", num_parts)
-    job.method = _check.choice("method", method, ("metis", "stream", "random"))
-    job.metis_scheme = _check.choice("metis_scheme", metis_scheme, ("auto", "recursive", "kway"))
-    job.stream_algorithm = _check.choice("stream_algorithm", stream_algorithm, ("fennel", "ldg"))
+    job.method = method  # each name is checked where it becomes a kind (OptionError)
+    job.metis_scheme = metis_scheme
+    job.stream_algorithm = stream_algorithm
     job.balance_train = balance_train
     job.balance_edges = balance_edges
     job.seed = seed

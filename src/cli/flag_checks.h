@@ -24,12 +24,29 @@ std::string flag_of_field(const std::string& field);
 // An OptionError in flag terms: "--prefetch (1) must be at least --workers (2)".
 std::string in_flag_terms(const OptionError& error);
 
+// Turns a name of enum E into the number CLI11 stores; otherwise "must be one of full,
+// sampled, got 'exact'" (CheckedTransformer's own message listed the numbers too).
+template <class E>
+CLI::Validator enum_name() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        for (const auto& [name, v] : EnumNames<E>::kNames) {
+          if (name == input) {
+            input = std::to_string(static_cast<int>(v));
+            return "";
+          }
+        }
+        return "must be one of " + enum_choices<E>() + ", got '" + input + "'";
+      },
+      "{" + enum_choices<E>() + "}");
+}
+
 // Adds an option whose values are the names of enum E (EnumNames<E>), e.g. --eval full|sampled.
 template <class E>
 CLI::Option* add_enum_option(CLI::App* cmd, const std::string& flag, E& value,
                              const std::string& description) {
   return cmd->add_option(flag, value, description)
-      ->transform(CLI::CheckedTransformer(enum_map<E>()))
+      ->transform(enum_name<E>())
       ->default_str(std::string(name_of(value)));
 }
 

@@ -52,8 +52,10 @@ void print_estimate(const partition::PartitionJob& job) {
         "the estimate's high end ({:.1f} GB) exceeds the {:.1f} GB this process may "
         "use: if it runs out, --method stream needs {:.1f} GB",
         estimate.peak / 1e9, available / 1e9,
-        partition::estimate_job(
-            {.data = job.data, .parts = job.parts, .method = "stream", .out_edges = job.out_edges})
+        partition::estimate_job({.data = job.data,
+                                 .parts = job.parts,
+                                 .method = partition::PartitionMethod::kStream,
+                                 .out_edges = job.out_edges})
                 .peak /
             1e9);
   }
@@ -113,23 +115,16 @@ void add_partition_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--parts", c->job.parts, "Number of parts")
       ->check(positive())
       ->capture_default_str();
-  cmd->add_option(
-         "--method", c->job.method,
-         "'metis' (min edge cut on the symmetrized graph, see --metis-scheme), 'stream' (one pass, "
-         "memory O(nodes), for graphs METIS cannot take) or 'random'")
-      ->check(CLI::IsMember({"metis", "stream", "random"}))
-      ->capture_default_str();
-  cmd->add_option("--metis-scheme", c->job.metis_scheme,
+  add_enum_option(cmd, "--method", c->job.method,
+                  "'metis' (min edge cut on the symmetrized graph, see --metis-scheme), 'stream' "
+                  "(one pass, memory O(nodes), for graphs METIS cannot take) or 'random'");
+  add_enum_option(cmd, "--metis-scheme", c->job.metis_scheme,
                   "metis: 'recursive' (recursive bisection), 'kway' (multilevel k-way, as DGL) or "
                   "'auto' (recursive up to 8 parts, where it was faster and cut fewer edges, "
-                  "k-way above, where it keeps the balance)")
-      ->check(CLI::IsMember({"auto", "recursive", "kway"}))
-      ->capture_default_str();
-  cmd->add_option("--stream-algorithm", c->job.stream_algorithm,
+                  "k-way above, where it keeps the balance)");
+  add_enum_option(cmd, "--stream-algorithm", c->job.stream_algorithm,
                   "stream: 'fennel' (each node pays for what it adds to a part: spreads hubs under "
-                  "--balance-edges) or 'ldg'")
-      ->check(CLI::IsMember({"fennel", "ldg"}))
-      ->capture_default_str();
+                  "--balance-edges) or 'ldg'");
   cmd->add_option("--out", c->job.out, "Output partition directory (required unless --estimate)");
   cmd->add_flag("--balance-train", c->job.balance_train,
                 "metis, stream: spread train nodes evenly too");

@@ -17,11 +17,6 @@ MetisScheme resolve_metis_scheme(MetisScheme scheme, int64_t parts) {
   return parts <= 8 ? MetisScheme::kRecursive : MetisScheme::kKway;
 }
 
-std::string metis_scheme_name(MetisScheme scheme) {
-  GL_CHECK(scheme != MetisScheme::kAuto, "metis_scheme_name needs a resolved scheme");
-  return scheme == MetisScheme::kRecursive ? "recursive" : "kway";
-}
-
 at::Tensor assign_random(int64_t num_nodes, int64_t parts, uint64_t seed) {
   GL_CHECK(parts >= 1 && parts <= num_nodes, "--parts must be in [1, num_nodes = {}], got {}",
            num_nodes, parts);

@@ -43,7 +43,7 @@ int64_t array_bytes(const fs::path& file) {
 
 }  // namespace
 
-PartitionEstimate estimate_partition(const fs::path& dir, int64_t parts, const std::string& method,
+PartitionEstimate estimate_partition(const fs::path& dir, int64_t parts, PartitionMethod method,
                                      int64_t metis_constraints, bool metis_recursive,
                                      bool out_edges) {
   std::ifstream in(dir / "metadata.json");
@@ -80,7 +80,7 @@ PartitionEstimate estimate_partition(const fs::path& dir, int64_t parts, const s
   if (meta.contains("labels")) features += 8 * n;
 
   int64_t assign_low = 0;
-  if (method == "metis") {
+  if (method == PartitionMethod::kMetis) {
     const int64_t symmetric = 2 * edges;  // both directions, before duplicates are merged
     const int64_t build = symmetric * (3 * index_bytes) + 2 * 8 * n;  // two halves + CSC
     const int64_t dedupe = symmetric * (2 * index_bytes + 8);         // in, kept ids, out
@@ -96,7 +96,8 @@ PartitionEstimate estimate_partition(const fs::path& dir, int64_t parts, const s
                                   static_cast<double>(symmetric);
   } else {
     estimate.assign = assign_low = 8 * n;
-    if (method == "stream") estimate.assign_seconds = kStreamPerEdge * static_cast<double>(edges);
+    if (method == PartitionMethod::kStream)
+      estimate.assign_seconds = kStreamPerEdge * static_cast<double>(edges);
   }
   // All feature pages end up touched; one part's rows, edge positions, sources and ids live
   // at once, plus the relabelling maps.

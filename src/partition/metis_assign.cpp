@@ -206,7 +206,7 @@ at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const Metis
     timer.reset();
     run_metis(graph, metis, parts, options, part);
     spdlog::info("metis: {} parts by {} ({:.1f} s)", parts,
-                 metis_scheme_name(resolve_metis_scheme(options.scheme, parts)), timer.seconds());
+                 name_of(resolve_metis_scheme(options.scheme, parts)), timer.seconds());
   } else {
     // Fewer connected nodes than parts: nothing for METIS to cut; all are placed by balance.
     metis.isolated.insert(metis.isolated.end(), metis.nodes.begin(), metis.nodes.end());

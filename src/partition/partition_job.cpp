@@ -12,13 +12,6 @@ namespace graphloom::partition {
 
 namespace {
 
-MetisScheme metis_scheme(const PartitionJob& job) {
-  return resolve_metis_scheme(job.metis_scheme == "recursive" ? MetisScheme::kRecursive
-                              : job.metis_scheme == "kway"    ? MetisScheme::kKway
-                                                              : MetisScheme::kAuto,
-                              job.parts);
-}
-
 // bool [num_nodes] of the train split, for --balance-train.
 at::Tensor train_mask(const io::Dataset& dataset) {
   if (!dataset.splits.count("train")) {
@@ -33,24 +26,25 @@ at::Tensor train_mask(const io::Dataset& dataset) {
 
 PartitionEstimate estimate_job(const PartitionJob& c) {
   const int64_t constraints = 1 + (c.balance_train ? 1 : 0) + (c.balance_edges ? 1 : 0);
-  return estimate_partition(c.data, c.parts, c.method, constraints,
-                            metis_scheme(c) == MetisScheme::kRecursive, c.out_edges);
+  return estimate_partition(
+      c.data, c.parts, c.method, constraints,
+      resolve_metis_scheme(c.metis_scheme, c.parts) == MetisScheme::kRecursive, c.out_edges);
 }
 
 PartitionInfo partition_dataset(const io::Dataset& dataset, const PartitionJob& c) {
   Timer timer;
   at::Tensor assignment;
-  std::string method = c.method;
+  std::string method(name_of(c.method));
   const at::Tensor train = c.balance_train ? train_mask(dataset) : at::Tensor();
-  if (c.method == "random") {
+  if (c.method == PartitionMethod::kRandom) {
     assignment = assign_random(dataset.num_nodes(), c.parts, c.seed);
-  } else if (c.method == "stream") {
+  } else if (c.method == PartitionMethod::kStream) {
     assignment = assign_stream(
         dataset.graph, c.parts,
         {.algorithm = c.stream_algorithm, .train_mask = train, .balance_edges = c.balance_edges});
   } else {
-    const MetisScheme scheme = metis_scheme(c);
-    method = "metis-" + metis_scheme_name(scheme);
+    const MetisScheme scheme = resolve_metis_scheme(c.metis_scheme, c.parts);
+    method = fmt::format("metis-{}", name_of(scheme));
     assignment = assign_metis(
         dataset.graph, c.parts,
         {.train_mask = train, .balance_edges = c.balance_edges, .seed = c.seed, .scheme = scheme});

@@ -124,14 +124,12 @@ at::Tensor assign_stream(const graph::CscGraph& graph, int64_t parts,
                          const StreamOptions& options) {
   const int64_t n = graph.num_nodes;
   GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
-  GL_CHECK(options.algorithm == "ldg" || options.algorithm == "fennel",
-           "--stream-algorithm must be 'ldg' or 'fennel', got '{}'", options.algorithm);
   GL_CHECK(options.slack >= 0, "stream slack must be >= 0, got {}", options.slack);
   GL_CHECK(!options.train_mask.defined() ||
                (options.train_mask.scalar_type() == at::kBool && options.train_mask.numel() == n),
            "the train mask must be bool [num_nodes = {}]", n);
   Loads loads(graph, parts, options);
-  const bool ldg = options.algorithm == "ldg";
+  const bool ldg = options.algorithm == StreamAlgorithm::kLdg;
   const double gamma = 1.5;
   const double alpha = std::sqrt(static_cast<double>(parts)) *
                        static_cast<double>(graph.num_edges()) /

@@ -11,15 +11,28 @@
 namespace py = pybind11;
 
 namespace graphloom::python {
+namespace {
+
+// A property over an enum field, read and written as its name (EnumNames): Python passes
+// the same words as the CLI, and a wrong one raises graphloom.OptionError naming `field`.
+template <class Job, class E>
+auto enum_getter(E Job::*member) {
+  return [member](const Job& job) { return std::string(name_of(job.*member)); };
+}
+template <class Job, class E>
+auto enum_setter(const char* field, E Job::*member) {
+  return [field, member](Job& job, const std::string& name) {
+    job.*member = enum_from_name<E>(field, name);
+  };
+}
+
+}  // namespace
 
 void bind_jobs(py::module_& module) {
   py::class_<io::ImportJob>(module, "ImportJob")
       .def(py::init<>())
-      .def_property(
-          "source_format", [](const io::ImportJob& job) { return name_of(job.source_format); },
-          [](io::ImportJob& job, const std::string& name) {
-            job.source_format = enum_from_name<io::SourceFormat>("source_format", name);
-          })
+      .def_property("source_format", enum_getter(&io::ImportJob::source_format),
+                    enum_setter("source_format", &io::ImportJob::source_format))
       .def_readwrite("source", &io::ImportJob::source)
       .def_readwrite("split", &io::ImportJob::split)
       .def_readwrite("split_scheme", &io::ImportJob::split_scheme)
@@ -40,11 +53,8 @@ void bind_jobs(py::module_& module) {
           "num_nodes", [](const io::ImportJob& job) { return job.edge_list.num_nodes; },
           [](io::ImportJob& job, int64_t value) { job.edge_list.num_nodes = value; })
       .def_readwrite("bidirected", &io::ImportJob::bidirected)
-      .def_property(
-          "self_loops", [](const io::ImportJob& job) { return name_of(job.self_loops); },
-          [](io::ImportJob& job, const std::string& name) {
-            job.self_loops = enum_from_name<io::SelfLoopEdit>("self_loops", name);
-          })
+      .def_property("self_loops", enum_getter(&io::ImportJob::self_loops),
+                    enum_setter("self_loops", &io::ImportJob::self_loops))
       .def_readwrite("link_split", &io::ImportJob::link_split)
       .def_readwrite("seed", &io::ImportJob::seed)
       .def_readwrite("rating_split", &io::ImportJob::rating_split);
@@ -64,9 +74,12 @@ void bind_jobs(py::module_& module) {
       .def_readwrite("data", &partition::PartitionJob::data)
       .def_readwrite("out", &partition::PartitionJob::out)
       .def_readwrite("parts", &partition::PartitionJob::parts)
-      .def_readwrite("method", &partition::PartitionJob::method)
-      .def_readwrite("stream_algorithm", &partition::PartitionJob::stream_algorithm)
-      .def_readwrite("metis_scheme", &partition::PartitionJob::metis_scheme)
+      .def_property("method", enum_getter(&partition::PartitionJob::method),
+                    enum_setter("method", &partition::PartitionJob::method))
+      .def_property("stream_algorithm", enum_getter(&partition::PartitionJob::stream_algorithm),
+                    enum_setter("stream_algorithm", &partition::PartitionJob::stream_algorithm))
+      .def_property("metis_scheme", enum_getter(&partition::PartitionJob::metis_scheme),
+                    enum_setter("metis_scheme", &partition::PartitionJob::metis_scheme))
       .def_readwrite("balance_train", &partition::PartitionJob::balance_train)
       .def_readwrite("balance_edges", &partition::PartitionJob::balance_edges)
       .def_readwrite("seed", &partition::PartitionJob::seed)

@@ -70,6 +70,12 @@ TEST(Cli, OutOfRangeFlagsSayWhatWasExpected) {
       {"train --lr -1 --epochs 0", "--epochs: must be greater than 0 (got 0)"},
       {"train --dropout 1.5", "--dropout: must be between 0 and 1 (got 1.5)"},
       {"--threads -2 inspect x", "--threads: must be 0 or more (got -2)"},
+      // Kind flags list their names, not CLI11's name->number map.
+      {"partition --data d --out o --method spectral",
+       "--method: must be one of metis, stream, random, got 'spectral'"},
+      {"train --model transformer",
+       "--model: must be one of sage, gcn, gat, mlp, rgcn, rsage, "
+       "lightgcn, got 'transformer'"},
   };
   for (const auto& [command, message] : cases) {
     const auto result = run_graphloom(command);

@@ -232,7 +232,7 @@ TEST(Partition, MetisSchemeAutoTakesRecursiveBisectionUpToEightParts) {
   EXPECT_EQ(resolve_metis_scheme(MetisScheme::kAuto, 8), MetisScheme::kRecursive);
   EXPECT_EQ(resolve_metis_scheme(MetisScheme::kAuto, 9), MetisScheme::kKway);
   EXPECT_EQ(resolve_metis_scheme(MetisScheme::kKway, 2), MetisScheme::kKway);
-  EXPECT_EQ(metis_scheme_name(MetisScheme::kRecursive), "recursive");
+  EXPECT_EQ(name_of(MetisScheme::kRecursive), "recursive");
   // Both schemes give every node a part in range, with self-loops and repeated edges present.
   const io::Dataset data = planted(3000);
   for (const MetisScheme scheme : {MetisScheme::kRecursive, MetisScheme::kKway}) {
@@ -247,14 +247,15 @@ TEST(Partition, StreamingCutLiesBetweenMetisAndRandom) {
   const io::Dataset data = planted(20000);
   const int64_t metis = edge_cut(data.graph, assign_metis(data.graph, 4, {}));
   const int64_t random = edge_cut(data.graph, assign_random(data.num_nodes(), 4, 0));
-  for (const char* algorithm : {"fennel", "ldg"}) {
+  for (const StreamAlgorithm algorithm : {StreamAlgorithm::kFennel, StreamAlgorithm::kLdg}) {
     const at::Tensor parts = assign_stream(data.graph, 4, {.algorithm = algorithm, .slack = 0.05});
     const int64_t cut = edge_cut(data.graph, parts);
-    EXPECT_LT(cut, random) << algorithm;
-    EXPECT_GE(cut, metis) << algorithm;
-    EXPECT_LE(at::bincount(parts, {}, 4).max().item<int64_t>(), 5250) << algorithm;  // capacity
+    EXPECT_LT(cut, random) << name_of(algorithm);
+    EXPECT_GE(cut, metis) << name_of(algorithm);
+    EXPECT_LE(at::bincount(parts, {}, 4).max().item<int64_t>(), 5250)
+        << name_of(algorithm);  // capacity
   }
-  EXPECT_THROW(assign_stream(data.graph, 4, {.algorithm = "hash"}), Error);
+  EXPECT_THROW(enum_from_name<StreamAlgorithm>("stream_algorithm", "hash"), OptionError);
 }
 
 TEST(Partition, BalancesTrainNodesWhenAsked) {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <string>
 #include <vector>
 
 #include "graphloom/graph/build.h"
@@ -88,8 +87,8 @@ graph::CscGraph hubs_first() {
 
 TEST(SkewedAssign, StreamingBalancesEdgesWhenAsked) {
   const graph::CscGraph graph = hubs_first();
-  for (const char* algorithm : {"fennel", "ldg"}) {
-    SCOPED_TRACE(algorithm);
+  for (const StreamAlgorithm algorithm : {StreamAlgorithm::kFennel, StreamAlgorithm::kLdg}) {
+    SCOPED_TRACE(name_of(algorithm));
     // Nodes alone: the hubs' edges are not balanced (this is what the option is for).
     const at::Tensor nodes_only = assign_stream(graph, 4, {.algorithm = algorithm});
     EXPECT_LE(node_imbalance(nodes_only, 4), 1.06);
@@ -99,7 +98,7 @@ TEST(SkewedAssign, StreamingBalancesEdgesWhenAsked) {
     // Fennel pays for the edges a node adds, so the hubs spread; LDG's penalty scales the
     // neighbor count and is blind to a node's weight, so it fills the parts in stream order
     // and only the capacities (and their overrun at the end) bound it.
-    const double bound = std::string(algorithm) == "fennel" ? 1.1 : 1.2;
+    const double bound = algorithm == StreamAlgorithm::kFennel ? 1.1 : 1.2;
     EXPECT_LE(node_imbalance(both, 4), bound);
     EXPECT_LE(edge_imbalance(graph, both, 4), bound);
     // Still a partition that follows the chain: far fewer cut edges than random's ~3/4.

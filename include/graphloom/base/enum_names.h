@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <string>
 #include <string_view>
 
@@ -47,14 +46,6 @@ E enum_from_name(const std::string& field, std::string_view name) {
     if (n == name) return v;
   }
   throw OptionError(field, fmt::format("must be one of {}, got '{}'", enum_choices<E>(), name));
-}
-
-// Name -> value, e.g. for CLI11's CheckedTransformer.
-template <class E>
-std::map<std::string, E> enum_map() {
-  std::map<std::string, E> out;
-  for (const auto& [name, v] : EnumNames<E>::kNames) out.emplace(name, v);
-  return out;
 }
 
 }  // namespace graphloom

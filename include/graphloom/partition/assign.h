@@ -7,21 +7,12 @@
 #include <string>
 
 #include "graphloom/graph/csc_graph.h"
+#include "graphloom/partition/methods.h"
 
 namespace graphloom::partition {
 
-// How METIS splits: recursive bisection (METIS_PartGraphRecursive) or multilevel k-way
-// (METIS_PartGraphKway, what DGL calls). On the reference graph (1M nodes, 20M edges, balancing
-// train nodes and edges) recursive bisection took 10.8 s against 20.2 s for 2 parts and cut
-// fewer edges (34.6% vs 35.7%), and likewise for 4 and 8 parts; on R-MAT (scale 16, 4 parts)
-// it cut 23.9% against k-way's 41.2%. Past 8 parts its imbalance grows beyond METIS's 1.03
-// (1.05 at 64 parts), so kAuto takes recursive bisection up to 8 parts and k-way above.
-enum class MetisScheme { kAuto, kRecursive, kKway };
-
 // The scheme kAuto resolves to for `parts`; other schemes are returned as given.
 MetisScheme resolve_metis_scheme(MetisScheme scheme, int64_t parts);
-// "recursive" or "kway" (of a resolved scheme).
-std::string metis_scheme_name(MetisScheme scheme);
 
 struct MetisOptions {
   at::Tensor train_mask;       // bool [num_nodes]: balance train nodes across parts (optional)
@@ -49,7 +40,7 @@ at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const Metis
 // would carry one of its constraints past ceil(even share * (1 + slack)) while another part
 // has room.
 struct StreamOptions {
-  std::string algorithm = "fennel";
+  StreamAlgorithm algorithm = StreamAlgorithm::kFennel;
   double slack = 0.05;
   at::Tensor train_mask;       // bool [num_nodes]: balance train nodes across parts (optional)
   bool balance_edges = false;  // balance in-degree (edges per part) too

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "graphloom/partition/methods.h"
+
 namespace graphloom::partition {
 
 // METIS's workspace depends on how well the graph coarsens, which the headers cannot tell:
@@ -26,7 +28,7 @@ struct PartitionEstimate {
 // `out_edges`: the parts also get their out-edges (`partition --out-edges`).
 // `metis_recursive`: METIS by recursive bisection (else k-way).
 PartitionEstimate estimate_partition(const std::filesystem::path& dataset_dir, int64_t parts,
-                                     const std::string& method, int64_t metis_constraints,
+                                     PartitionMethod method, int64_t metis_constraints,
                                      bool metis_recursive, bool out_edges = false);
 
 }  // namespace graphloom::partition

@@ -15,11 +15,11 @@ struct PartitionJob {
   std::string data;  // dataset directory (for the memory estimate)
   std::string out;   // partition directory to write
   int64_t parts = 2;
-  std::string method = "metis";             // metis | stream | random
-  std::string stream_algorithm = "fennel";  // stream: fennel | ldg
-  std::string metis_scheme = "auto";        // metis: auto | recursive | kway
-  bool balance_train = false;               // metis, stream: spread train nodes evenly too
-  bool balance_edges = false;               // metis, stream: balance in-edges per part too
+  PartitionMethod method = PartitionMethod::kMetis;
+  StreamAlgorithm stream_algorithm = StreamAlgorithm::kFennel;  // stream
+  MetisScheme metis_scheme = MetisScheme::kAuto;                // metis
+  bool balance_train = false;  // metis, stream: spread train nodes evenly too
+  bool balance_edges = false;  // metis, stream: balance in-edges per part too
   uint64_t seed = 0;
   int64_t halo = 0;          // record the 1-hop in-neighbors owned by other parts (0 or 1)
   bool out_edges = false;    // also store each part's out-edges
