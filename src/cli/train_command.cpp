@@ -216,11 +216,9 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "Typed graphs: EDGE_TYPE=F1,F2,... picks per layer for one edge type (a "
                   "relation name or src:relation:dst), overriding --fanouts, which otherwise "
                   "applies to every edge type; repeat for several types");
-  cmd->add_option("--cache-policy", command->job.cluster.cache_policy,
+  add_enum_option(cmd, "--cache-policy", command->job.cluster.cache_policy,
                   "Cache of remote feature rows: none, degree (static: the nodes this machine's "
                   "edges refer to most) or sieve (dynamic, GraphBolt's default)")
-      ->check(CLI::IsMember({"none", "degree", "sieve"}))
-      ->capture_default_str()
       ->group(partitioned);
   cmd->add_option("--cache-size", command->cache_size,
                   "Bytes of the feature cache per trainer, e.g. 256M or 2G")

@@ -121,12 +121,6 @@ struct CachedFeatureSource::Shard {
   }
 };
 
-CachePolicy cache_policy_from_name(const std::string& name) {
-  if (name == "degree" || name == "static") return CachePolicy::kStatic;
-  if (name == "sieve") return CachePolicy::kSieve;
-  GL_THROW("unknown cache policy '{}' (expected degree or sieve)", name);
-}
-
 int64_t parse_byte_size(const std::string& text) {
   std::size_t used = 0;
   double value = 0;
@@ -165,6 +159,8 @@ CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::stri
   row_bytes_ = static_cast<int64_t>(c10::elementSize(info_.dtype));
   for (int64_t size : info_.row_shape) row_bytes_ *= size;
   GL_CHECK(row_bytes_ > 0, "cannot cache '{}': its rows are empty", name_);
+  GL_CHECK(options_.policy != CachePolicy::kNone,
+           "a feature cache needs a policy (degree or sieve)");
   GL_CHECK(options_.capacity_bytes >= 0, "cache size must not be negative");
   const int64_t cacheable =
       info_.num_rows -

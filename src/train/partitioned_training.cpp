@@ -111,9 +111,8 @@ PartitionedInputs::~PartitionedInputs() = default;
 
 // A cache of remote "feat" rows in front of the DistGraph (PartitionedJob::cache_policy).
 void PartitionedInputs::make_cache(const PartitionedJob& job) {
-  if (job.cache_policy == "none") return;
-  features::CacheOptions options{.policy = features::cache_policy_from_name(job.cache_policy),
-                                 .capacity_bytes = job.cache_bytes};
+  if (job.cache_policy == features::CachePolicy::kNone) return;
+  features::CacheOptions options{.policy = job.cache_policy, .capacity_bytes = job.cache_bytes};
   if (local_) {  // the local part is read in place: only remote rows are worth caching
     options.bypass_begin = local_->part().node_begin;
     options.bypass_end = local_->part().node_end;
@@ -125,7 +124,7 @@ void PartitionedInputs::make_cache(const PartitionedJob& job) {
     options.static_rows = features::rows_by_reference_count(sources, info_.num_nodes);
   }
   cache_.emplace(*graph_, "feat", std::move(options));
-  spdlog::info("feature cache ({}): {} rows of 'feat', {:.1f} MB", job.cache_policy,
+  spdlog::info("feature cache ({}): {} rows of 'feat', {:.1f} MB", name_of(job.cache_policy),
                cache_->capacity_rows(), job.cache_bytes / 1e6);
 }
 

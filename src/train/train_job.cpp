@@ -86,15 +86,16 @@ void TrainJob::validate() const {
     throw OptionError("resume", "needs checkpoint FILE");
   }
   if (cluster.part_config.empty()) {
-    if (cluster.cache_policy != "none") {
+    if (cluster.cache_policy != features::CachePolicy::kNone) {
       throw OptionError("cache_policy", "caches remote rows: it needs part_config");
     }
     return;
   }
   if (!data.empty()) throw OptionError("data", "or part_config: give one, not both");
   if (cluster.ip_config.empty()) throw OptionError("part_config", "needs ip_config FILE");
-  if (cluster.cache_policy != "none" && cluster.cache_bytes == 0) {
-    throw OptionError("cache_policy", cluster.cache_policy + " needs cache_size (e.g. 256M)");
+  if (cluster.cache_policy != features::CachePolicy::kNone && cluster.cache_bytes == 0) {
+    throw OptionError("cache_policy", fmt::format("{} needs cache_size (e.g. 256M)",
+                                                  name_of(cluster.cache_policy)));
   }
 }
 

@@ -113,9 +113,9 @@ TEST(CachedFeatureSource, ParsesSizesAndPolicies) {
   EXPECT_EQ(parse_byte_size("3mb"), 3LL << 20);
   EXPECT_THROW(parse_byte_size("lots"), Error);
   EXPECT_THROW(parse_byte_size("5X"), Error);
-  EXPECT_EQ(cache_policy_from_name("degree"), CachePolicy::kStatic);
-  EXPECT_EQ(cache_policy_from_name("sieve"), CachePolicy::kSieve);
-  EXPECT_THROW(cache_policy_from_name("lru"), Error);
+  EXPECT_EQ(enum_from_name<CachePolicy>("cache_policy", "degree"), CachePolicy::kStatic);
+  EXPECT_EQ(enum_from_name<CachePolicy>("cache_policy", "sieve"), CachePolicy::kSieve);
+  EXPECT_THROW(enum_from_name<CachePolicy>("cache_policy", "lru"), OptionError);
 }
 
 }  // namespace

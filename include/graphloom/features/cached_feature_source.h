@@ -6,17 +6,22 @@
 // workers do not serialize on one lock; the static cache takes no lock at all.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "graphloom/base/enum_names.h"
 #include "graphloom/features/feature_source.h"
 
 namespace graphloom::features {
 
-enum class CachePolicy { kStatic, kSieve };
+// kNone (no cache) is for the jobs that choose one; a CachedFeatureSource needs a policy.
+enum class CachePolicy { kNone, kStatic, kSieve };
 
 struct CacheOptions {
   CachePolicy policy = CachePolicy::kSieve;
@@ -38,8 +43,6 @@ struct CacheStats {
   double hit_rate() const { return hits + misses > 0 ? double(hits) / double(hits + misses) : 0; }
 };
 
-// Parses a policy name: "static"/"degree" or "sieve"; throws naming the accepted names.
-CachePolicy cache_policy_from_name(const std::string& name);
 // Parses a byte size: "512M", "2G", "1.5GiB", "1000000" (bytes); throws on anything else.
 int64_t parse_byte_size(const std::string& text);
 // Rows ordered by how often `indices` (CSC sources) refer to them, most first: the nodes a
@@ -81,3 +84,14 @@ class CachedFeatureSource : public FeatureSource {
 };
 
 }  // namespace graphloom::features
+
+namespace graphloom {
+// "degree": the static cache is filled with the rows the local edges refer to most.
+template <>
+struct EnumNames<features::CachePolicy> {
+  static constexpr std::array<std::pair<std::string_view, features::CachePolicy>, 3> kNames{
+      {{"none", features::CachePolicy::kNone},
+       {"degree", features::CachePolicy::kStatic},
+       {"sieve", features::CachePolicy::kSieve}}};
+};
+}  // namespace graphloom

@@ -34,9 +34,9 @@ struct PartitionedJob {
   // the "feat" rows) and sparse optimizer.
   int64_t embed_dim = 0;
   distributed::SparseOptimizerOptions embed_optimizer;
-  // A cache of remote "feat" rows in front of the DistGraph: "none", "degree" (static: the
-  // nodes the local part's edges refer to most) or "sieve" (dynamic), of `cache_bytes`.
-  std::string cache_policy = "none";
+  // A cache of remote "feat" rows in front of the DistGraph: none, degree (static: the nodes
+  // the local part's edges refer to most) or sieve (dynamic), of `cache_bytes`.
+  features::CachePolicy cache_policy = features::CachePolicy::kNone;
   int64_t cache_bytes = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/distributed/runtime/process_group.h"
+#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
@@ -23,7 +24,7 @@ struct ClusterOptions {
   std::string cluster_id;  // the servers' cluster id: map this machine's part from shared memory
   std::string token_file;  // the cluster token (else GRAPHLOOM_TOKEN)
   distributed::SparseOptimizerOptions embed_optimizer;  // of the servers' DistEmbedding
-  std::string cache_policy = "none";                    // remote "feat" rows: none | degree | sieve
+  features::CachePolicy cache_policy = features::CachePolicy::kNone;  // remote "feat" rows
   int64_t cache_bytes = 0;
 };
 
