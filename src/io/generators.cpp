@@ -15,6 +15,11 @@
 namespace graphloom::io {
 namespace {
 
+// Checks one option: the CLI names it by its flag, Python by its keyword.
+void require(bool ok, const char* field, const std::string& detail) {
+  if (!ok) throw OptionError(field, detail);
+}
+
 enum Purpose : uint64_t { kClass = 1, kEdges, kCentroids, kFeatures, kSplits, kLabels, kPermute };
 
 // A random permutation of 0..n-1 (Fisher-Yates on one stream: sequential, O(n)).
@@ -47,13 +52,13 @@ std::map<std::string, at::Tensor> random_splits(int64_t n, double train, double 
 }  // namespace
 
 Dataset generate_planted(const PlantedOptions& o) {
-  GL_CHECK(o.num_nodes > 0, "--num-nodes must be positive, got {}", o.num_nodes);
-  GL_CHECK(o.num_classes >= 2 && o.num_classes <= o.num_nodes,
-           "--num-classes must be in [2, num_nodes], got {}", o.num_classes);
-  GL_CHECK(o.avg_degree >= 0, "--avg-degree must be >= 0, got {}", o.avg_degree);
-  GL_CHECK(o.homophily >= 0 && o.homophily <= 1, "--homophily must be in [0, 1], got {}",
-           o.homophily);
-  GL_CHECK(o.feat_dim > 0, "--feat-dim must be positive, got {}", o.feat_dim);
+  require(o.num_nodes > 0, "num_nodes", fmt::format("must be positive, got {}", o.num_nodes));
+  require(o.num_classes >= 2 && o.num_classes <= o.num_nodes, "num_classes",
+          fmt::format("must be in [2, num_nodes = {}], got {}", o.num_nodes, o.num_classes));
+  require(o.avg_degree >= 0, "avg_degree", fmt::format("must be >= 0, got {}", o.avg_degree));
+  require(o.homophily >= 0 && o.homophily <= 1, "homophily",
+          fmt::format("must be in [0, 1], got {}", o.homophily));
+  require(o.feat_dim > 0, "feat_dim", fmt::format("must be positive, got {}", o.feat_dim));
   const int64_t n = o.num_nodes;
   const int64_t c = o.num_classes;
 
@@ -129,13 +134,16 @@ Dataset generate_planted(const PlantedOptions& o) {
 }
 
 Dataset generate_typed_planted(const TypedPlantedOptions& o) {
-  GL_CHECK(o.num_items > 0 && o.num_users > 0, "--num-items and --num-users must be positive");
-  GL_CHECK(o.num_classes >= 2 && o.num_classes <= o.num_items,
-           "--num-classes must be in [2, num_items], got {}", o.num_classes);
-  GL_CHECK(o.likes_per_user >= 0 && o.related_per_item >= 0,
-           "--likes-per-user and --related-per-item must be >= 0");
-  GL_CHECK(o.preference >= 0 && o.preference <= 1, "--preference must be in [0, 1], got {}",
-           o.preference);
+  require(o.num_items > 0, "num_items", fmt::format("must be positive, got {}", o.num_items));
+  require(o.num_users > 0, "num_users", fmt::format("must be positive, got {}", o.num_users));
+  require(o.num_classes >= 2 && o.num_classes <= o.num_items, "num_classes",
+          fmt::format("must be in [2, num_items = {}], got {}", o.num_items, o.num_classes));
+  require(o.likes_per_user >= 0, "likes_per_user",
+          fmt::format("must be >= 0, got {}", o.likes_per_user));
+  require(o.related_per_item >= 0, "related_per_item",
+          fmt::format("must be >= 0, got {}", o.related_per_item));
+  require(o.preference >= 0 && o.preference <= 1, "preference",
+          fmt::format("must be in [0, 1], got {}", o.preference));
   const int64_t items = o.num_items;
   const int64_t users = o.num_users;
   const int64_t c = o.num_classes;
@@ -218,8 +226,9 @@ Dataset generate_typed_planted(const TypedPlantedOptions& o) {
 }
 
 Dataset generate_rmat(const RmatOptions& o) {
-  GL_CHECK(o.scale >= 1 && o.scale <= 40, "--scale must be in [1, 40], got {}", o.scale);
-  GL_CHECK(o.edge_factor >= 1, "--edge-factor must be >= 1, got {}", o.edge_factor);
+  require(o.scale >= 1 && o.scale <= 40, "scale",
+          fmt::format("must be in [1, 40], got {}", o.scale));
+  require(o.edge_factor >= 1, "edge_factor", fmt::format("must be >= 1, got {}", o.edge_factor));
   GL_CHECK(o.a > 0 && o.b >= 0 && o.c >= 0 && o.a + o.b + o.c < 1,
            "R-MAT probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got {}, {}, {})", o.a, o.b,
            o.c);

@@ -2,7 +2,10 @@
 // has the homophily and feature signal it promises.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+
 #include <omp.h>
+#include <functional>
+#include <string>
 
 #include "graphloom/base/error.h"
 #include "graphloom/io/generators.h"
@@ -51,9 +54,21 @@ TEST(Planted, HasTheRequestedStructure) {
   EXPECT_EQ(std::get<0>(at::_unique(all)).numel(), all.numel());
 }
 
+// The error names the option's field, which the CLI turns into its flag and Python keeps.
+std::string field_of_error(const std::function<void()>& generate) {
+  try {
+    generate();
+  } catch (const OptionError& e) {
+    return e.field();
+  }
+  return "no OptionError";
+}
+
 TEST(Planted, RejectsBadOptions) {
-  EXPECT_THROW(generate_planted({.num_nodes = 0}), Error);
-  EXPECT_THROW(generate_planted({.num_nodes = 100, .homophily = 1.5}), Error);
+  EXPECT_EQ(field_of_error([] { generate_planted({.num_nodes = 0}); }), "num_nodes");
+  EXPECT_EQ(field_of_error([] { generate_planted({.num_nodes = 100, .homophily = 1.5}); }),
+            "homophily");
+  EXPECT_EQ(field_of_error([] { generate_rmat({.scale = 41}); }), "scale");
   EXPECT_THROW(generate_planted({.num_nodes = 100, .train_fraction = 0.9}), Error);
 }
 
