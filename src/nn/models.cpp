@@ -39,7 +39,9 @@ template <typename Layer>
 class StackedModel : public GnnModel {
  public:
   StackedModel(const ModelConfig& config, bool elu) : config_(config), elu_(elu) {
-    GL_CHECK(config.layers >= 1, "--layers must be >= 1, got {}", config.layers);
+    if (config.layers < 1) {
+      throw OptionError("model.layers", fmt::format("must be >= 1, got {}", config.layers));
+    }
     dropout_ = register_module("dropout", FastDropout(config.dropout));
     const bool paper_input_dropout =
         config.kind == ModelKind::kGcn || config.kind == ModelKind::kGat;
@@ -141,9 +143,11 @@ class GAT : public StackedModel<GATConv> {
 class RelationalModel : public StackedModel<RelationalConv> {
  public:
   explicit RelationalModel(const ModelConfig& c) : StackedModel(c, /*elu=*/false) {
-    GL_CHECK(c.num_relations > 0,
-             "--model {} needs a typed graph (node_types and edge_types in the dataset)",
-             name_of(c.kind));
+    if (c.num_relations <= 0) {
+      throw OptionError("model.kind", fmt::format("{} needs a typed graph (node_types and "
+                                                  "edge_types in the dataset)",
+                                                  name_of(c.kind)));
+    }
     for (int64_t l = 0; l < c.layers; ++l) {
       add(RelationalConv(input_width(c, l), width(c, l), c.num_relations,
                          c.kind == ModelKind::kRgcn ? "sum" : "mean"),

@@ -17,9 +17,14 @@ MetisScheme resolve_metis_scheme(MetisScheme scheme, int64_t parts) {
   return parts <= 8 ? MetisScheme::kRecursive : MetisScheme::kKway;
 }
 
+void check_parts(int64_t parts, int64_t num_nodes) {
+  if (parts >= 1 && parts <= num_nodes) return;
+  throw OptionError("parts",
+                    fmt::format("must be in [1, num_nodes = {}], got {}", num_nodes, parts));
+}
+
 at::Tensor assign_random(int64_t num_nodes, int64_t parts, uint64_t seed) {
-  GL_CHECK(parts >= 1 && parts <= num_nodes, "--parts must be in [1, num_nodes = {}], got {}",
-           num_nodes, parts);
+  check_parts(parts, num_nodes);
   at::Tensor out = at::arange(num_nodes, at::kLong).remainder(parts);
   int64_t* p = out.data_ptr<int64_t>();
   RandomStream rng(stream_key({seed, 0x9a87}));

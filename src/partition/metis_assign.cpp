@@ -192,7 +192,7 @@ void run_metis(const graph::CscGraph& graph, MetisGraph& metis, int64_t parts,
 
 at::Tensor assign_metis(const graph::CscGraph& graph, int64_t parts, const MetisOptions& options) {
   const int64_t n = graph.num_nodes;
-  GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
+  check_parts(parts, n);
   if (parts == 1) return at::zeros({n}, at::kLong);
   Timer timer;
   MetisGraph metis = metis_graph(graph);

@@ -123,7 +123,7 @@ class Loads {
 at::Tensor assign_stream(const graph::CscGraph& graph, int64_t parts,
                          const StreamOptions& options) {
   const int64_t n = graph.num_nodes;
-  GL_CHECK(parts >= 1 && parts <= n, "--parts must be in [1, num_nodes = {}], got {}", n, parts);
+  check_parts(parts, n);
   GL_CHECK(options.slack >= 0, "stream slack must be >= 0, got {}", options.slack);
   GL_CHECK(!options.train_mask.defined() ||
                (options.train_mask.scalar_type() == at::kBool && options.train_mask.numel() == n),

@@ -11,6 +11,9 @@
 
 namespace graphloom::partition {
 
+// Throws OptionError("parts") unless 1 <= parts <= num_nodes.
+void check_parts(int64_t parts, int64_t num_nodes);
+
 // The scheme kAuto resolves to for `parts`; other schemes are returned as given.
 MetisScheme resolve_metis_scheme(MetisScheme scheme, int64_t parts);
 
