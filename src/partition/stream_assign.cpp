@@ -48,21 +48,10 @@ class Loads {
     return {1.0, train_ != nullptr && train_[v] ? 1.0 : 0.0,
             edges_ ? static_cast<double>(indptr_[v + 1] - indptr_[v]) : 0.0};
   }
-  // The part's largest load as a multiple of an even share (1 = its share of every constraint).
-  double ratio(int64_t part) const {
-    double r = 0;
-    for (int c = 0; c < kMaxConstraints; ++c) {
-      if (active_[c]) r = std::max(r, static_cast<double>(at(part, c)) / share_[c]);
-    }
-    return r;
-  }
-  // ratio() once a node of weights `w` joins.
+  // The part's largest load, with a node of weights `w` added, as a multiple of an even share
+  // (1 = its share of every constraint).
   double ratio_with(int64_t part, const std::array<double, kMaxConstraints>& w) const {
-    double r = 0;
-    for (int c = 0; c < kMaxConstraints; ++c) {
-      if (active_[c]) r = std::max(r, (static_cast<double>(at(part, c)) + w[c]) / share_[c]);
-    }
-    return r;
+    return largest(part, w, share_);
   }
   // Whether the part stays within every capacity with node weights `w` added. Train nodes are
   // nodes too: a part keeps room for the train nodes it still lacks of its share, so that
@@ -88,20 +77,24 @@ class Loads {
     return cost * share_[0];
   }
   double node_share() const { return share_[0]; }
-  // How far past its capacity the part would go (the fallback when no part fits).
+  // The same against the capacities: past 1 the part overflows (the fallback when no part fits).
   double overflow(int64_t part, const std::array<double, kMaxConstraints>& w) const {
-    double worst = 0;
-    for (int c = 0; c < kMaxConstraints; ++c) {
-      if (active_[c])
-        worst = std::max(worst, (static_cast<double>(at(part, c)) + w[c]) / capacity_[c]);
-    }
-    return worst;
+    return largest(part, w, capacity_);
   }
   void add(int64_t part, const std::array<double, kMaxConstraints>& w) {
     for (int c = 0; c < kMaxConstraints; ++c) at(part, c) += static_cast<int64_t>(w[c]);
   }
 
  private:
+  // max over the active constraints of (load + w) / scale.
+  double largest(int64_t part, const std::array<double, kMaxConstraints>& w,
+                 const std::array<double, kMaxConstraints>& scale) const {
+    double worst = 0;
+    for (int c = 0; c < kMaxConstraints; ++c) {
+      if (active_[c]) worst = std::max(worst, (static_cast<double>(at(part, c)) + w[c]) / scale[c]);
+    }
+    return worst;
+  }
   int64_t& at(int64_t part, int c) {
     return load_[static_cast<std::size_t>(part * kMaxConstraints + c)];
   }
