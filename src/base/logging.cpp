@@ -32,10 +32,10 @@ void set_log_level(const std::string& level) {
   const auto parsed = spdlog::level::from_str(level);
   // from_str maps unknown names to "off"; only accept "off" when it was asked for.
   if (parsed == spdlog::level::off && level != "off") {
-    throw UsageError(fmt::format(
-        "--log-level: unknown level '{}' (expected trace, debug, info, warn, error, critical or "
-        "off)",
-        level));
+    throw OptionError("log_level",
+                      fmt::format("must be one of trace, debug, info, warn, error, critical, off, "
+                                  "got '{}'",
+                                  level));
   }
   spdlog::set_level(parsed);
 }

@@ -76,6 +76,11 @@ const std::map<std::string, std::string>& renamed_fields() {
       {"cache_size", "--cache-size"},
       {"checkpoint", "--checkpoint"},
       {"edge_type_fanouts", "--edge-type-fanout"},
+      {"token", "--token-file"},
+      {"insecure", "--insecure"},
+      {"tls_cert", "--tls-cert"},
+      {"tls_key", "--tls-key"},
+      {"tls_ca", "--tls-ca"},
   };
   return flags;
 }

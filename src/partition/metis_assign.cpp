@@ -87,8 +87,8 @@ MetisGraph metis_graph(const graph::CscGraph& graph) {
   std::vector<int64_t> offset(static_cast<std::size_t>(n) + 1, 0);
   for (int64_t v = 0; v < n; ++v) offset[v + 1] = offset[v] + degree[v];
   GL_CHECK(offset[n] < std::numeric_limits<idx_t>::max(),
-           "METIS here uses 32-bit indices and cannot take {} adjacency entries (>= 2^31): use "
-           "--method stream (or random)",
+           "METIS here uses 32-bit indices and cannot take {} adjacency entries (>= 2^31): "
+           "partition with the streaming (or random) method instead",
            offset[n]);
   const auto vertices = static_cast<int64_t>(out.nodes.size());
   out.xadj.resize(static_cast<std::size_t>(vertices) + 1);

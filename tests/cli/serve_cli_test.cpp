@@ -189,8 +189,10 @@ TEST_F(ServeCliTest, ShmDirHoldsThePartAndIsLeftEmpty) {
 TEST_F(ServeCliTest, RefusesToStartWithoutTokenOrOnABadAddress) {
   auto result =
       run_graphloom("serve --part-config parts --part 0 --address 127.0.0.1:0", dir_->path());
-  EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.output.find("cluster token"), std::string::npos) << result.output;
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--token-file is required"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("--insecure serves without one"), std::string::npos)
+      << result.output;
   result = run_graphloom(
       "serve --part-config parts --part 0 --insecure --address 203.0.113.7:5000 --cluster-id "
       "badaddr",

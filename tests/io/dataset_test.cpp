@@ -9,6 +9,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/npy.h"
 #include "graphloom/io/dataset.h"
+#include "graphloom/io/dataset_report.h"
 #include "support/test_support.h"
 
 namespace graphloom::io {
@@ -72,6 +73,22 @@ TEST(Dataset, LoadsTheMinimalForm) {
   EXPECT_FALSE(dataset.graph.has_edge_ids());
   const Dataset with_ids = load_dataset(dir.path(), {.keep_edge_ids = true});
   EXPECT_TRUE(at::equal(with_ids.graph.edge_ids, at::tensor({2, 0, 1, 3, 4}, at::kLong)));
+}
+
+TEST(Dataset, ReportCountsWhatTheDatasetHolds) {
+  TempDir dir;
+  write_minimal(dir.path());
+  const json report = dataset_report(load_dataset(dir.path()));
+  EXPECT_EQ(report["num_nodes"], 4);
+  EXPECT_EQ(report["num_edges"], 5);
+  // In-degrees of the minimal form are 1, 1, 2, 1.
+  EXPECT_EQ(report["in_degree"]["max"], 2);
+  EXPECT_EQ(report["in_degree"]["zero"], 0);
+  EXPECT_EQ(report["label_histogram"], json::array({1, 2}));
+  EXPECT_EQ(report["unlabeled"], 1);
+  EXPECT_EQ(report["node_features"]["feat"]["shape"], json::array({4, 2}));
+  EXPECT_EQ(report["splits"]["train"], 2);
+  EXPECT_FALSE(report.contains("node_types"));
 }
 
 TEST(Dataset, SaveThenLoadRoundTrips) {

@@ -23,9 +23,11 @@ struct GraphServer::Impl {
 };
 
 GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
-  GL_CHECK(options.insecure || !options.token.empty(),
-           "a graph server needs the cluster token (--token-file or GRAPHLOOM_TOKEN); "
-           "--insecure serves without one, for local tests only");
+  if (!options.insecure && options.token.empty()) {
+    throw OptionError("token",
+                      "is required: a graph server needs the cluster token (or GRAPHLOOM_TOKEN); "
+                      "insecure serves without one, for local tests only");
+  }
   GL_CHECK(options.max_message_bytes > 0 && options.max_message_bytes <= (1LL << 30),
            "max message size must be in (0, 1 GiB], got {}", options.max_message_bytes);
   impl_->service = make_graph_service(options, [impl = impl_.get()] {
@@ -34,10 +36,13 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
       impl->shutdown_thread = std::thread([impl] { impl->server->Shutdown(); });
     });
   });
-  GL_CHECK(options.tls_cert.empty() == options.tls_key.empty(),
-           "TLS needs both --tls-cert and --tls-key");
-  GL_CHECK(options.tls_ca.empty() || !options.tls_cert.empty(),
-           "--tls-ca (client certificates) needs --tls-cert and --tls-key");
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    throw OptionError(options.tls_cert.empty() ? "tls_cert" : "tls_key",
+                      "is missing: TLS needs both tls_cert and tls_key");
+  }
+  if (!options.tls_ca.empty() && options.tls_cert.empty()) {
+    throw OptionError("tls_ca", "(client certificates) needs tls_cert and tls_key");
+  }
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {
     grpc::SslServerCredentialsOptions tls(

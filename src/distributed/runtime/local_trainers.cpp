@@ -40,9 +40,9 @@ std::string random_token() {
 // Rendezvous on 127.0.0.1; the trainers share the cores.
 int run_local_trainers(const LocalTrainersOptions& options) {
   if (process_environment().distributed()) {
-    throw UsageError(
-        "--nproc starts its own trainers; do not combine it with a launcher that "
-        "already sets RANK/WORLD_SIZE (torchrun, srun, mpirun)");
+    throw OptionError("nproc",
+                      "starts its own trainers; do not combine it with a launcher that "
+                      "already sets RANK/WORLD_SIZE (torchrun, srun, mpirun)");
   }
   const int port = options.master_port > 0 ? options.master_port : find_free_port();
   // A token of this job's own for its rendezvous, handed to the trainers in their environment

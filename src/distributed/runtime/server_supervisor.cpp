@@ -52,7 +52,9 @@ namespace {
 
 std::string address_with_port(const std::string& address, int offset) {
   const auto colon = address.rfind(':');
-  GL_CHECK(colon != std::string::npos, "--address '{}' must be HOST:PORT", address);
+  if (colon == std::string::npos) {
+    throw OptionError("address", fmt::format("must be HOST:PORT, got '{}'", address));
+  }
   const int port = std::atoi(address.c_str() + colon + 1);
   return address.substr(0, colon + 1) + std::to_string(port == 0 ? 0 : port + offset);
 }
