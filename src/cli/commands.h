@@ -56,6 +56,7 @@ struct DataParallelFlags {
   double timeout_seconds = 120;
   std::vector<std::string> argv;  // the command line, restarted once per trainer by --nproc
   std::string token_file;         // the cluster token (else GRAPHLOOM_TOKEN) for the rendezvous
+  int max_restarts = 0;
 };
 void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::TrainOptions& options);
 // Runs `job` as this process's part of the job: with --nproc N > 1, starts N trainers running

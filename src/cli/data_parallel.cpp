@@ -22,6 +22,12 @@ void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::Tra
       ->check(in_range(0, 65535))
       ->capture_default_str()
       ->group(group);
+  cmd->add_option("--max-restarts", flags.max_restarts,
+                  "With --nproc: failures the job survives. When a trainer dies, all trainers "
+                  "start again and resume from --checkpoint (keep one with --checkpoint-every)")
+      ->check(non_negative())
+      ->capture_default_str()
+      ->group(group);
   cmd->add_option("--dist-timeout", flags.timeout_seconds,
                   "Seconds to wait for the other ranks at the rendezvous and at every collective "
                   "before failing (a rank that exits is noticed at once)")
@@ -55,7 +61,8 @@ void run_data_parallel(const DataParallelFlags& flags,
     const int code = distributed::run_local_trainers({.nproc = flags.nproc,
                                                       .master_port = flags.master_port,
                                                       .argv = flags.argv,
-                                                      .token_file = flags.token_file});
+                                                      .token_file = flags.token_file,
+                                                      .max_restarts = flags.max_restarts});
     if (code != 0) throw ExitCode{code};
     return;
   }

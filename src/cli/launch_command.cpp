@@ -33,6 +33,12 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--token-file", launch->token_file,
                   "Cluster token file (mode 600), passed to servers and trainers; without it "
                   "servers run --insecure");
+  cmd->add_option("--max-restarts", launch->max_restarts,
+                  "Failures the job survives: a dead server process is started again; a dead "
+                  "trainer restarts every trainer, which resume from the trainer command's "
+                  "--checkpoint (with --checkpoint-every N they lose at most N steps)")
+      ->check(non_negative())
+      ->capture_default_str();
   cmd->add_option("--ssh-user", launch->ssh_user, "User for ssh to the other machines");
   cmd->add_option("--ssh-port", launch->ssh_port, "ssh port")->capture_default_str();
   cmd->add_option("command", launch->command, "The trainer command, after --")->expected(-1);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "flag_checks.h"
 #include "graphloom/distributed/rpc/graph_server.h"
+#include "graphloom/distributed/runtime/process_environment.h"
 #include "graphloom/distributed/runtime/server_supervisor.h"
 
 namespace graphloom::cli {
@@ -17,6 +18,7 @@ struct ServeCommand {
   distributed::ServerOptions server;
   std::string token_file;
   int num_servers = 1;
+  int max_restarts = 0;
   std::string role = "auto";  // internal: main | backup (set for the supervised processes)
   double max_message_mb = 64;
   std::vector<std::string> argv;
@@ -26,6 +28,7 @@ void run_serve(ServeCommand& command) {
   distributed::ServerOptions options = command.server;
   options.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
   options.token = distributed::cluster_token(command.token_file);
+  options.adopt_shared = distributed::process_environment().restart_count > 0;
   if (command.role == "main" || command.role == "backup") {
     options.role =
         command.role == "main" ? distributed::ServerRole::kMain : distributed::ServerRole::kBackup;
@@ -35,8 +38,12 @@ void run_serve(ServeCommand& command) {
     options.role = distributed::ServerRole::kMain;  // trainers of this machine map the part too
     return distributed::serve_until_stopped(options);
   }
-  const int code = distributed::supervise_servers(command.argv, options.address,
-                                                  command.num_servers, options.part);
+  const int code = distributed::supervise_servers({.argv = command.argv,
+                                                   .address = options.address,
+                                                   .num_servers = command.num_servers,
+                                                   .part = options.part,
+                                                   .cluster_id = options.cluster_id,
+                                                   .max_restarts = command.max_restarts});
   if (code != 0) throw ExitCode{code};
 }
 
@@ -60,6 +67,12 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "Servers for this part on this machine: one main server loads it into shared "
                   "memory, the others map the same memory")
       ->check(in_range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--max-restarts", command->max_restarts,
+                  "With --num-servers: server processes restarted when they die, each alone "
+                  "while the others serve (a restarted main server maps the shared memory "
+                  "again)")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--cluster-id", o.cluster_id,
                   "Names the shared-memory segments; stale ones of the same id and part are "

@@ -152,7 +152,14 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "'row': divide each feature row by its sum (as the GCN and GAT papers do)");
   add_enum_option(cmd, "--self-loops", o.self_loops,
                   "'add' a self-loop per node, 'keep' the graph, or 'auto' (add for gcn and gat)");
-  cmd->add_option("--checkpoint", o.checkpoint, "Checkpoint file, written after every epoch");
+  cmd->add_option("--checkpoint", o.checkpoint,
+                  "Checkpoint file, written after every epoch (atomically: a crash leaves the "
+                  "previous one)");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every,
+                  "Also checkpoint every N optimizer steps, so that a restart (--max-restarts, "
+                  "--resume) loses at most N steps (0 = after epochs only)")
+      ->check(non_negative())
+      ->capture_default_str();
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");

@@ -62,14 +62,17 @@ void DataLoader::stop() {
   workers_.clear();
 }
 
-void DataLoader::start_epoch(uint64_t epoch) {
+void DataLoader::start_epoch(uint64_t epoch, int64_t first_batch) {
   stop();
   started_ = false;
   epoch_ = epoch;
   items_ = pipeline_.items->batches(epoch);
+  GL_CHECK(first_batch >= 0 && first_batch <= static_cast<int64_t>(items_.size()),
+           "cannot start epoch {} at batch {}: it has {} batches", epoch, first_batch,
+           items_.size());
   stopping_ = false;
-  next_to_issue_ = 0;
-  next_to_consume_ = 0;
+  next_to_issue_ = first_batch;
+  next_to_consume_ = first_batch;
   ready_.clear();
   for (int w = 0; w < options_.num_workers; ++w) workers_.emplace_back([this] { work(); });
   started_ = true;

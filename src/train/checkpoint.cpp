@@ -36,7 +36,8 @@ void restore_parameters(torch::nn::Module& model, const std::vector<torch::Tenso
 }
 
 void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer, const TrainState& state) {
+                     torch::optim::Optimizer& optimizer, const TrainState& state,
+                     const torch::Tensor& rng_states) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
@@ -45,6 +46,8 @@ void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
   optimizer.save(optimizer_archive);
   archive.write("optimizer", optimizer_archive);
   archive.write("epoch", torch::tensor(state.epoch));
+  archive.write("batches_done", torch::tensor(state.batches_done));
+  archive.write("step", torch::tensor(state.step));
   archive.write("best_val", torch::tensor(state.best_val, torch::kDouble));
   archive.write("best_epoch", torch::tensor(state.best_epoch));
   archive.write("epochs_without_improvement", torch::tensor(state.epochs_without_improvement));
@@ -52,7 +55,7 @@ void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
   for (std::size_t i = 0; i < state.best_parameters.size(); ++i) {
     archive.write("best_" + std::to_string(i), state.best_parameters[i]);
   }
-  archive.write("rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  archive.write("rng_states", rng_states);
   const std::filesystem::path temporary = temporary_sibling(path);
   std::error_code error;
   try {
@@ -71,8 +74,8 @@ void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
   }
 }
 
-void load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer, TrainState& state) {
+torch::Tensor load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,
+                              torch::optim::Optimizer& optimizer, TrainState& state) {
   GL_CHECK(std::filesystem::exists(path), "checkpoint '{}' does not exist", path.string());
   try {
     torch::serialize::InputArchive archive;
@@ -90,6 +93,8 @@ void load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
       return value;
     };
     state.epoch = read("epoch").item<int64_t>();
+    state.batches_done = read("batches_done").item<int64_t>();
+    state.step = read("step").item<int64_t>();
     state.best_val = read("best_val").item<double>();
     state.best_epoch = read("best_epoch").item<int64_t>();
     state.epochs_without_improvement = read("epochs_without_improvement").item<int64_t>();
@@ -97,8 +102,7 @@ void load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
     for (std::size_t i = 0; i < state.best_parameters.size(); ++i) {
       state.best_parameters[i] = read(("best_" + std::to_string(i)).c_str());
     }
-    at::Generator generator = at::detail::getDefaultCPUGenerator();
-    generator.set_state(read("rng_state"));
+    return read("rng_states");
   } catch (const c10::Error& e) {
     GL_THROW("cannot read checkpoint '{}' (written for another model or corrupt?): {}",
              path.string(), e.what_without_backtrace());

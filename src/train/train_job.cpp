@@ -101,6 +101,15 @@ void TrainJob::validate() const {
 
 TrainJobResult run_train_job(TrainJob job, distributed::ProcessGroup* group) {
   job.validate();
+  // A trainer its launcher restarted (--max-restarts, torchrun's too) continues the job.
+  if (const int restarts = distributed::process_environment().restart_count; restarts > 0) {
+    if (job.options.checkpoint.empty()) {
+      spdlog::warn("restart {} of this job, without a checkpoint: training starts again", restarts);
+    } else if (std::filesystem::exists(job.options.checkpoint)) {
+      spdlog::info("restart {} of this job: resuming from its checkpoint", restarts);
+      job.options.resume = true;
+    }
+  }
   TrainJobResult result{.task = job.task};
   LinkOptions link = job.link;
   link.embed_dim = job.embed_dim;

@@ -88,9 +88,14 @@ void TrainOptions::validate() const {
   loader::check_pipeline_options({.num_workers = num_workers, .prefetch = prefetch});
   check_at_least("max_batches", max_batches, int64_t{0});
   check_at_least("check_sync_every", check_sync_every, int64_t{0});
+  check_at_least("checkpoint_every", checkpoint_every, int64_t{0});
+  if (checkpoint_every > 0 && checkpoint.empty()) {
+    throw OptionError("checkpoint_every", "needs checkpoint FILE");
+  }
 }
 
 struct Trainer::EpochTotals {
+  int64_t first_batch = 0;  // > 0 in an epoch resumed mid-way
   StageTimes times;
   double loss_sum = 0;  // loss x items
   int64_t items = 0;
@@ -119,11 +124,7 @@ void Trainer::prepare(Task& task) {
       model.parameters(),
       torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
   for (const auto& parameter : model.parameters()) result_.parameters += parameter.numel();
-  if (options_.resume) {
-    load_checkpoint(options_.checkpoint, model, *optimizer_, state_);
-    if (main_rank_)
-      spdlog::info("resumed from '{}' after epoch {}", options_.checkpoint.string(), state_.epoch);
-  }
+  if (options_.resume) resume(model);
   if (data_parallel(group_)) {
     sync_.emplace(model.parameters(), *group_, options_.sync);
     sync_->broadcast_parameters(0);  // identical replicas whatever each rank initialised
@@ -137,6 +138,54 @@ void Trainer::prepare(Task& task) {
   if (main_rank_) {
     warn_on_few_steps(batches_per_epoch(task), options_.epochs - (state_.epoch + 1), options_);
   }
+}
+
+// Restores the checkpoint, and this rank's generator (dropout draws continue as they would have).
+void Trainer::resume(torch::nn::Module& model) {
+  const at::Tensor states = load_checkpoint(options_.checkpoint, model, *optimizer_, state_);
+  const int ranks = data_parallel(group_) ? group_->world_size() : 1;
+  const int rank = data_parallel(group_) ? group_->rank() : 0;
+  if (main_rank_ && states.size(0) != ranks) {
+    spdlog::warn(
+        "checkpoint '{}' was written by {} rank(s), this run has {}: dropout draws will "
+        "differ from an uninterrupted run",
+        options_.checkpoint.string(), states.size(0), ranks);
+  }
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  generator.set_state(states[rank % states.size(0)].clone());
+  if (!main_rank_) return;
+  const std::string within =
+      state_.batches_done > 0
+          ? fmt::format(" and {} batch(es) of epoch {}", state_.batches_done, state_.epoch + 2)
+          : "";
+  spdlog::info("resumed from '{}' after epoch {}{} (step {})", options_.checkpoint.string(),
+               state_.epoch + 1, within, state_.step);
+}
+
+// Every rank's generator state, [ranks, bytes]: a collective, so every rank calls it.
+at::Tensor Trainer::rng_states() const {
+  const at::Tensor own = at::detail::getDefaultCPUGenerator().get_state();
+  if (!data_parallel(group_)) return own.unsqueeze(0);
+  at::Tensor all = at::zeros({group_->world_size(), own.numel()}, at::kDouble);
+  all[group_->rank()].copy_(own.to(at::kDouble));
+  group_->allreduce(all);
+  return all.to(at::kByte);
+}
+
+// Rank 0 writes the checkpoint with every rank's generator; every rank calls it.
+void Trainer::checkpoint(Task& task) {
+  if (options_.checkpoint.empty()) return;
+  const at::Tensor states = rng_states();
+  if (main_rank_) save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_, states);
+}
+
+// Mid-epoch checkpoints happen only after batches every rank trains (a rank already in Join
+// would not join the collective): below the fewest batches any rank has this epoch.
+int64_t Trainer::mid_epoch_checkpoint_limit(int64_t batches) const {
+  if (options_.checkpoint_every == 0 || !data_parallel(group_)) return batches;
+  at::Tensor fewest = at::full({1}, static_cast<double>(batches), at::kDouble);
+  group_->allreduce(fewest, distributed::ReduceOp::kMin);
+  return static_cast<int64_t>(fewest.item<double>());
 }
 
 // The loader's batches, or options.max_batches of them.
@@ -157,11 +206,10 @@ FitResult Trainer::fit(Task& task) {
     }
     stop = rank0_decides(stop, group_);
     state_.epoch = epoch;
+    state_.batches_done = 0;
     log_->write(record);
     report(task, epoch, record);
-    if (main_rank_ && !options_.checkpoint.empty()) {
-      save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_);
-    }
+    checkpoint(task);
     if (stop) {
       if (main_rank_)
         spdlog::info("early stopping: no better {} for {} epochs", task.names().score,
@@ -184,22 +232,29 @@ Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
   task.model().train();
   if (epoch_counters_) epoch_counters_();  // drop what evaluation moved
   loader::DataLoader& loader = task.loader();
-  loader.start_epoch(static_cast<uint64_t>(epoch));
   const int64_t batches = batches_per_epoch(task);
   EpochTotals totals;
+  totals.first_batch = std::min(state_.batches_done, batches);
+  loader.start_epoch(static_cast<uint64_t>(epoch), totals.first_batch);
+  const int64_t checkpoint_limit = mid_epoch_checkpoint_limit(batches);
   // Every metric on every rank, also on one without batches: the ranks reduce the same values.
   for (const auto& [key, name] : task.names().train_metrics) totals.sums[key] = 0;
   if (options_.progress && main_rank_) {
-    totals.progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options_.epochs), batches,
-                            "batches");
+    totals.progress.emplace(fmt::format("epoch {}/{}", epoch + 1, options_.epochs),
+                            batches - totals.first_batch, "batches");
   }
   Timer epoch_timer;
-  for (int64_t b = 0; b < batches; ++b) {
+  for (int64_t b = totals.first_batch; b < batches; ++b) {
     Timer timer;
     std::optional<sampling::MiniBatch> batch = loader.next();
     totals.times.wait += timer.seconds();
     if (!batch) break;
     train_batch(task, *batch, totals);
+    state_.batches_done = b + 1;
+    if (options_.checkpoint_every > 0 && state_.step % options_.checkpoint_every == 0 &&
+        b + 1 < checkpoint_limit) {
+      checkpoint(task);
+    }
   }
   join(totals);
   totals.seconds = epoch_timer.seconds();
@@ -256,6 +311,7 @@ void Trainer::join(EpochTotals& totals) {
 // Counts the step; --check-sync: the replicas must stay bitwise identical.
 void Trainer::after_step() {
   ++result_.steps;
+  ++state_.step;
   if (sync_ && options_.check_sync_every > 0 && result_.steps % options_.check_sync_every == 0) {
     sync_->check_parameters_in_sync(result_.steps);
   }
@@ -300,6 +356,8 @@ nlohmann::json Trainer::epoch_record(const Task& task, int64_t epoch, const Epoc
                              {"allreduce", t.allreduce},
                              {"train", totals.seconds}}}};
   for (const auto& [name, sum] : totals.sums) record[name] = sum / items;
+  // The epoch's figures then cover only the batches after the resume.
+  if (totals.first_batch > 0) record["resumed_at_batch"] = totals.first_batch;
   const std::map<std::string, double>& counters = totals.counters;
   if (!counters.empty()) record["io"] = counters;
   if (counters.count("cache_hits")) {

@@ -20,8 +20,9 @@ class FitOneWeight : public Task {
     torch::Tensor w;
   };
 
-  explicit FitOneWeight(std::vector<double> scores = {})
+  explicit FitOneWeight(std::vector<double> scores = {}, int64_t fail_at_step = -1)
       : scores_(std::move(scores)),
+        fail_at_step_(fail_at_step),
         items_(at::arange(50, at::kLong), {.batch_size = 10, .shuffle = true}),
         loader_({.items = &items_}, {.feature_names = {}, .label_name = ""}),
         weight_(std::make_shared<Weight>()) {}
@@ -30,8 +31,14 @@ class FitOneWeight : public Task {
   torch::nn::Module& model() override { return *weight_; }
   loader::DataLoader& loader() override { return loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override {
+    if (steps_++ == fail_at_step_) throw std::runtime_error("killed");
     StepOutput out;
-    out.loss = (weight_->w - 3.0).pow(2).sum();
+    // The noise draws from torch's generator, as dropout does: a resume must restore it, and
+    // the batch's items weigh in, so the batches must come back in their order.
+    out.loss =
+        (weight_->w - 3.0 + 0.1 * torch::randn({1}) + 0.01 * batch.seeds.to(torch::kFloat).mean())
+            .pow(2)
+            .sum();
     out.items = batch.seeds.numel();
     out.sums["close"] = (weight_->w - 3.0).abs().item<double>() < 1.0 ? out.items : 0;
     return out;
@@ -55,6 +62,8 @@ class FitOneWeight : public Task {
                          .score = "score",
                          .train_metrics = {{"close", "close"}}};
   std::vector<double> scores_;
+  int64_t fail_at_step_;
+  int64_t steps_ = 0;
   std::size_t validations_ = 0;
   sampling::ItemSampler items_;
   loader::DataLoader loader_;
@@ -117,6 +126,46 @@ TEST(Trainer, ResumedRunEqualsAStraightRunAndLogsTheTaskMetrics) {
     EXPECT_TRUE(log[epoch]["time"].contains("eval"));
     EXPECT_GT(log[epoch]["items_per_s"].get<double>(), 0.0);
   }
+}
+
+// A run that dies mid-epoch resumes from its last step checkpoint and ends with the parameters
+// of a run that never stopped: bitwise, since every random draw and batch comes back.
+TEST(Trainer, RunKilledMidEpochResumesFromItsStepCheckpointExactly) {
+  const testing::TempDir dir;
+  TrainOptions whole = engine_options(4);
+  whole.final_test = false;
+  FitOneWeight straight;
+  Trainer(whole, nullptr).fit(straight);
+
+  TrainOptions interrupted = whole;
+  interrupted.checkpoint = dir.path() / "ckpt.pt";
+  interrupted.checkpoint_every = 3;
+  interrupted.metrics_log = dir.path() / "metrics.jsonl";
+  // 5 batches per epoch: step 12 is batch 2 of epoch 3 (checkpointed), step 14 fails.
+  FitOneWeight dying({}, /*fail_at_step=*/13);
+  EXPECT_THROW(Trainer(interrupted, nullptr).fit(dying), std::runtime_error);
+
+  TrainOptions resumed = interrupted;
+  resumed.resume = true;
+  FitOneWeight continued;
+  const FitResult result = Trainer(resumed, nullptr).fit(continued);
+  EXPECT_EQ(result.steps, 20 - 12);
+  EXPECT_EQ(continued.weight(), straight.weight());
+  const std::vector<nlohmann::json> log = read_metrics_log(interrupted.metrics_log);
+  ASSERT_EQ(log.size(), 4U);  // epochs 1 and 2 before the failure, then 3 (resumed) and 4
+  EXPECT_EQ(log[2]["epoch"].get<int64_t>(), 2);
+  EXPECT_EQ(log[2]["resumed_at_batch"].get<int64_t>(), 2);
+  EXPECT_FALSE(log[3].contains("resumed_at_batch"));
+
+  // Without the step checkpoints the same failure loses the epoch: the resume starts at 3.
+  TrainOptions epochs_only = whole;
+  epochs_only.checkpoint = dir.path() / "epochs.pt";
+  FitOneWeight dying_again({}, 13);
+  EXPECT_THROW(Trainer(epochs_only, nullptr).fit(dying_again), std::runtime_error);
+  epochs_only.resume = true;
+  FitOneWeight from_epoch;
+  EXPECT_EQ(Trainer(epochs_only, nullptr).fit(from_epoch).steps, 20 - 10);
+  EXPECT_EQ(from_epoch.weight(), straight.weight());
 }
 
 // Errors name the field (the CLI and Python say it in their own terms).

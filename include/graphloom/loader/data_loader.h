@@ -66,8 +66,10 @@ class DataLoader {
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
 
-  // Starts producing the batches of `epoch` (stopping any epoch still running).
-  void start_epoch(uint64_t epoch);
+  // Starts producing the batches of `epoch` from batch `first_batch` on (stopping any epoch
+  // still running). Batch i of an epoch is the same whichever batch the epoch started from
+  // (every random draw is keyed by epoch and batch): a run resumed mid-epoch continues exactly.
+  void start_epoch(uint64_t epoch, int64_t first_batch = 0);
   // The next batch in order; std::nullopt after the last one. A worker's exception is
   // rethrown here, with its message, when its batch is due.
   std::optional<sampling::MiniBatch> next();

@@ -45,7 +45,8 @@ struct TrainOptions {
   Precision precision = Precision::kFp32;
   uint64_t seed = 0;
   std::filesystem::path checkpoint;   // written after every epoch (empty: none)
-  bool resume = false;                // continue from `checkpoint`
+  int64_t checkpoint_every = 0;       // also every this many optimizer steps (0: epochs only)
+  bool resume = false;                // continue from `checkpoint`, mid-epoch if it was saved so
   std::filesystem::path metrics_log;  // JSON lines, one per epoch (empty: none)
   int num_workers = 1;
   int prefetch = 1;

@@ -54,6 +54,10 @@ class Trainer {
  private:
   struct EpochTotals;
   void prepare(Task& task);
+  void resume(torch::nn::Module& model);
+  at::Tensor rng_states() const;
+  void checkpoint(Task& task);
+  int64_t mid_epoch_checkpoint_limit(int64_t batches) const;
   int64_t batches_per_epoch(Task& task) const;
   EpochTotals train_epoch(Task& task, int64_t epoch);
   void train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals);

@@ -2,6 +2,7 @@
 #include "graphloom/distributed/graph/dist_graph.h"
 
 #include <ATen/ATen.h>
+#include <spdlog/spdlog.h>
 
 #include <future>
 
@@ -123,9 +124,28 @@ DistGraph::DistGraph(std::vector<std::vector<std::unique_ptr<PartClient>>> clien
   }
 }
 
-const PartClient& DistGraph::client_for(int64_t part) const {
+template <class Call>
+auto DistGraph::on_live_server(int64_t part, std::size_t first, Call&& call) const {
   const auto& clients = clients_[part];
-  return *clients[next_server_[part]++ % clients.size()];
+  std::string failures;
+  for (std::size_t k = 0; k < clients.size(); ++k) {
+    const PartClient& client = *clients[(first + k) % clients.size()];
+    try {
+      return call(client);
+    } catch (const ServerUnavailable& e) {
+      failures += fmt::format("\n  {}", e.what());
+      if (k + 1 < clients.size()) {
+        spdlog::warn("{}: trying the next server of part {}", e.what(), part);
+      }
+    }
+  }
+  GL_THROW("part {} has no live server left (of {}):{}", part, clients.size(), failures);
+}
+
+template <class Call>
+auto DistGraph::on_live_server(int64_t part, Call&& call) const {
+  return on_live_server(part, next_server_[part]++ % clients_[part].size(),
+                        std::forward<Call>(call));
 }
 
 sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
@@ -135,7 +155,9 @@ sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int6
   const int64_t local_part = local_ != nullptr ? local_->part : -1;
   const auto parts = for_each_part<sampling::SampledEdges>(split, local_part, [&](int64_t part) {
     if (part != local_part)
-      return client_for(part).sample_neighbors(split.ids[part], fanout, options);
+      return on_live_server(part, [&](const PartClient& client) {
+        return client.sample_neighbors(split.ids[part], fanout, options);
+      });
     return sample_part_neighbors(*local_,
                                  metadata_.edge_range_ends[part] - local_->graph.num_edges(),
                                  split.ids[part], fanout, options, fmt::format("part {}", part));
@@ -246,13 +268,16 @@ void DistGraph::gather_stored(const std::string& name, const at::Tensor& ids,
     const int64_t* position = split.positions[part].data_ptr<int64_t>();
     if (!reads_locally(part, name)) {
       pulled_bytes_ += split.ids[part].numel() * row_bytes;
-      client_for(part).pull_into(name, split.ids[part], s,
-                                 [&](int64_t first, const char* rows, int64_t count) {
-                                   for (int64_t r = 0; r < count; ++r) {
-                                     std::memcpy(destination + position[first + r] * row_bytes,
-                                                 rows + r * row_bytes, row_bytes);
-                                   }
-                                 });
+      // A retry on another server writes the same rows again: idempotent.
+      on_live_server(part, [&](const PartClient& client) {
+        client.pull_into(name, split.ids[part], s,
+                         [&](int64_t first, const char* rows, int64_t count) {
+                           for (int64_t r = 0; r < count; ++r) {
+                             std::memcpy(destination + position[first + r] * row_bytes,
+                                         rows + r * row_bytes, row_bytes);
+                           }
+                         });
+      });
       return true;
     }
     const at::Tensor& table = *local_table(name);
@@ -282,8 +307,10 @@ bool DistGraph::reads_locally(int64_t part, const std::string& name) const {
 void DistGraph::create_tensor(const std::string& name, const TensorSchema& schema,
                               const TensorInit& init) {
   for (std::size_t part = 0; part < clients_.size(); ++part) {
-    // One server per part: the servers of a machine share run-time tensors in shared memory.
-    clients_[part][0]->create_tensor(name, schema, init);
+    // One server per part (the first live one): the servers of a machine share run-time
+    // tensors in shared memory.
+    on_live_server(static_cast<int64_t>(part), 0,
+                   [&](const PartClient& client) { client.create_tensor(name, schema, init); });
   }
   metadata_.tensors[name] = schema;
 }
@@ -345,7 +372,9 @@ void DistGraph::push(const std::string& name, const at::Tensor& ids, const at::T
   const OwnerSplit split = split_by_owner(book_, all);
   // Every part over RPC, the local one too: its server holds the table that others read.
   for_each_part<bool>(split, /*local_part=*/-1, [&](int64_t part) {
-    client_for(part).push(name, split.ids[part], rows.index_select(0, split.positions[part]));
+    on_live_server(part, [&](const PartClient& client) {
+      client.push(name, split.ids[part], rows.index_select(0, split.positions[part]));
+    });
     return true;
   });
 }

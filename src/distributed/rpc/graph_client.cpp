@@ -107,8 +107,14 @@ struct GraphClient::Impl {
         backoff *= 2;
         continue;
       }
-      GL_THROW("graph server {}: {} failed: {} ({})", address, name, status.error_message(),
-               status_name(status.error_code()));
+      const std::string message =
+          fmt::format("graph server {}: {} failed: {} ({})", address, name, status.error_message(),
+                      status_name(status.error_code()));
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+          status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+        throw ServerUnavailable(message);
+      }
+      throw Error(message);
     }
   }
 
@@ -140,6 +146,10 @@ GraphClient::GraphClient(std::string address, ClientOptions options)
   // without waiting for window updates.
   arguments.SetInt("grpc.http2.max_frame_size", (1 << 24) - 1);
   arguments.SetInt("grpc.http2.lookahead_bytes", 64 << 20);
+  // A server that comes back (restarted by its supervisor) is tried again within a second or
+  // two, not after gRPC's default backoff of up to two minutes.
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   const ClientOptions& o = impl_->options;
   if (!o.tls_ca.empty()) {

@@ -55,9 +55,16 @@ class GraphServiceImpl final
         part_ = partition::load_partition(options.partition_dir, options.part);
         break;
       case ServerRole::kMain:
-        shared_ =
-            SharedPartition::publish(partition::load_partition(options.partition_dir, options.part),
-                                     options.cluster_id, options.part);
+        if (options.adopt_shared && SharedPartition::published(options.cluster_id, options.part)) {
+          shared_ = SharedPartition::attach(options.cluster_id, options.part,
+                                            std::chrono::milliseconds(0));
+          spdlog::info("part {}: restarted, serving the shared memory already published",
+                       options.part);
+        } else {
+          shared_ = SharedPartition::publish(
+              partition::load_partition(options.partition_dir, options.part), options.cluster_id,
+              options.part);
+        }
         part_ = shared_->part();
         break;
       case ServerRole::kBackup:

@@ -179,6 +179,10 @@ SharedPartition::~SharedPartition() {
   if (owner_) remove_segments(cluster_, part_id_);
 }
 
+bool SharedPartition::published(const std::string& cluster, int64_t part_id) {
+  return SharedMemorySegment::exists(segment_prefix(cluster, part_id) + "manifest");
+}
+
 std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& cluster,
                                                          int64_t part_id,
                                                          std::chrono::milliseconds timeout) {

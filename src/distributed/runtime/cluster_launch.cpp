@@ -233,7 +233,9 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
                                    "--num-servers",
                                    std::to_string(launch.num_servers),
                                    "--cluster-id",
-                                   launch.cluster_id};
+                                   launch.cluster_id,
+                                   "--max-restarts",
+                                   std::to_string(launch.max_restarts)};
     if (launch.token_file.empty()) {
       serve.push_back("--insecure");
     } else {
@@ -264,14 +266,15 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
                                            .local_world_size = launch.num_trainers,
                                            .master_addr = master_ip,
                                            .master_port = master_port},
-                                          launch.num_trainers * machines_on_host[ip])};
+                                          launch.num_trainers * machines_on_host[ip]),
+          .in_process_group = true};
       trainer.environment.merge(cluster_variables(launch, m));
       processes.push_back(on_machine(launch, ip, local, trainer));
     }
   }
   spdlog::info("launch: {} machine(s) x ({} server(s) + {} trainer(s)), rendezvous {}:{}",
                machines.size(), launch.num_servers, launch.num_trainers, master_ip, master_port);
-  const int code = run_processes(processes);
+  const int code = run_processes(std::move(processes), {.max_restarts = launch.max_restarts});
   // Servers remove their segments on every exit they see; one killed with SIGKILL cannot, so
   // the launcher sweeps this machine's parts after any run.
   for (std::size_t m = 0; m < machines.size(); ++m) {

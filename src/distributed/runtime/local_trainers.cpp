@@ -51,18 +51,20 @@ int run_local_trainers(const LocalTrainersOptions& options) {
   std::vector<ProcessSpec> trainers;
   for (int rank = 0; rank < options.nproc; ++rank) {
     trainers.push_back({.name = fmt::format("trainer rank {}", rank),
-                        .argv = argv_without(options.argv, {"--nproc"}),
+                        .argv = argv_without(options.argv, {"--nproc", "--max-restarts"}),
                         .environment = launch_variables({.rank = rank,
                                                          .world_size = options.nproc,
                                                          .local_rank = rank,
                                                          .local_world_size = options.nproc,
                                                          .master_addr = "127.0.0.1",
-                                                         .master_port = port})});
+                                                         .master_port = port}),
+                        .in_process_group = true});
     trainers.back().environment[kRendezvousTokenVariable] = token;
   }
   spdlog::info("starting {} trainers ({} threads each, rendezvous 127.0.0.1:{})", options.nproc,
                trainers[0].environment.at("OMP_NUM_THREADS"), port);
-  return run_processes(trainers);
+  // A restart rendezvouses on the same port: the old store went down with the old rank 0.
+  return run_processes(std::move(trainers), {.max_restarts = options.max_restarts});
 }
 
 std::unique_ptr<ProcessGroup> join_launched_job(double timeout_seconds,

@@ -46,6 +46,7 @@ constexpr Convention kConventions[] = {
 
 ProcessEnvironment parse_process_environment(const Lookup& lookup) {
   constexpr int kMaxWorld = 1 << 20;
+  constexpr int kMaxRestarts = 1 << 20;
   ProcessEnvironment env;
   for (const Convention& convention : kConventions) {
     if (lookup(convention.rank) == nullptr && lookup(convention.world) == nullptr) continue;
@@ -74,12 +75,14 @@ ProcessEnvironment parse_process_environment(const Lookup& lookup) {
              env.world_size);
   }
   env.master_port = integer(lookup, "MASTER_PORT", 1, 65535).value_or(env.master_port);
+  const int torchrun_restarts =
+      integer(lookup, "TORCHELASTIC_RESTART_COUNT", 0, kMaxRestarts).value_or(0);
+  env.restart_count =
+      integer(lookup, "GRAPHLOOM_RESTART_COUNT", 0, kMaxRestarts).value_or(torchrun_restarts);
   if (const char* agent = lookup("TORCHELASTIC_USE_AGENT_STORE");
       agent != nullptr && std::string_view(agent) == "True") {
     env.launcher_hosts_store = true;
-    env.store_prefix =
-        fmt::format("/worker/attempt_{}",
-                    integer(lookup, "TORCHELASTIC_RESTART_COUNT", 0, kMaxWorld).value_or(0));
+    env.store_prefix = fmt::format("/worker/attempt_{}", torchrun_restarts);
   }
   return env;
 }

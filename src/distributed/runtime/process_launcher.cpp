@@ -100,82 +100,153 @@ std::string describe(int status) {
   return fmt::format("exited with code {}", exit_code_of(status));
 }
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-int run_processes(const std::vector<ProcessSpec>& processes, const LaunchOptions& options) {
-  SignalForwarding forwarding;
-  std::vector<pid_t> pids;
-  std::size_t running = 0;
-  int first_failure = 0;
-  auto terminate_all = [&](int signal) {
-    for (const pid_t pid : pids) {
-      if (pid > 0) ::kill(-pid, signal);
+// One run_processes call: the processes, their pids (-1: not running) and the job's state.
+class Supervisor {
+ public:
+  Supervisor(std::vector<ProcessSpec> specs, const LaunchOptions& options)
+      : specs_(std::move(specs)),
+        options_(options),
+        pids_(specs_.size(), -1),
+        has_workers_(std::any_of(specs_.begin(), specs_.end(),
+                                 [](const ProcessSpec& spec) { return !spec.service; })) {}
+
+  int run() {
+    try {
+      for (std::size_t i = 0; i < specs_.size(); ++i) start(i);
+      while (running() > 0 || restarting_group_) step();
+    } catch (...) {
+      signal_all(SIGKILL, /*group_only=*/false);
+      for (const pid_t pid : pids_) {
+        if (pid > 0) ::waitpid(pid, nullptr, 0);
+      }
+      throw;
     }
-  };
-  try {
-    for (const ProcessSpec& spec : processes) {
-      pids.push_back(spawn(spec));
-      ++running;
-    }
-  } catch (...) {
-    terminate_all(SIGKILL);
-    for (const pid_t pid : pids) ::waitpid(pid, nullptr, 0);
-    throw;
+    return result_;
   }
 
-  using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> kill_deadline;
-  int forwarded = 0;
-  bool stopping = false;  // teardown began (failure, signal, or job done)
-  while (running > 0) {
-    if (g_forwarded_signal != 0 && forwarded == 0) {
-      forwarded = g_forwarded_signal;
-      spdlog::warn("received {}: stopping {} process(es)", ::strsignal(forwarded), running);
-      terminate_all(forwarded);
-      kill_deadline = Clock::now() + options.grace;
-      stopping = true;
-      if (first_failure == 0) first_failure = 128 + forwarded;
+ private:
+  void start(std::size_t i) { pids_[i] = spawn(specs_[i]); }
+
+  std::size_t running() const {
+    return static_cast<std::size_t>(
+        std::count_if(pids_.begin(), pids_.end(), [](pid_t pid) { return pid > 0; }));
+  }
+
+  // Whether a process for which `selected(spec)` holds is running.
+  template <class Predicate>
+  bool any_running(Predicate selected) const {
+    for (std::size_t i = 0; i < pids_.size(); ++i) {
+      if (pids_[i] > 0 && selected(specs_[i])) return true;
+    }
+    return false;
+  }
+
+  void signal_all(int signal, bool group_only) {
+    for (std::size_t i = 0; i < pids_.size(); ++i) {
+      if (pids_[i] > 0 && (!group_only || specs_[i].in_process_group)) ::kill(-pids_[i], signal);
+    }
+  }
+
+  // Stops everything: after the last failure, a forwarded signal, or the job's end.
+  void tear_down(int signal) {
+    signal_all(signal, /*group_only=*/false);
+    kill_deadline_ = Clock::now() + options_.grace;
+    stopping_ = true;
+    restarting_group_ = false;
+  }
+
+  void step() {
+    if (g_forwarded_signal != 0 && !forwarded_) {
+      forwarded_ = true;
+      spdlog::warn("received {}: stopping {} process(es)", ::strsignal(g_forwarded_signal),
+                   running());
+      if (result_ == 0) result_ = 128 + g_forwarded_signal;
+      tear_down(g_forwarded_signal);
     }
     bool reaped = false;
-    for (std::size_t i = 0; i < pids.size(); ++i) {
+    for (std::size_t i = 0; i < pids_.size(); ++i) {
       int status = 0;
-      if (pids[i] <= 0 || ::waitpid(pids[i], &status, WNOHANG) != pids[i]) continue;
+      if (pids_[i] <= 0 || ::waitpid(pids_[i], &status, WNOHANG) != pids_[i]) continue;
       reaped = true;
-      const pid_t pid = std::exchange(pids[i], -1);
-      --running;
-      const int code = exit_code_of(status);
-      // A service ending by itself, while the job still runs, is a failure whatever its code.
-      const bool failed = code != 0 || (processes[i].service && !stopping);
-      if (failed && first_failure == 0 && !(processes[i].service && stopping)) {
-        first_failure = code != 0 ? code : 1;
-        spdlog::error("{} (pid {}) {}: stopping the other {} process(es)", processes[i].name, pid,
-                      describe(status), running);
-        terminate_all(SIGTERM);
-        kill_deadline = Clock::now() + options.grace;
-        stopping = true;
-      }
+      on_exit(i, std::exchange(pids_[i], -1), status);
     }
-    // The job is done when only services are left: stop them.
-    if (!stopping && running > 0) {
-      bool only_services = true;
-      for (std::size_t i = 0; i < pids.size(); ++i) {
-        if (pids[i] > 0 && !processes[i].service) only_services = false;
-      }
-      if (only_services) {
-        spdlog::info("job done: stopping {} service process(es)", running);
-        terminate_all(SIGTERM);
-        kill_deadline = Clock::now() + options.grace;
-        stopping = true;
-      }
+    const auto in_group = [](const ProcessSpec& spec) { return spec.in_process_group; };
+    if (restarting_group_ && !any_running(in_group)) return restart_group();
+    // The job is done when only services are left: stop them. A job of services only runs
+    // until it is told to stop.
+    const auto worker = [](const ProcessSpec& spec) { return !spec.service; };
+    if (has_workers_ && !stopping_ && !restarting_group_ && running() > 0 && !any_running(worker)) {
+      spdlog::info("job done: stopping {} service process(es)", running());
+      tear_down(SIGTERM);
     }
-    if (reaped) continue;
-    if (kill_deadline && Clock::now() > *kill_deadline) {
-      terminate_all(SIGKILL);
-      kill_deadline.reset();
+    if (reaped) return;
+    if (kill_deadline_ && Clock::now() > *kill_deadline_) {
+      signal_all(SIGKILL, /*group_only=*/!stopping_);
+      kill_deadline_.reset();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return first_failure;
+
+  void on_exit(std::size_t i, pid_t pid, int status) {
+    const ProcessSpec& spec = specs_[i];
+    if (stopping_ || (restarting_group_ && spec.in_process_group)) return;  // stopped by us
+    const int code = exit_code_of(status);
+    // A service ending by itself, while the job still runs, is a failure whatever its code.
+    if (code == 0 && !spec.service) return;
+    if (restarts_ < options_.max_restarts) {
+      ++restarts_;
+      spdlog::error("{} (pid {}) {}: restart {} of {}", spec.name, pid, describe(status), restarts_,
+                    options_.max_restarts);
+      if (!spec.in_process_group) {
+        specs_[i].environment[kRestartCountVariable] = std::to_string(restarts_);
+        return start(i);
+      }
+      // The other ranks' process group is broken: stop them, then start all again.
+      restarting_group_ = true;
+      signal_all(SIGTERM, /*group_only=*/true);
+      kill_deadline_ = Clock::now() + options_.grace;
+      return;
+    }
+    result_ = code != 0 ? code : 1;
+    spdlog::error("{} (pid {}) {}{}: stopping the other {} process(es)", spec.name, pid,
+                  describe(status), options_.max_restarts > 0 ? " and no restart is left" : "",
+                  running());
+    tear_down(SIGTERM);
+  }
+
+  void restart_group() {
+    restarting_group_ = false;
+    kill_deadline_.reset();
+    std::size_t ranks = 0;
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      if (!specs_[i].in_process_group) continue;
+      specs_[i].environment[kRestartCountVariable] = std::to_string(restarts_);
+      start(i);
+      ++ranks;
+    }
+    spdlog::info("restarted the {} rank(s) of the process group (restart {} of {})", ranks,
+                 restarts_, options_.max_restarts);
+  }
+
+  std::vector<ProcessSpec> specs_;
+  const LaunchOptions& options_;
+  std::vector<pid_t> pids_;
+  const bool has_workers_;
+  int result_ = 0;
+  int restarts_ = 0;
+  bool forwarded_ = false;
+  bool stopping_ = false;          // tearing down: what exits now is not a failure
+  bool restarting_group_ = false;  // the ranks were told to stop, to start them again
+  std::optional<Clock::time_point> kill_deadline_;
+};
+
+}  // namespace
+
+int run_processes(std::vector<ProcessSpec> processes, const LaunchOptions& options) {
+  SignalForwarding forwarding;
+  return Supervisor(std::move(processes), options).run();
 }
 
 std::vector<std::string> argv_without(const std::vector<std::string>& argv,

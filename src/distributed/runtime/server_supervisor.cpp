@@ -13,6 +13,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/distributed/runtime/process_launcher.h"
 
 namespace graphloom::distributed {
@@ -61,19 +62,25 @@ std::string address_with_port(const std::string& address, int offset) {
 
 }  // namespace
 
-int supervise_servers(const std::vector<std::string>& argv, const std::string& address,
-                      int num_servers, int64_t part) {
+int supervise_servers(const SupervisedServers& supervised) {
   std::vector<ProcessSpec> servers;
-  for (int i = 0; i < num_servers; ++i) {
+  for (int i = 0; i < supervised.num_servers; ++i) {
     std::vector<std::string> server_argv =
-        argv_without(argv, {"--num-servers", "--address", "--role"});
+        argv_without(supervised.argv, {"--num-servers", "--address", "--role", "--max-restarts"});
     server_argv.insert(server_argv.end(), {"--role", i == 0 ? "main" : "backup", "--address",
-                                           address_with_port(address, i)});
-    servers.push_back(
-        {.name = fmt::format("{} server {} of part {}", i == 0 ? "main" : "backup", i, part),
-         .argv = server_argv});
+                                           address_with_port(supervised.address, i)});
+    servers.push_back({.name = fmt::format("{} server {} of part {}", i == 0 ? "main" : "backup", i,
+                                           supervised.part),
+                       .argv = server_argv});
   }
-  return run_processes(servers);
+  const int code = run_processes(std::move(servers), {.max_restarts = supervised.max_restarts});
+  // The last one out: a server killed by a signal could not remove what it published or mapped.
+  if (const int removed =
+          SharedPartition::remove_segments(supervised.cluster_id, supervised.part)) {
+    spdlog::info("part {}: removed {} shared-memory segment(s) left by its servers",
+                 supervised.part, removed);
+  }
+  return code;
 }
 
 }  // namespace graphloom::distributed

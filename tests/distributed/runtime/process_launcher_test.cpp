@@ -1,9 +1,13 @@
-// run_processes: exit codes, fail-fast teardown, environment.
+// run_processes: exit codes, fail-fast teardown, environment, restarts.
 #include "graphloom/distributed/runtime/process_launcher.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
+
+#include "support/test_support.h"
 
 namespace graphloom::distributed {
 namespace {
@@ -60,6 +64,74 @@ TEST(ProcessLauncher, KilledBySignalIs128PlusSignal) {
 
 TEST(ProcessLauncher, MissingExecutableFails) {
   EXPECT_EQ(run_processes({{.name = "ghost", .argv = {"/nonexistent/graphloom"}}}), 127);
+}
+
+// The lines a test's processes appended to `file`.
+int lines_in(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return static_cast<int>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+TEST(ProcessLauncher, FailedProcessIsRestartedWithTheRestartCount) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  // Fails on its first start, succeeds when it sees that it was restarted once.
+  const std::string script =
+      "echo start >> " + starts + "; [ \"$GRAPHLOOM_RESTART_COUNT\" = 1 ] && exit 0; exit 5";
+  EXPECT_EQ(run_processes({shell("flaky", script)}, {.max_restarts = 1}), 0);
+  EXPECT_EQ(lines_in(starts), 2);
+}
+
+TEST(ProcessLauncher, RestartsRunOutAndTheLastFailureIsTheJobs) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  EXPECT_EQ(
+      run_processes({shell("broken", "echo start >> " + starts + "; exit 3")}, {.max_restarts = 2}),
+      3);
+  EXPECT_EQ(lines_in(starts), 3);  // the first start and two restarts
+}
+
+TEST(ProcessLauncher, ARankThatDiesRestartsTheWholeProcessGroup) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  // Rank 0 would wait forever for a dead peer; rank 1 dies on the first attempt. After the
+  // restart both finish.
+  ProcessSpec rank0 = shell("rank 0", "echo 0 >> " + starts +
+                                          "; [ -n \"$GRAPHLOOM_RESTART_COUNT\" ] && exit 0; "
+                                          "exec sleep 60");
+  ProcessSpec rank1 = shell("rank 1", "echo 1 >> " + starts +
+                                          "; [ -n \"$GRAPHLOOM_RESTART_COUNT\" ] && exit 0; "
+                                          "sleep 0.3; kill -9 $$");
+  rank0.in_process_group = rank1.in_process_group = true;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_processes({rank0, rank1}, {.max_restarts = 1}), 0);
+  EXPECT_LT(seconds_since(start), 20.0);  // rank 0 was stopped, not waited for
+  EXPECT_EQ(lines_in(starts), 4);
+}
+
+TEST(ProcessLauncher, AServiceIsRestartedAloneWhileTheOthersRun) {
+  const testing::TempDir dir;
+  const std::string server_starts = (dir / "server").string();
+  const std::string trainer_starts = (dir / "trainer").string();
+  ProcessSpec server =
+      shell("server", "echo s >> " + server_starts +
+                          "; [ -n \"$GRAPHLOOM_RESTART_COUNT\" ] && exec sleep 60; exit 1");
+  server.service = true;
+  ProcessSpec trainer = shell("trainer", "echo t >> " + trainer_starts + "; sleep 1");
+  trainer.in_process_group = true;
+  EXPECT_EQ(run_processes({server, trainer}, {.max_restarts = 1}), 0);
+  EXPECT_EQ(lines_in(server_starts), 2);
+  EXPECT_EQ(lines_in(trainer_starts), 1);
+}
+
+TEST(ProcessLauncher, AJobOfServicesOnlyRunsUntilToldToStop) {
+  ProcessSpec server = shell("server", "exec sleep 0.5");
+  server.service = true;
+  // Not stopped at once as "done"; its own exit is the failure.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_processes({server}), 1);
+  EXPECT_GE(seconds_since(start), 0.4);
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   void create_tensor(const std::string& name, const TensorSchema& schema,
                      const TensorInit& init = {});
   // Sends each owner its rows' update. `ids` must be distinct. Always to the part's first
-  // (main) server, so that one process applies every update of a row.
+  // (main) server, so that one process applies every update of a row; never retried on another
+  // server (an update is not idempotent): with the main server down it throws.
   void sparse_update(const std::string& name, const at::Tensor& ids, const at::Tensor& grads,
                      const SparseOptimizerOptions& optimizer) const;
 
@@ -61,7 +62,13 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   void gather_stored(const std::string& name, const at::Tensor& ids, at::Tensor& out) const;
   // The local part's table of `name` (a feature, "label", a feature's row scale), or null.
   const at::Tensor* local_table(const std::string& name) const;
-  const PartClient& client_for(int64_t part) const;
+  // `call(client)` on the part's servers in turn, starting at `first` (else the next in round
+  // robin), while they are unavailable: for idempotent calls only. Throws naming the part when
+  // none is live.
+  template <class Call>
+  auto on_live_server(int64_t part, std::size_t first, Call&& call) const;
+  template <class Call>
+  auto on_live_server(int64_t part, Call&& call) const;
   const TensorSchema& schema(const std::string& name) const;
   // Whether `part` is read in place for `name` (the local part's own tensors only).
   bool reads_locally(int64_t part, const std::string& name) const;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "graphloom/base/error.h"
 #include "graphloom/features/feature_source.h"
 #include "graphloom/sampling/neighbor_source.h"
 
@@ -99,6 +100,13 @@ class PartClient {
                              const at::Tensor& grads,
                              const SparseOptimizerOptions& optimizer) const = 0;
   virtual ServerMetadata metadata() const = 0;
+};
+
+// A call that found its server down, unreachable or silent past the deadline (after the
+// retries): an idempotent call may go to another server of the part.
+class ServerUnavailable : public Error {
+ public:
+  using Error::Error;
 };
 
 class GraphClient : public PartClient {

@@ -31,6 +31,10 @@ struct ServerOptions {
   ServerRole role = ServerRole::kStandalone;
   std::string cluster_id = "default";  // names the shared-memory segments (main, backup)
   std::chrono::milliseconds attach_timeout = std::chrono::seconds(120);  // backup: wait for main
+  // Main: a restarted main server maps the segments its predecessor published (the backups and
+  // trainers of the machine still map them, run-time tensors included) instead of publishing a
+  // fresh copy; it publishes when there are none.
+  bool adopt_shared = false;
 };
 
 class GraphServer {

@@ -28,6 +28,8 @@ class SharedPartition {
   // Maps the segments published for (cluster, part), waiting up to `timeout` for the manifest.
   static std::unique_ptr<SharedPartition> attach(const std::string& cluster, int64_t part_id,
                                                  std::chrono::milliseconds timeout);
+  // Whether (cluster, part) is published: its manifest, written last, exists.
+  static bool published(const std::string& cluster, int64_t part_id);
   // Removes every segment of (cluster, part); returns how many there were.
   static int remove_segments(const std::string& cluster, int64_t part_id);
 

@@ -18,6 +18,10 @@ struct ClusterLaunchOptions {
   std::string token_file;                // the cluster token; none: servers run --insecure
   std::string ssh_user;                  // for the other machines
   int ssh_port = 22;
+  // Failures the job survives (process_launcher.h): a dead server process is started again
+  // and re-serves its part; a dead trainer restarts all trainers, which resume from their
+  // checkpoint.
+  int max_restarts = 0;
   // The trainer command. Launch adds --part-config, --ip-config, --num-servers, --machine,
   // --cluster-id and --token-file; a copy of one with the same value is dropped, another value
   // is a UsageError.

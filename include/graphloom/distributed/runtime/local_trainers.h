@@ -16,10 +16,13 @@ struct LocalTrainersOptions {
   int master_port = 0;            // rendezvous port on 127.0.0.1 (0: a free one)
   std::vector<std::string> argv;  // this program's command line, restarted without --nproc
   std::string token_file;         // the cluster token (else GRAPHLOOM_TOKEN), if any
+  // Failures survived: all trainers start again (a new rendezvous) and resume from their
+  // checkpoint (train_job.h).
+  int max_restarts = 0;
 };
 
-// Starts the trainers and waits for them; returns the first failure's exit code (0: all
-// succeeded). A UsageError when this process was itself started by a launcher.
+// Starts the trainers and waits for them; returns the exit code of the failure that ended the
+// job (0: all succeeded). A UsageError when this process was itself started by a launcher.
 int run_local_trainers(const LocalTrainersOptions& options);
 
 // This process's group when a launcher started it (RANK/WORLD_SIZE...), else null. Ranks other

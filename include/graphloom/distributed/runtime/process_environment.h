@@ -22,6 +22,9 @@ struct ProcessEnvironment {
   // key prefix of the current restart attempt.
   bool launcher_hosts_store = false;
   std::string store_prefix;
+  // How many times the launcher restarted this job's trainers (GRAPHLOOM_RESTART_COUNT, or
+  // torchrun's TORCHELASTIC_RESTART_COUNT): a restarted trainer resumes from its checkpoint.
+  int restart_count = 0;
 
   bool distributed() const { return world_size > 1; }
 };

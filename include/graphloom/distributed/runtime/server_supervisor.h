@@ -14,11 +14,22 @@ namespace graphloom::distributed {
 // memory segments on every one of those paths.
 void serve_until_stopped(const ServerOptions& options);
 
-// Restarts this program's `argv` (a `serve` command line) once per server with --role main
-// (server 0: loads the part into shared memory) or backup (maps it), server i on the port of
-// `address` + i (port 0: any free port each), and supervises them: all stop together. Returns
-// the first failure's exit code (0: all stopped cleanly).
-int supervise_servers(const std::vector<std::string>& argv, const std::string& address,
-                      int num_servers, int64_t part);
+struct SupervisedServers {
+  std::vector<std::string> argv;  // this program's `serve` command line
+  std::string address;            // HOST:PORT of server 0; server i listens on PORT + i
+  int num_servers = 2;
+  int64_t part = 0;
+  std::string cluster_id;  // of the shared-memory segments
+  // Server processes restarted when they die (each alone: the others keep serving). A
+  // restarted main server adopts the shared memory (ServerOptions::adopt_shared).
+  int max_restarts = 0;
+};
+
+// Restarts this program's `argv` once per server with --role main (server 0: loads the part
+// into shared memory) or backup (maps it), server i on the port of `address` + i (port 0: any
+// free port each), and supervises them until they are told to stop. The part's segments are
+// removed afterwards, whoever published them. Returns the exit code of the failure that ended
+// it (0: all stopped cleanly).
+int supervise_servers(const SupervisedServers& servers);
 
 }  // namespace graphloom::distributed

@@ -1,0 +1,293 @@
+// Jobs that survive failures: a trainer or server process killed with SIGKILL is restarted
+// (--max-restarts), the trainers resume from their last step checkpoint, and the job ends with
+// the parameters of the same job undisturbed. The chaos test kills random processes of a
+// `launch` job at random moments; GRAPHLOOM_CHAOS_RUNS=N repeats it (CI runs it once).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <torch/serialize.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "support/test_support.h"
+
+namespace graphloom::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every tensor of a checkpoint's model, by its path of names.
+void collect_tensors(torch::serialize::InputArchive& archive, const std::string& prefix,
+                     std::map<std::string, torch::Tensor>& out) {
+  for (const std::string& key : archive.keys()) {
+    torch::Tensor tensor;
+    if (archive.try_read(key, tensor)) {
+      out[prefix + key] = tensor;
+      continue;
+    }
+    torch::serialize::InputArchive child;
+    if (archive.try_read(key, child)) collect_tensors(child, prefix + key + ".", out);
+  }
+}
+
+std::map<std::string, torch::Tensor> model_tensors(const fs::path& checkpoint) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(checkpoint.string());
+  torch::serialize::InputArchive model;
+  archive.read("model", model);
+  std::map<std::string, torch::Tensor> tensors;
+  collect_tensors(model, "", tensors);
+  return tensors;
+}
+
+// Whether two checkpoints hold the same model, bitwise.
+::testing::AssertionResult same_model(const fs::path& a, const fs::path& b) {
+  const auto left = model_tensors(a);
+  const auto right = model_tensors(b);
+  if (left.empty()) return ::testing::AssertionFailure() << a << " holds no model tensor";
+  if (left.size() != right.size()) {
+    return ::testing::AssertionFailure() << left.size() << " tensors against " << right.size();
+  }
+  for (const auto& [name, tensor] : left) {
+    const auto other = right.find(name);
+    if (other == right.end()) return ::testing::AssertionFailure() << name << " missing in " << b;
+    if (!torch::equal(tensor, other->second)) {
+      return ::testing::AssertionFailure()
+             << name
+             << " differs: max |a - b| = " << (tensor - other->second).abs().max().item<double>();
+    }
+  }
+  return ::testing::AssertionSuccess() << left.size() << " tensors equal";
+}
+
+// The children of `pid` whose command line contains every one of `words`.
+std::vector<int> children_running(int pid, const std::vector<std::string>& words) {
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", pid, pid));
+  std::vector<int> found;
+  for (int child; children >> child;) {
+    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", child));
+    std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    if (std::all_of(words.begin(), words.end(), [&](const std::string& word) {
+          return text.find(word) != std::string::npos;
+        })) {
+      found.push_back(child);
+    }
+  }
+  return found;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int count_of(const std::string& text, const std::string& word) {
+  int count = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// train --nproc 2: rank 1 killed after the first step checkpoint; the job restarts both ranks,
+// which resume from it and end where the undisturbed job ends.
+TEST(FaultToleranceCli, NprocJobSurvivesAKilledTrainerWithTheUndisturbedParameters) {
+  TempDir dir;
+  const auto job = [&](const std::string& checkpoint) {
+    return std::vector<std::string>{"train",
+                                    "--nproc",
+                                    "2",
+                                    "--epochs",
+                                    "5",
+                                    "--no-progress",
+                                    "--no-test",
+                                    "--checkpoint",
+                                    (dir / checkpoint).string(),
+                                    "--checkpoint-every",
+                                    "4",
+                                    "--max-restarts",
+                                    "1"};
+  };
+  auto start = std::chrono::steady_clock::now();
+  BackgroundProcess undisturbed(job("undisturbed.pt"), {}, dir / "undisturbed.log");
+  ASSERT_EQ(undisturbed.wait_for(300), 0) << undisturbed.output();
+  const double undisturbed_seconds = seconds_since(start);
+
+  start = std::chrono::steady_clock::now();
+  BackgroundProcess disturbed(job("disturbed.pt"), {}, dir / "disturbed.log");
+  ASSERT_TRUE(eventually([&] { return fs::exists(dir / "disturbed.pt"); }, 120))
+      << disturbed.output();
+  const std::vector<int> ranks = children_running(disturbed.pid(), {" train "});
+  ASSERT_EQ(ranks.size(), 2u) << disturbed.output();
+  ::kill(ranks[1], SIGKILL);
+  ASSERT_EQ(disturbed.wait_for(300), 0) << disturbed.output();
+  const double disturbed_seconds = seconds_since(start);
+  const std::string output = disturbed.output();
+  EXPECT_NE(output.find("trainer rank 1"), std::string::npos) << output;
+  EXPECT_NE(output.find("restart 1 of 1"), std::string::npos) << output;
+  EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
+  EXPECT_TRUE(same_model(dir / "undisturbed.pt", dir / "disturbed.pt"));
+  std::cout << "train --nproc 2, one trainer killed: " << disturbed_seconds << " s against "
+            << undisturbed_seconds << " s undisturbed\n";
+}
+
+// Without restarts left, the failure still ends the job (the launcher's exit code is the
+// killed process's).
+TEST(FaultToleranceCli, NprocJobWithoutRestartsLeftFails) {
+  TempDir dir;
+  BackgroundProcess job(
+      {"train", "--nproc", "2", "--epochs", "100", "--no-progress", "--max-restarts", "0"}, {},
+      dir / "job.log");
+  ASSERT_TRUE(eventually([&] { return job.output().find("epoch   1") != std::string::npos; }, 120))
+      << job.output();
+  const std::vector<int> ranks = children_running(job.pid(), {" train "});
+  ASSERT_EQ(ranks.size(), 2u);
+  ::kill(ranks[0], SIGKILL);
+  EXPECT_EQ(job.wait_for(60), 128 + SIGKILL) << job.output();
+  EXPECT_EQ(count_of(job.output(), "restart 1 of"), 0) << job.output();
+}
+
+// `graphloom launch` on 2 loopback machines x (2 servers + 1 trainer), with step checkpoints.
+class LaunchChaosTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(make_quick_partition(dir_.path()));
+    const int port = free_port_range(11);
+    std::ofstream ip(dir_ / "ip.txt");
+    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+    cluster_ = fmt::format("test{}-chaos", ::getpid());
+  }
+
+  std::vector<std::string> launch_args(const std::string& checkpoint, int max_restarts) const {
+    std::vector<std::string> args{"launch",
+                                  "--ip-config",
+                                  (dir_ / "ip.txt").string(),
+                                  "--part-config",
+                                  (dir_ / "parts").string(),
+                                  "--num-servers",
+                                  "2",
+                                  "--num-trainers",
+                                  "1",
+                                  "--cluster-id",
+                                  cluster_,
+                                  "--max-restarts",
+                                  std::to_string(max_restarts),
+                                  "--",
+                                  "graphloom",
+                                  "train"};
+    const std::vector<std::string> flags = quick_training_flags();
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(),
+                {"--epochs", "3", "--eval-every", "3", "--no-progress", "--no-test", "--checkpoint",
+                 (dir_ / checkpoint).string(), "--checkpoint-every", "10"});
+    return args;
+  }
+
+  // The processes a chaos run may kill: the trainers and every graph server (not the
+  // launcher and the per-machine server supervisors, which only wait on their children).
+  static std::vector<int> victims(int launcher) {
+    std::vector<int> found = children_running(launcher, {" train "});
+    for (const int supervisor : children_running(launcher, {" serve "})) {
+      for (const int server : children_running(supervisor, {"--role"})) found.push_back(server);
+    }
+    return found;
+  }
+
+  bool segments_left() const {
+    for (const auto& entry : fs::directory_iterator("/dev/shm")) {
+      if (entry.path().filename().string().find(cluster_) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  // Runs the job undisturbed once, for its time and final parameters.
+  void run_undisturbed() {
+    if (undisturbed_seconds_ > 0) return;
+    const auto start = std::chrono::steady_clock::now();
+    BackgroundProcess job(launch_args("undisturbed.pt", 0), {}, dir_ / "undisturbed.log");
+    ASSERT_EQ(job.wait_for(600), 0) << job.output();
+    undisturbed_seconds_ = seconds_since(start);
+  }
+
+  // One run with `kills` SIGKILLs of random victims, 1-4 s apart, the first after the first
+  // checkpoint; returns its time.
+  double run_with_kills(int kills, uint64_t seed) {
+    std::mt19937_64 random(seed);
+    const std::string checkpoint = fmt::format("chaos-{}.pt", seed);
+    fs::remove(dir_ / checkpoint);
+    const auto start = std::chrono::steady_clock::now();
+    BackgroundProcess job(launch_args(checkpoint, kills), {}, dir_ / "chaos.log");
+    EXPECT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
+    for (int k = 0; k < kills; ++k) {
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(1000 + static_cast<int64_t>(random() % 3000)));
+      const std::vector<int> alive = victims(job.pid());
+      if (alive.empty()) break;  // the job is finishing
+      const int victim = alive[random() % alive.size()];
+      std::ifstream cmdline(fmt::format("/proc/{}/cmdline", victim));
+      std::string what{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+      std::replace(what.begin(), what.end(), '\0', ' ');
+      std::cout << "seed " << seed << " kill " << k + 1 << ": pid " << victim << " ("
+                << what.substr(what.find(' ') + 1, 60) << "...)\n";
+      ::kill(victim, SIGKILL);
+    }
+    EXPECT_EQ(job.wait_for(600), 0) << job.output();
+    const double seconds = seconds_since(start);
+    EXPECT_TRUE(same_model(dir_ / "undisturbed.pt", dir_ / checkpoint)) << "seed " << seed;
+    EXPECT_FALSE(segments_left());
+    return seconds;
+  }
+
+  TempDir dir_;
+  std::string cluster_;
+  double undisturbed_seconds_ = 0;
+};
+
+TEST_F(LaunchChaosTest, KilledMainServerAndTrainerCostOneRestartEach) {
+  run_undisturbed();
+  const std::string checkpoint = "single.pt";
+  BackgroundProcess job(launch_args(checkpoint, 2), {}, dir_ / "single.log");
+  ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
+  // Part 1's main server: its trainers move to the backup; the restarted main maps the memory.
+  const std::vector<int> supervisors = children_running(job.pid(), {" serve ", "--part 1 "});
+  ASSERT_EQ(supervisors.size(), 1u) << job.output();
+  const std::vector<int> mains = children_running(supervisors[0], {"--role main"});
+  ASSERT_EQ(mains.size(), 1u) << job.output();
+  ::kill(mains[0], SIGKILL);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const std::vector<int> trainers = children_running(job.pid(), {" train "});
+  ASSERT_EQ(trainers.size(), 2u) << job.output();
+  ::kill(trainers[0], SIGKILL);
+  ASSERT_EQ(job.wait_for(600), 0) << job.output();
+  const std::string output = job.output();
+  EXPECT_NE(output.find("main server 0 of part 1"), std::string::npos) << output;
+  EXPECT_NE(output.find("serving the shared memory already published"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("restarted the 2 rank(s)"), std::string::npos) << output;
+  EXPECT_TRUE(same_model(dir_ / "undisturbed.pt", dir_ / checkpoint));
+  EXPECT_FALSE(segments_left());
+}
+
+TEST_F(LaunchChaosTest, ThreeRandomKillsPerRunEndWithTheUndisturbedParameters) {
+  run_undisturbed();
+  const char* runs_variable = std::getenv("GRAPHLOOM_CHAOS_RUNS");
+  const int runs = runs_variable != nullptr ? std::atoi(runs_variable) : 1;
+  std::vector<double> seconds;
+  for (int run = 0; run < runs; ++run) {
+    seconds.push_back(run_with_kills(3, 1000 + static_cast<uint64_t>(run)));
+  }
+  std::sort(seconds.begin(), seconds.end());
+  std::cout << "chaos: " << runs << " run(s) of 3 kills, median " << seconds[seconds.size() / 2]
+            << " s against " << undisturbed_seconds_ << " s undisturbed ("
+            << seconds[seconds.size() / 2] / undisturbed_seconds_ << "x)\n";
+}
+
+}  // namespace
+}  // namespace graphloom::testing
