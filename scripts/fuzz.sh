@@ -13,18 +13,25 @@ if [ ${#targets[@]} -eq 0 ]; then
   for source in fuzz/*_fuzzer.cpp; do targets+=("$(basename "$source" _fuzzer.cpp)"); done
 fi
 
-# clang and its libFuzzer runtime (Debian: clang + libclang-rt-<version>-dev).
-if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
+# clang, its libFuzzer runtime and its omp.h (Debian: clang, libclang-rt-<version>-dev and
+# libomp-<version>-dev).
+version="$(clang++ --version 2>/dev/null | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)"
+if [ -z "$version" ] || ! compgen -G "/usr/lib/llvm-$version/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null ||
+    ! compgen -G "/usr/lib/llvm-$version/lib/clang/*/include/omp.h" >/dev/null; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
   $sudo apt-get install -y --no-install-recommends clang
   version="$(clang++ --version | sed -n 's/.*version \([0-9]*\).*/\1/p' | head -1)"
-  $sudo apt-get install -y --no-install-recommends "libclang-rt-${version}-dev"
+  $sudo apt-get install -y --no-install-recommends "libclang-rt-${version}-dev" "libomp-${version}-dev"
 fi
+# One OpenMP runtime, torch's libgomp: clang's -fopenmp=libgomp links it and compiles the
+# pragmas away (serial loops are all a fuzzer needs).
+gomp="$(compgen -G ".venv/lib/python3*/site-packages/torch/lib/libgomp.so.1" | head -1)"
 
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGRAPHLOOM_FUZZ=ON -DGRAPHLOOM_BUILD_TESTS=OFF -DGRAPHLOOM_BUILD_PYTHON=OFF \
-  -DGRAPHLOOM_BUILD_BENCH=OFF
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1 -DNDEBUG" -DGRAPHLOOM_FUZZ=ON -DGRAPHLOOM_BUILD_TESTS=OFF \
+  -DGRAPHLOOM_BUILD_PYTHON=OFF -DGRAPHLOOM_BUILD_BENCH=OFF -DOpenMP_CXX_FLAGS=-fopenmp=libgomp \
+  -DOpenMP_CXX_LIB_NAMES=gomp -DOpenMP_gomp_LIBRARY="$PWD/$gomp"
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]/%/_fuzzer}"
 
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1"

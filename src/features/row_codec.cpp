@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include "graphloom/base/dtype.h"
@@ -55,10 +56,18 @@ __attribute__((target("avx2,f16c"))) void decode_row_avx2(const T* from, float* 
   for (; j < dim; ++j) to[j] = to_float(from[j]) * scale;
 }
 
+// AVX2 and F16C (the half-precision conversions). Read from CPUID: clang 14's
+// __builtin_cpu_supports does not know "f16c".
+bool has_avx2_and_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  return f16c && __builtin_cpu_supports("avx2");
+}
+
 template <typename T>
 void gather_decoded(const T* values, const float* row_scale, const int64_t* id, int64_t n,
                     int64_t dim, float* out) {
-  static const bool vector = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool vector = has_avx2_and_f16c();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = id[i];

@@ -245,9 +245,9 @@ void load_schema(const Metadata& meta, Dataset& dataset) {
   dataset.graph.node_type_offset = at::tensor(offsets, at::kLong);
 }
 
-Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
-  GL_CHECK_AS(NotFoundError, fs::is_directory(dir), "dataset directory '{}' does not exist",
-              dir.string());
+namespace {
+
+Dataset read_dataset(const fs::path& dir, const LoadOptions& options) {
   const Metadata meta(read_metadata(dir / "metadata.json"), dir);
   const json& root = meta.root();
   GL_CHECK(root.is_object(), "'{}': expected a JSON object", meta.file().string());
@@ -323,6 +323,21 @@ Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
     return 0;
   });
   return dataset;
+}
+
+}  // namespace
+
+Dataset load_dataset(const fs::path& dir, const LoadOptions& options) {
+  GL_CHECK_AS(NotFoundError, fs::is_directory(dir), "dataset directory '{}' does not exist",
+              dir.string());
+  try {
+    return read_dataset(dir, options);
+  } catch (const json::exception& e) {
+    // A value of the wrong JSON type where a direct read expected another (a name that is an
+    // object, a file that is a number).
+    GL_THROW("'{}': {} (the layout is in docs/file-formats.md)", (dir / "metadata.json").string(),
+             e.what());
+  }
 }
 
 void validate_dataset(const Dataset& dataset) {

@@ -11,6 +11,7 @@
 
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/system.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/io/line_reader.h"
 #include "graphloom/io/link_splits.h"
@@ -88,6 +89,15 @@ using detail::read_edge_text;
 graph::CscGraph edges_to_csc(EdgeColumns& edges, int64_t num_nodes, const fs::path& source) {
   GL_CHECK(edges.max_id < num_nodes, "'{}': node id {} is out of range for {} nodes",
            source.string(), edges.max_id, num_nodes);
+  // Sparse raw ids (a user id of 999999999 among a few thousand nodes) would make every node
+  // below them exist: refuse what cannot fit rather than be killed for it. The CSC's build
+  // holds about 16 bytes per node (its pointers and the degree counts).
+  const double needed_gb = 16.0 * static_cast<double>(num_nodes) / 1e9;
+  const double available_gb = static_cast<double>(available_memory_bytes()) / 1e9;
+  GL_CHECK(needed_gb < available_gb,
+           "'{}': {} nodes (the largest id is {}) need {:.1f} GB for the graph's index alone, "
+           "more than the {:.1f} GB available: relabel the node ids to 0..N-1",
+           source.string(), num_nodes, edges.max_id, needed_gb, available_gb);
   const auto count = static_cast<int64_t>(edges.src.size());
   graph::CooInput input;
   input.src = at::from_blob(edges.src.data(), {count}, at::kLong);

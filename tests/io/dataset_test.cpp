@@ -275,6 +275,14 @@ TEST(DatasetErrors, MetadataProblems) {
   EXPECT_NE(load_error(dir.path(), {.strict = true}).find("unknown key 'surprise'"),
             std::string::npos);  // ...except under --strict
 
+  // Found by the dataset_metadata fuzzer: a value of the wrong JSON type escaped as
+  // nlohmann's exception rather than an error naming the file.
+  meta["name"] = json::object({{"feat", "feat.npy"}});
+  rewrite_metadata(dir.path(), meta);
+  EXPECT_NE(load_error(dir.path()).find("metadata.json': [json.exception.type_error.302]"),
+            std::string::npos)
+      << load_error(dir.path());
+
   std::ofstream(dir / "metadata.json") << "{ not json";
   EXPECT_NE(load_error(dir.path()).find("invalid JSON"), std::string::npos);
   EXPECT_NE(load_error(dir / "nowhere").find("does not exist"), std::string::npos);

@@ -111,6 +111,11 @@ TEST(EdgeListImporter, MalformedLineReportsItsNumber) {
   std::ofstream(dir / "few.csv") << "0,1\n1,7\n";
   error = error_of([&] { import_edge_list(dir / "few.csv", {.num_nodes = 5}); });
   EXPECT_NE(error.find("node id 7 is out of range for 5 nodes"), std::string::npos) << error;
+  // Raw ids far beyond the edges (found by the edge_list fuzzer, as an allocation of 8 GB): a
+  // graph that cannot fit is refused, saying what to do.
+  std::ofstream(dir / "sparse.csv") << "0,1\n999999999999,0\n";
+  error = error_of([&] { import_edge_list(dir / "sparse.csv", {}); });
+  EXPECT_NE(error.find("relabel the node ids to 0..N-1"), std::string::npos) << error;
 }
 
 }  // namespace
