@@ -67,23 +67,6 @@ std::map<std::string, torch::Tensor> model_tensors(const fs::path& checkpoint) {
   return ::testing::AssertionSuccess() << left.size() << " tensors equal";
 }
 
-// The children of `pid` whose command line contains every one of `words`.
-std::vector<int> children_running(int pid, const std::vector<std::string>& words) {
-  std::ifstream children(fmt::format("/proc/{}/task/{}/children", pid, pid));
-  std::vector<int> found;
-  for (int child; children >> child;) {
-    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", child));
-    std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
-    std::replace(text.begin(), text.end(), '\0', ' ');
-    if (std::all_of(words.begin(), words.end(), [&](const std::string& word) {
-          return text.find(word) != std::string::npos;
-        })) {
-      found.push_back(child);
-    }
-  }
-  return found;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -159,9 +142,7 @@ class LaunchChaosTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(make_quick_partition(dir_.path()));
-    const int port = free_port_range(11);
-    std::ofstream ip(dir_ / "ip.txt");
-    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+    write_loopback_ip_config(dir_.path());
     cluster_ = fmt::format("test{}-chaos", ::getpid());
   }
 
@@ -216,12 +197,7 @@ class LaunchChaosTest : public ::testing::Test {
     return fmt::format("trainer of machine {} (pid {})", value_of("--machine"), pid);
   }
 
-  bool segments_left() const {
-    for (const auto& entry : fs::directory_iterator("/dev/shm")) {
-      if (entry.path().filename().string().find(cluster_) != std::string::npos) return true;
-    }
-    return false;
-  }
+  bool segments_left() const { return shared_memory_left(cluster_); }
 
   // Runs the job undisturbed (its final parameters go to undisturbed.pt); returns its time.
   double run_undisturbed() {

@@ -20,17 +20,10 @@ class LaunchCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(make_quick_partition(dir_.path()));
-    const int port = free_port_range(11);
-    std::ofstream ip(dir_ / "ip.txt");
-    ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+    write_loopback_ip_config(dir_.path());
     cluster_ = fmt::format("test{}-launch", ::getpid());
   }
-  bool segments_left() const {
-    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
-      if (entry.path().filename().string().find(cluster_) != std::string::npos) return true;
-    }
-    return false;
-  }
+  bool segments_left() const { return shared_memory_left(cluster_); }
   std::vector<std::string> launch_args(const std::string& epochs) const {
     std::vector<std::string> args{"launch",
                                   "--ip-config",
@@ -52,17 +45,8 @@ class LaunchCliTest : public ::testing::Test {
 
   // The first child of `parent` whose command line contains every one of `words`, or -1.
   static int child_running(int parent, const std::vector<std::string>& words) {
-    std::ifstream children(fmt::format("/proc/{}/task/{}/children", parent, parent));
-    for (int pid; children >> pid;) {
-      std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
-      std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
-      std::replace(text.begin(), text.end(), '\0', ' ');
-      if (std::all_of(words.begin(), words.end(), [&](const std::string& word) {
-            return text.find(word) != std::string::npos;
-          }))
-        return pid;
-    }
-    return -1;
+    const std::vector<int> found = children_running(parent, words);
+    return found.empty() ? -1 : found[0];
   }
 
   // SIGKILLs `pid` and waits up to 60 s for the launcher; prints how long it took.

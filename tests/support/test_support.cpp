@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "graphloom/base/error.h"
@@ -160,6 +162,37 @@ bool eventually(const std::function<bool()>& condition, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return true;
+}
+
+fs::path write_loopback_ip_config(const fs::path& dir) {
+  const int port = free_port_range(11);
+  const fs::path path = dir / "ip.txt";
+  std::ofstream ip(path);
+  ip << "127.0.0.1 " << port << "\n127.0.0.1 " << port + 10 << "\n";
+  return path;
+}
+
+bool shared_memory_left(const std::string& cluster) {
+  for (const auto& entry : fs::directory_iterator("/dev/shm")) {
+    if (entry.path().filename().string().find(cluster) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::vector<int> children_running(int parent, const std::vector<std::string>& words) {
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", parent, parent));
+  std::vector<int> found;
+  for (int child; children >> child;) {
+    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", child));
+    std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+    std::replace(text.begin(), text.end(), '\0', ' ');
+    if (std::all_of(words.begin(), words.end(), [&](const std::string& word) {
+          return text.find(word) != std::string::npos;
+        })) {
+      found.push_back(child);
+    }
+  }
+  return found;
 }
 
 std::vector<std::string> loaded_objects_named(const std::string& part) {

@@ -24,6 +24,16 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// How much slower code runs here than in a plain build: deadlines in tests are multiplied by it
+// (TSan's instrumentation makes RPC-heavy tests about 10x slower, ASan's about 2x).
+#if defined(__SANITIZE_THREAD__)
+inline constexpr int kSlowdown = 10;
+#elif defined(__SANITIZE_ADDRESS__)
+inline constexpr int kSlowdown = 3;
+#else
+inline constexpr int kSlowdown = 1;
+#endif
+
 // The cluster token of the loopback servers that tests start.
 inline constexpr const char* kClusterToken = "cluster-secret";
 
@@ -89,6 +99,13 @@ int free_port_range(int span = 1);
 
 // Polls `condition` every 50 ms for up to `seconds`; returns whether it became true.
 bool eventually(const std::function<bool()>& condition, double seconds);
+
+// `dir`/ip.txt: 2 loopback machines, their servers' ports 10 apart; returns its path.
+std::filesystem::path write_loopback_ip_config(const std::filesystem::path& dir);
+// Whether /dev/shm holds a segment of `cluster`.
+bool shared_memory_left(const std::string& cluster);
+// The children of `parent` whose command line contains every one of `words`.
+std::vector<int> children_running(int parent, const std::vector<std::string>& words);
 
 // Paths of the shared objects loaded in this process whose path contains `part` ("libgomp").
 std::vector<std::string> loaded_objects_named(const std::string& part);

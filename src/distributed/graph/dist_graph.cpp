@@ -4,7 +4,9 @@
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
 
+#include <exception>
 #include <future>
+#include <optional>
 
 #include "graphloom/base/cached_thread_pool.h"
 #include "graphloom/base/error.h"
@@ -50,20 +52,36 @@ OwnerSplit split_by_owner(const partition::PartitionBook& book, const at::Tensor
 }
 
 // Runs `work(part)` for every part with ids: remote parts concurrently, the local one inline.
+// Returns once all have ended; then rethrows the first failure.
 template <typename Result, typename Work>
 std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, Work&& work) {
-  std::vector<Result> results(split.ids.size());
+  // One slot per part, each written by one thread. Not a std::vector<Result>: for bool its
+  // elements are bits of shared words, and concurrent writes to them race (found by TSan).
+  std::vector<std::optional<Result>> slots(split.ids.size());
   std::vector<std::future<void>> remote;
   for (std::size_t part = 0; part < split.ids.size(); ++part) {
     if (split.ids[part].numel() == 0 || static_cast<int64_t>(part) == local_part) continue;
     remote.push_back(CachedThreadPool::shared().submit(
-        [&, part] { results[part] = work(static_cast<int64_t>(part)); }));
+        [&, part] { slots[part].emplace(work(static_cast<int64_t>(part))); }));
   }
+  std::exception_ptr local_failure;
   if (local_part >= 0 && local_part < static_cast<int64_t>(split.ids.size()) &&
       split.ids[local_part].numel() > 0) {
-    results[local_part] = work(local_part);
+    try {
+      slots[local_part].emplace(work(local_part));
+    } catch (...) {
+      local_failure = std::current_exception();
+    }
   }
+  // Every part's work ends before anything is rethrown: a failure must not leave another
+  // part's call running on this DistGraph's clients after the caller has gone (found by TSan).
+  for (auto& future : remote) future.wait();
+  if (local_failure) std::rethrow_exception(local_failure);
   for (auto& future : remote) future.get();  // rethrows the first failure
+  std::vector<Result> results(slots.size());
+  for (std::size_t part = 0; part < slots.size(); ++part) {
+    if (slots[part]) results[part] = std::move(*slots[part]);
+  }
   return results;
 }
 

@@ -205,9 +205,10 @@ TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {
       server.address(),
       {.token = testing::kClusterToken, .retries = 0, .tls_ca = dir.path() / "cert.pem"});
   EXPECT_EQ(secure.health(), "serving");
-  const GraphClient plaintext(
-      server.address(),
-      {.token = testing::kClusterToken, .deadline = std::chrono::seconds(3), .retries = 0});
+  const GraphClient plaintext(server.address(),
+                              {.token = testing::kClusterToken,
+                               .deadline = std::chrono::seconds(3) * testing::kSlowdown,
+                               .retries = 0});
   const std::string error = error_of([&] { plaintext.health(); });
   EXPECT_NE(error.find(server.address()), std::string::npos) << error;
   EXPECT_NE(error_of([&] {

@@ -59,7 +59,7 @@ class GraphServiceTest : public ::testing::Test {
 
   static ClientOptions client_options() {  // the servers' 1 MB message limit
     return {.token = testing::kClusterToken,
-            .deadline = std::chrono::seconds(10),
+            .deadline = std::chrono::seconds(10) * testing::kSlowdown,
             .max_message_bytes = 1 << 20};
   }
 
@@ -276,7 +276,8 @@ TEST_F(GraphServiceTest, ASecondServerOnAPortInUseFailsInsteadOfSharingIt) {
 TEST_F(GraphServiceTest, MissingOrWrongTokenIsRefused) {
   const std::string address = servers_[0]->address();
   for (const char* token : {"", "not-the-token"}) {
-    const GraphClient client(address, {.token = token, .deadline = std::chrono::seconds(5)});
+    const GraphClient client(
+        address, {.token = token, .deadline = std::chrono::seconds(5) * testing::kSlowdown});
     // A synchronous method and the two raw callback ones (raw_message.h).
     for (const std::string& error :
          {error_of([&] { client.health(); }), error_of([&] {
