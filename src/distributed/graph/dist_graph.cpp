@@ -56,7 +56,7 @@ OwnerSplit split_by_owner(const partition::PartitionBook& book, const at::Tensor
 template <typename Result, typename Work>
 std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, Work&& work) {
   // One slot per part, each written by one thread. Not a std::vector<Result>: for bool its
-  // elements are bits of shared words, and concurrent writes to them race (found by TSan).
+  // elements are bits of shared words, and concurrent writes to them race.
   std::vector<std::optional<Result>> slots(split.ids.size());
   std::vector<std::future<void>> remote;
   for (std::size_t part = 0; part < split.ids.size(); ++part) {
@@ -74,7 +74,7 @@ std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, W
     }
   }
   // Every part's work ends before anything is rethrown: a failure must not leave another
-  // part's call running on this DistGraph's clients after the caller has gone (found by TSan).
+  // part's call running on this DistGraph's clients after the caller has gone.
   for (auto& future : remote) future.wait();
   if (local_failure) std::rethrow_exception(local_failure);
   for (auto& future : remote) future.get();  // rethrows the first failure
