@@ -295,7 +295,7 @@ def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "
               metis_scheme: str = "auto", stream_algorithm: str = "fennel",
               balance_train: bool = False, balance_edges: bool = False, seed: int = 0,
               halo: int = 0, out_edges: bool = False, feature_dtype: str = "keep",
-              overwrite: bool = False) -> dict:
+              overwrite: bool = False, verbose: bool = True) -> dict:
     """Partitions a dataset directory into parts that own contiguous node id ranges
     (``graphloom partition``; DGL's ``partition_graph``). Returns partition.json as a dict.
 
@@ -313,6 +313,8 @@ def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "
         out_edges: also store each part's out-edges.
         feature_dtype: as in :func:`convert`.
         overwrite: replace ``out`` if it exists.
+        verbose: print the parts' table (node ranges, nodes, edges and train nodes per part,
+            edge cut, imbalance) as ``graphloom partition`` does.
     """
     job = _C.PartitionJob()
     job.data = _check.path("data", data)
@@ -330,6 +332,8 @@ def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "
     job.command_line = f"graphloom.partition({job.data!r}, {job.out!r}, num_parts={num_parts})"
     _check.choice("feature_dtype", feature_dtype,
                   ("keep", "float32", "float16", "bfloat16", "int8"))
-    _C.partition(job, feature_dtype)
+    table = _C.partition(job, feature_dtype)
+    if verbose:
+        print(table, end="")
     with open(os.path.join(job.out, "partition.json")) as file:
         return json.load(file)

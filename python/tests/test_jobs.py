@@ -39,10 +39,21 @@ def test_convert_missing_source(tmp_path):
 
 
 @pytest.mark.parametrize("method", ["random", "metis", "stream"])
-def test_partition(planted_dir, tmp_path, method):
+def test_partition(planted_dir, tmp_path, method, capsys):
     info = graphloom.partition(planted_dir, tmp_path / "parts", num_parts=2, method=method)
     assert info["num_parts"] == 2
     assert (tmp_path / "parts" / "partition.json").is_file()
+    # The same table as `graphloom partition`: a row per part with its node range.
+    table = capsys.readouterr().out
+    assert f"2 parts by {method}" in table
+    ranges = [line.split()[1:3] for line in table.splitlines() if line.split()[:1] in (["0"], ["1"])]
+    assert ranges[0][0] == "[0," and ranges[1][1] == f"{info['num_nodes']})"
+
+
+def test_partition_quiet(planted_dir, tmp_path, capsys):
+    graphloom.partition(planted_dir, tmp_path / "parts", num_parts=2, method="random",
+                        verbose=False)
+    assert capsys.readouterr().out == ""
 
 
 def test_partition_bad_method(planted_dir, tmp_path):

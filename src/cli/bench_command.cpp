@@ -18,16 +18,11 @@ void add_sampling_flags(CLI::App* cmd, benchmarks::SamplingBenchOptions& o) {
   cmd->add_option("--data", o.data,
                   "Dataset directory (default: the embedded default dataset, generated in memory)");
   cmd->add_option("--fanouts", o.fanouts, "Neighbors per layer, input layer first; -1 = all")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--batch-size", o.batch_size, "Seeds per mini-batch")
-      ->check(positive())
-      ->capture_default_str();
-  cmd->add_option("--batches", o.batches, "Mini-batches to measure")
-      ->check(positive())
-      ->capture_default_str();
+      ->delimiter(',');
+  cmd->add_option("--batch-size", o.batch_size, "Seeds per mini-batch")->check(positive());
+  cmd->add_option("--batches", o.batches, "Mini-batches to measure")->check(positive());
   cmd->add_flag("--replace", o.replace, "Sample with replacement");
-  cmd->add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Random seed");
 }
 
 void add_sampling_benchmarks(CLI::App* bench) {
@@ -45,10 +40,8 @@ void add_sampling_benchmarks(CLI::App* bench) {
         "Random-row feature gather GB/s against a sequential copy of the same bytes, then the same "
         "rows from float16, bfloat16 and int8 copies decoded to float32");
     cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
-    cmd->add_option("--rows", o->rows, "Random rows gathered per run")->capture_default_str();
-    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported")
-        ->check(positive())
-        ->capture_default_str();
+    cmd->add_option("--rows", o->rows, "Random rows gathered per run");
+    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported")->check(positive());
     cmd->add_flag("--memory-map", o->memory_map,
                   "Gather from the feature file's memory map (4 KB pages) instead of the table "
                   "read into memory on huge pages, as training does");
@@ -62,11 +55,9 @@ void add_sampling_benchmarks(CLI::App* bench) {
     add_sampling_flags(cmd, o->sampling);
     cmd->add_option("--workers", o->workers,
                     "Loader workers, each preparing one batch (0 = one per thread); the threads "
-                    "are shared out among them")
-        ->capture_default_str();
+                    "are shared out among them");
     cmd->add_option("--prefetch", o->prefetch,
-                    "Most batches prepared ahead of the consumer (at least --workers)")
-        ->capture_default_str();
+                    "Most batches prepared ahead of the consumer (at least --workers)");
     cmd->callback([o] { benchmarks::run_loader_bench(*o); });
   }
 }
@@ -93,17 +84,14 @@ void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv)
                     "Dataset directory (default: embedded default dataset)");
     add_train_flags(cmd, command->bench.options);
     cmd->add_option("--batches", command->bench.options.max_batches,
-                    "Training batches to measure per process (0 = epoch)")
-        ->capture_default_str();
+                    "Training batches to measure per process (0 = epoch)");
     if (comparison) {
       command->parallel.nproc = 2;
       cmd->add_option("--nproc", command->parallel.nproc, "Processes of the data-parallel runs")
-          ->check(in_range(2, 64))
-          ->capture_default_str();
+          ->check(in_range(2, 64));
       cmd->add_option("--bucket-cap-mb", command->bench.options.sync.bucket_cap_mb,
                       "Gradient bytes per allreduce bucket")
-          ->check(positive())
-          ->capture_default_str();
+          ->check(positive());
       cmd->callback([command] {
         benchmarks::run_data_parallel_bench(command->parallel.argv, command->parallel.nproc);
       });
@@ -122,8 +110,8 @@ void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv)
     CLI::App* cmd = bench->add_subcommand(
         "aggregate", "Native aggregation kernel vs. libtorch index_select/index_add_");
     cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
-    cmd->add_option("--hidden", o->hidden, "Feature width")->capture_default_str();
-    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported")->capture_default_str();
+    cmd->add_option("--hidden", o->hidden, "Feature width");
+    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported");
     cmd->callback([o] { benchmarks::run_aggregate_bench(*o); });
   }
 }
@@ -136,23 +124,18 @@ void add_dist_benchmarks(CLI::App* bench) {
       "throughput with 1, 4 and 16 clients");
   cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
   cmd->add_option("--parts", o->parts, "Parts, each served by its own server")
-      ->check(in_range(2, 16))
-      ->capture_default_str();
-  cmd->add_option("--fanouts", o->fanouts, "Neighbors per layer")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--batch-size", o->batch_size, "Seeds per batch")->capture_default_str();
-  cmd->add_option("--batches", o->batches, "Batches per measurement")->capture_default_str();
+      ->check(in_range(2, 16));
+  cmd->add_option("--fanouts", o->fanouts, "Neighbors per layer")->delimiter(',');
+  cmd->add_option("--batch-size", o->batch_size, "Seeds per batch");
+  cmd->add_option("--batches", o->batches, "Batches per measurement");
   cmd->add_option("--workers", o->loader.num_workers,
                   "Loader workers, on both sides (each prepares a batch at a time)")
-      ->check(positive())
-      ->capture_default_str();
+      ->check(positive());
   cmd->add_option("--prefetch", o->loader.prefetch,
                   "Batches the loaders prepare ahead, on both sides (at least --workers)")
-      ->check(positive())
-      ->capture_default_str();
-  cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call")->capture_default_str();
-  cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client")->capture_default_str();
+      ->check(positive());
+  cmd->add_option("--pull-rows", o->pull_rows, "Rows per pull call");
+  cmd->add_option("--pull-calls", o->pull_calls, "Pull calls per client");
   cmd->add_flag("--edge-ids", o->edge_ids,
                 "Keep each block's edge ids (training drops them, and DistGraph then asks the "
                 "servers to leave them out)");
@@ -167,8 +150,7 @@ void add_loading_benchmarks(CLI::App* bench) {
         "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features");
     load->add_option("dir", options->dir, "Dataset directory")->required();
     load->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(positive())
-        ->capture_default_str();
+        ->check(positive());
     load->callback([options] { benchmarks::run_load_bench(*options); });
   }
   {
@@ -178,8 +160,7 @@ void add_loading_benchmarks(CLI::App* bench) {
     csc->add_option("dir", options->dir, "Dataset directory whose graph is an 'edges' array")
         ->required();
     csc->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(positive())
-        ->capture_default_str();
+        ->check(positive());
     csc->callback([options] { benchmarks::run_csc_bench(*options); });
   }
 }

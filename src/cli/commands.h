@@ -10,7 +10,6 @@
 
 #include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/io/dataset.h"
-#include "graphloom/partition/partition_format.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
@@ -25,8 +24,9 @@ struct ExitCode {
 void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
-// `argv`: the program's command line (`--nproc` restarts it once per trainer). Also `plot`.
+// `argv`: the program's command line (`--nproc` restarts it once per trainer).
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv);
+void add_plot_command(CLI::App& app);
 // `graphloom serve`; `argv` as for add_train_command (--num-servers restarts it per server).
 void add_serve_command(CLI::App& app, const std::vector<std::string>& argv);
 void add_launch_command(CLI::App& app);
@@ -37,17 +37,10 @@ void add_partition_command(CLI::App& app, const std::string& command_line);
 // `--feature-dtype` of `convert` and `partition`: every node feature re-encoded as float32,
 // float16, bfloat16 or int8 (with a row scale); "keep" leaves them as they are.
 void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype);
-// The per-part table of `partition` and of `inspect` on a partition directory.
-void print_partition_table(const partition::PartitionInfo& info);
 // The model and optimisation flags shared by `train` and `bench train`.
 void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
-// `train`'s link-prediction flags (in help group `group`) and its report of a link result.
-void add_link_flags(CLI::App* cmd, train::LinkOptions& link, const char* group);
-void print_link_result(const std::string& model, const train::LinkOptions& link,
-                       const train::LinkResult& result, const distributed::ProcessGroup* group,
-                       double seconds);
-// Where rank 0's training time went (train::StageTimes), for every task.
-void print_time_split(const train::StageTimes& times, const distributed::ProcessGroup* group);
+// `train`'s link-prediction flags.
+void add_link_flags(CLI::App* cmd, train::LinkOptions& link);
 
 // Data-parallel flags of `train` and `bench train`.
 struct DataParallelFlags {

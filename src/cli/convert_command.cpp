@@ -49,8 +49,7 @@ void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype) {
   cmd->add_option("--feature-dtype", dtype,
                   "Store node features as float32, float16, bfloat16 or int8 (per-row scale); "
                   "they are decoded to float32 when gathered. 'keep' stores them as they are")
-      ->check(CLI::IsMember({"keep", "float32", "float16", "bfloat16", "int8"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"keep", "float32", "float16", "bfloat16", "int8"}));
 }
 
 void add_convert_command(CLI::App& app) {
@@ -68,7 +67,7 @@ void add_convert_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--force", c->force, "Replace OUT if it exists");
   cmd->add_option("--split", job.split,
-                  "shared: use splits/{train,valid,test}_K.idx instead of the default split")
+                  "shared: use splits/{train,valid,test}_K.idx instead of the default split (0)")
       ->check(non_negative());
   cmd->add_option("--split-scheme", job.split_scheme,
                   "ogb: the folder under split/ to read (default: the only one)");
@@ -77,7 +76,7 @@ void add_convert_command(CLI::App& app) {
   cmd->add_flag("--header", job.edge_list.header, "edgelist: the first data line is a header");
   cmd->add_flag("--weighted", job.edge_list.weighted, "edgelist: read column 3 as the edge weight");
   cmd->add_option("--num-nodes", job.edge_list.num_nodes,
-                  "edgelist: number of nodes (default: largest id + 1)");
+                  "edgelist: number of nodes (-1: largest id + 1)");
   cmd->add_flag("--bidirected", job.bidirected,
                 "Add the reverse of every edge and merge duplicates (edge ids are renumbered)");
   add_enum_option(cmd, "--self-loops", job.self_loops,
@@ -91,11 +90,9 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("--rating-split", job.rating_split,
                   "shared movielens_small: which rating split becomes the edge splits, "
                   "temporal (the last 10% of ratings by time are the test) or random")
-      ->check(CLI::IsMember({"temporal", "random"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"temporal", "random"}));
   cmd->add_option("--seed", job.seed,
-                  "Random seed of --link-split and of the MovieLens validation/test negatives")
-      ->capture_default_str();
+                  "Random seed of --link-split and of the MovieLens validation/test negatives");
   cmd->callback([c] { run_convert(*c); });
 }
 

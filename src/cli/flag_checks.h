@@ -24,6 +24,22 @@ std::string flag_of_field(const std::string& field);
 // An OptionError in flag terms: "--prefetch (1) must be at least --workers (2)".
 std::string in_flag_terms(const OptionError& error);
 
+// Options added to `cmd` while this lives are listed under `name` in its help.
+class HelpGroup {
+ public:
+  HelpGroup(CLI::App* cmd, const std::string& name)
+      : defaults_(cmd->option_defaults()), previous_(defaults_->get_group()) {
+    defaults_->group(name);
+  }
+  ~HelpGroup() { defaults_->group(previous_); }
+  HelpGroup(const HelpGroup&) = delete;
+  HelpGroup& operator=(const HelpGroup&) = delete;
+
+ private:
+  CLI::OptionDefaults* defaults_;
+  std::string previous_;
+};
+
 // Turns a name of enum E into the number CLI11 stores; otherwise "must be one of full,
 // sampled, got 'exact'" (CheckedTransformer's own message listed the numbers too).
 template <class E>

@@ -20,16 +20,12 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--part-config", launch->part_config, "Partition directory (shared path)")
       ->required();
   cmd->add_option("--num-servers", launch->num_servers, "Graph servers per machine")
-      ->check(in_range(1, 64))
-      ->capture_default_str();
+      ->check(in_range(1, 64));
   cmd->add_option("--num-trainers", launch->num_trainers, "Trainers per machine")
-      ->check(in_range(1, 256))
-      ->capture_default_str();
-  cmd->add_option("--cluster-id", launch->cluster_id, "Names the shared-memory segments")
-      ->capture_default_str();
+      ->check(in_range(1, 256));
+  cmd->add_option("--cluster-id", launch->cluster_id, "Names the shared-memory segments");
   cmd->add_option("--master-port", launch->master_port,
-                  "Trainers' rendezvous port on the first machine (0: a free one)")
-      ->capture_default_str();
+                  "Trainers' rendezvous port on the first machine (0: a free one)");
   cmd->add_option("--token-file", launch->token_file,
                   "Cluster token file (mode 600), passed to servers and trainers; without it "
                   "servers run --insecure");
@@ -37,10 +33,9 @@ void add_launch_command(CLI::App& app) {
                   "Failures the job survives: a dead server process is started again; a dead "
                   "trainer restarts every trainer, which resume from the trainer command's "
                   "--checkpoint (with --checkpoint-every N they lose at most N steps)")
-      ->check(non_negative())
-      ->capture_default_str();
+      ->check(non_negative());
   cmd->add_option("--ssh-user", launch->ssh_user, "User for ssh to the other machines");
-  cmd->add_option("--ssh-port", launch->ssh_port, "ssh port")->capture_default_str();
+  cmd->add_option("--ssh-port", launch->ssh_port, "ssh port");
   cmd->add_option("command", launch->command, "The trainer command, after --")->expected(-1);
   cmd->callback([launch] {
     const int code = distributed::launch_cluster(*launch);

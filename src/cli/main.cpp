@@ -23,15 +23,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "graphloom " GRAPHLOOM_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
+  // Every option's help shows its default; subcommands inherit this when they are added.
+  app.option_defaults()->always_capture_default();
   std::string log_level = "info";
   int threads = 0;
   app.add_option("--log-level", log_level,
-                 "Log verbosity on stderr: trace, debug, info, warn, error, critical, off")
-      ->capture_default_str();
+                 "Log verbosity on stderr: trace, debug, info, warn, error, critical, off");
   app.add_option("--threads", threads,
                  "Threads for graphloom's kernels and libtorch (0 = all cores)")
-      ->check(graphloom::cli::non_negative())
-      ->capture_default_str();
+      ->check(graphloom::cli::non_negative());
   std::string shm_dir;
   app.add_option("--shm-dir", shm_dir,
                  "Directory for the shared-memory segments of servers and trainers (default: "
@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> arguments(argv, argv + argc);
   graphloom::cli::add_train_command(app, arguments);
+  graphloom::cli::add_plot_command(app);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i > 0 ? " " : "") + std::string(argv[i]);
   graphloom::cli::add_partition_command(app, command_line);

@@ -58,26 +58,22 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--part-config", o.partition_dir,
                   "Partition directory written by `graphloom partition` (or its partition.json)")
       ->required();
-  cmd->add_option("--part", o.part, "The part to serve")->required();
+  cmd->add_option("--part", o.part, "The part to serve")->required()->default_str("");
   cmd->add_option("--address", o.address,
                   "HOST:PORT to listen on; only this address is bound. Backup servers use the "
-                  "following ports (PORT 0: any free port each)")
-      ->capture_default_str();
+                  "following ports (PORT 0: any free port each)");
   cmd->add_option("--num-servers", command->num_servers,
                   "Servers for this part on this machine: one main server loads it into shared "
                   "memory, the others map the same memory")
-      ->check(in_range(1, 64))
-      ->capture_default_str();
+      ->check(in_range(1, 64));
   cmd->add_option("--max-restarts", command->max_restarts,
                   "With --num-servers: server processes restarted when they die, each alone "
                   "while the others serve (a restarted main server maps the shared memory "
                   "again)")
-      ->check(non_negative())
-      ->capture_default_str();
+      ->check(non_negative());
   cmd->add_option("--cluster-id", o.cluster_id,
                   "Names the shared-memory segments; stale ones of the same id and part are "
-                  "removed at start")
-      ->capture_default_str();
+                  "removed at start");
   cmd->add_option("--token-file", command->token_file,
                   "File holding the cluster token (mode 600); or set GRAPHLOOM_TOKEN");
   cmd->add_flag("--insecure", o.insecure, "Serve without a token (local tests only)");
@@ -87,8 +83,7 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "PEM CA: clients must present a certificate it signed (mutual TLS)");
   cmd->add_option("--max-message-mb", command->max_message_mb,
                   "Largest request or response accepted, in MiB")
-      ->check(in_range(1.0, 1024.0))
-      ->capture_default_str();
+      ->check(in_range(1.0, 1024.0));
   cmd->add_option("--role", command->role, "Internal: set for the supervised servers")
       ->check(CLI::IsMember({"auto", "main", "backup"}))
       ->group("");

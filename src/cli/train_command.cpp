@@ -13,6 +13,7 @@
 #include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/train/metrics_log.h"
+#include "graphloom/train/result_report.h"
 #include "graphloom/train/train_job.h"
 
 namespace graphloom::cli {
@@ -24,9 +25,6 @@ struct TrainCommand {
   DataParallelFlags parallel;
   std::string cache_size = "0";  // parsed into job.cluster.cache_bytes
 };
-
-void print_result(const TrainCommand& command, const train::TrainResult& result,
-                  const distributed::ProcessGroup* group, double seconds);
 
 void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
   configure_allocator();  // mini-batch buffers come and go every step
@@ -40,37 +38,46 @@ void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
   job.cluster.cache_bytes = features::parse_byte_size(command.cache_size);
   const train::TrainJobResult result = train::run_train_job(job, group);
   if (group != nullptr && group->rank() != 0) return;
-  if (result.task == train::TaskKind::kLinkPrediction) {
-    print_link_result(std::string(name_of(job.options.model.kind)), job.link, result.link, group,
-                      timer.seconds());
-  } else {
-    print_result(command, result.node, group, timer.seconds());
-  }
+  fmt::print("{}",
+             train::describe_result(job, result, group ? group->world_size() : 1, timer.seconds()));
 }
 
-void print_result(const TrainCommand& command, const train::TrainResult& result,
-                  const distributed::ProcessGroup* group, double seconds) {
-  fmt::print("model {}  epochs {}  best epoch {}  {:.0f} seeds/s\n",
-             name_of(command.job.options.model.kind), result.epochs_run, result.best_epoch + 1,
-             result.seeds_per_second);
-  fmt::print("validation accuracy {:.4f}\n", result.best_val_acc);
-  fmt::print("test accuracy {:.4f}  test macro-F1 {:.4f}\n", result.test_acc, result.test_f1);
-  print_time_split(result.times, group);
-  fmt::print("total time {:.1f} s\n", seconds);
+void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
+  const HelpGroup group(cmd, "Training on a partitioned graph (graph servers)");
+  train::ClusterOptions& cluster = command.job.cluster;
+  cmd->add_option("--part-config", cluster.part_config,
+                  "Partition directory (or its partition.json) whose parts graph servers serve; "
+                  "instead of --data");
+  cmd->add_option("--ip-config", cluster.ip_config,
+                  "The machines, one 'ip [port]' per line (DGL's format): part m is served on "
+                  "line m's ip at port .. port+S-1");
+  cmd->add_option("--num-servers", cluster.servers_per_machine, "S: graph servers per machine")
+      ->check(in_range(1, 64));
+  cmd->add_option("--machine", cluster.machine,
+                  "This trainer's machine (line of the ip config); -1: GRAPHLOOM_MACHINE, else "
+                  "rank / local world size");
+  cmd->add_option("--cluster-id", cluster.cluster_id,
+                  "The servers' --cluster-id: map this machine's part from shared memory "
+                  "(otherwise every part is read over RPC)");
+  cmd->add_option("--token-file", cluster.token_file,
+                  "File holding the cluster token; or set GRAPHLOOM_TOKEN");
+  cmd->add_option("--embed-dim", command.job.embed_dim,
+                  "Learn a node embedding of this width as the model's input (featureless "
+                  "graphs): on partitions its rows live on the servers and are updated by their "
+                  "owners; with --task link it is a local embedding (default 64 without features)")
+      ->check(non_negative());
+  cmd->add_option("--embed-optimizer", cluster.embed_optimizer.kind,
+                  "Sparse optimizer of the embedding: adam or adagrad")
+      ->check(CLI::IsMember({"adam", "adagrad"}));
+  cmd->add_option("--embed-lr", cluster.embed_optimizer.lr, "Learning rate of the embedding");
+  add_enum_option(cmd, "--cache-policy", cluster.cache_policy,
+                  "Cache of remote feature rows: none, degree (static: the nodes this machine's "
+                  "edges refer to most) or sieve (dynamic, GraphBolt's default)");
+  cmd->add_option("--cache-size", command.cache_size,
+                  "Bytes of the feature cache per trainer, e.g. 256M or 2G");
 }
 
 }  // namespace
-
-void print_time_split(const train::StageTimes& t, const distributed::ProcessGroup* group) {
-  fmt::print(
-      "time split of rank 0 (s): sample {:.2f}  fetch {:.2f} (in loader workers)  waiting for "
-      "batches {:.2f}  forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
-      t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
-  if (group) {
-    fmt::print("data-parallel: {} ranks, gradient allreduce not hidden by backward {:.2f} s\n",
-               group->world_size(), t.allreduce);
-  }
-}
 
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   add_enum_option(cmd, "--model", o.model.kind,
@@ -81,51 +88,35 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   cmd->add_option("--fanouts", o.fanouts,
                   "Neighbors sampled per layer, input layer first (-1 = all); their count is "
                   "the number of layers")
-      ->delimiter(',')
-      ->capture_default_str();
+      ->delimiter(',');
   add_enum_option(cmd, "--precision", o.precision,
                   "fp32, or bf16: dense layers in bfloat16 (CPU autocast), sparse aggregation and "
                   "the loss in float32");
   cmd->add_flag("--checkpoint-layers", o.model.checkpoint_layers,
                 "Recompute each layer's activations in backward instead of keeping them: less "
                 "memory for deep models, one more forward per step");
-  cmd->add_option("--hidden", o.model.hidden, "Hidden width (per head for GAT)")
-      ->check(positive())
-      ->capture_default_str();
+  cmd->add_option("--hidden", o.model.hidden, "Hidden width (per head for GAT)")->check(positive());
   cmd->add_option("--dropout", o.model.dropout, "Dropout on the input of every hidden layer")
-      ->check(in_range(0.0, 1.0))
-      ->capture_default_str();
+      ->check(in_range(0.0, 1.0));
   cmd->add_option("--input-dropout", o.model.input_dropout,
                   "Dropout on the input features (-1: gcn and gat use --dropout as in their "
                   "papers, sage and mlp none as in DGL's mini-batch example)")
-      ->check(in_range(-1.0, 1.0))
-      ->capture_default_str();
+      ->check(in_range(-1.0, 1.0));
   cmd->add_option("--aggregator", o.model.aggregator, "GraphSAGE aggregator: mean, gcn or pool")
-      ->check(CLI::IsMember({"mean", "gcn", "pool"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"mean", "gcn", "pool"}));
   cmd->add_option("--heads", o.model.heads, "GAT attention heads of the hidden layers")
-      ->check(positive())
-      ->capture_default_str();
+      ->check(positive());
   cmd->add_option("--attention-dropout", o.model.attention_dropout, "GAT attention dropout")
-      ->check(in_range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch")
-      ->check(positive())
-      ->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "Training epochs")
-      ->check(positive())
-      ->capture_default_str();
-  cmd->add_option("--lr", o.lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option("--weight-decay", o.weight_decay, "Adam weight decay (L2)")
-      ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Random seed (sampling, shuffling, initialisation, dropout)")
-      ->capture_default_str();
+      ->check(in_range(0.0, 1.0));
+  cmd->add_option("--batch-size", o.batch_size, "Seed nodes per mini-batch")->check(positive());
+  cmd->add_option("--epochs", o.epochs, "Training epochs")->check(positive());
+  cmd->add_option("--lr", o.lr, "Adam learning rate");
+  cmd->add_option("--weight-decay", o.weight_decay, "Adam weight decay (L2)");
+  cmd->add_option("--seed", o.seed, "Random seed (sampling, shuffling, initialisation, dropout)");
   cmd->add_option("--workers", o.num_workers, "Loader workers preparing batches concurrently")
-      ->check(positive())
-      ->capture_default_str();
+      ->check(positive());
   cmd->add_option("--prefetch", o.prefetch, "Batches prepared ahead of training (>= --workers)")
-      ->check(positive())
-      ->capture_default_str();
+      ->check(positive());
 }
 
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
@@ -138,16 +129,13 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "Dataset directory (default: embedded default dataset)");
   add_train_flags(cmd, o);
   cmd->add_option("--patience", o.patience,
-                  "Early stopping: epochs without a better validation accuracy (0 = off)")
-      ->capture_default_str();
+                  "Early stopping: epochs without a better validation accuracy (0 = off)");
   add_enum_option(cmd, "--eval", o.eval,
                   "Validation and test: 'full' (layer-wise full-neighbor inference over all "
                   "nodes) or 'sampled' (mini-batches with the training fanouts)");
-  cmd->add_option("--eval-every", o.eval_every, "Validate every N epochs (the last one always)")
-      ->capture_default_str();
+  cmd->add_option("--eval-every", o.eval_every, "Validate every N epochs (the last one always)");
   cmd->add_option("--eval-batch-size", o.eval_batch_size, "Nodes per batch of layer-wise inference")
-      ->check(positive())
-      ->capture_default_str();
+      ->check(positive());
   add_enum_option(cmd, "--normalize-features", o.normalize_features,
                   "'row': divide each feature row by its sum (as the GCN and GAT papers do)");
   add_enum_option(cmd, "--self-loops", o.self_loops,
@@ -158,91 +146,42 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--checkpoint-every", o.checkpoint_every,
                   "Also checkpoint every N optimizer steps, so that a restart (--max-restarts, "
                   "--resume) loses at most N steps (0 = after epochs only)")
-      ->check(non_negative())
-      ->capture_default_str();
+      ->check(non_negative());
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");
   cmd->add_option("--max-batches", o.max_batches,
                   "Stop every epoch after this many batches per trainer (quick runs, "
                   "measurements; 0 = whole epochs)")
-      ->check(non_negative())
-      ->capture_default_str();
+      ->check(non_negative());
   cmd->add_flag(
       "--no-test", [&o](int64_t) { o.final_test = false; },
       "Skip the final evaluation on the test split");
-  add_data_parallel_flags(cmd, command->parallel, command->job.options);
-  const char* partitioned = "Training on a partitioned graph (graph servers)";
-  cmd->add_option("--part-config", command->job.cluster.part_config,
-                  "Partition directory (or its partition.json) whose parts graph servers serve; "
-                  "instead of --data")
-      ->group(partitioned);
-  cmd->add_option("--ip-config", command->job.cluster.ip_config,
-                  "The machines, one 'ip [port]' per line (DGL's format): part m is served on "
-                  "line m's ip at port .. port+S-1")
-      ->group(partitioned);
-  cmd->add_option("--num-servers", command->job.cluster.servers_per_machine,
-                  "S: graph servers per machine")
-      ->check(in_range(1, 64))
-      ->capture_default_str()
-      ->group(partitioned);
-  cmd->add_option("--machine", command->job.cluster.machine,
-                  "This trainer's machine (line of the ip config); default GRAPHLOOM_MACHINE or "
-                  "rank / local world size")
-      ->group(partitioned);
-  cmd->add_option("--cluster-id", command->job.cluster.cluster_id,
-                  "The servers' --cluster-id: map this machine's part from shared memory "
-                  "(otherwise every part is read over RPC)")
-      ->group(partitioned);
-  cmd->add_option("--token-file", command->job.cluster.token_file,
-                  "File holding the cluster token; or set GRAPHLOOM_TOKEN")
-      ->group(partitioned);
-  cmd->add_option("--embed-dim", command->job.embed_dim,
-                  "Learn a node embedding of this width as the model's input (featureless "
-                  "graphs): on partitions its rows live on the servers and are updated by their "
-                  "owners; with --task link it is a local embedding (default 64 without features)")
-      ->check(non_negative())
-      ->capture_default_str()
-      ->group(partitioned);
-  cmd->add_option("--embed-optimizer", command->job.cluster.embed_optimizer.kind,
-                  "Sparse optimizer of the embedding: adam or adagrad")
-      ->check(CLI::IsMember({"adam", "adagrad"}))
-      ->capture_default_str()
-      ->group(partitioned);
-  cmd->add_option("--embed-lr", command->job.cluster.embed_optimizer.lr,
-                  "Learning rate of the embedding")
-      ->capture_default_str()
-      ->group(partitioned);
-  const char* link_group = "Link prediction";
-  add_enum_option(cmd, "--task", command->job.task,
-                  "node: node classification; link: link prediction on the dataset's edge "
-                  "splits (lp_* imports, or convert --link-split)")
-      ->group(link_group);
-  add_link_flags(cmd, command->job.link, link_group);
   cmd->add_option("--edge-type-fanout", command->job.edge_type_fanouts,
                   "Typed graphs: EDGE_TYPE=F1,F2,... picks per layer for one edge type (a "
                   "relation name or src:relation:dst), overriding --fanouts, which otherwise "
                   "applies to every edge type; repeat for several types");
-  add_enum_option(cmd, "--cache-policy", command->job.cluster.cache_policy,
-                  "Cache of remote feature rows: none, degree (static: the nodes this machine's "
-                  "edges refer to most) or sieve (dynamic, GraphBolt's default)")
-      ->group(partitioned);
-  cmd->add_option("--cache-size", command->cache_size,
-                  "Bytes of the feature cache per trainer, e.g. 256M or 2G")
-      ->capture_default_str()
-      ->group(partitioned);
+  add_data_parallel_flags(cmd, command->parallel, command->job.options);
+  add_partitioned_flags(cmd, *command);
+  const HelpGroup link_group(cmd, "Link prediction");
+  add_enum_option(cmd, "--task", command->job.task,
+                  "node: node classification; link: link prediction on the dataset's edge "
+                  "splits (lp_* imports, or convert --link-split)");
+  add_link_flags(cmd, command->job.link);
   cmd->callback([command] {
     command->parallel.token_file = command->job.cluster.token_file;  // the rendezvous checks it too
     run_data_parallel(command->parallel,
                       [&](distributed::ProcessGroup* group) { run_train(*command, group); });
   });
+}
 
+void add_plot_command(CLI::App& app) {
   auto log = std::make_shared<std::string>();
   auto svg = std::make_shared<std::string>("curves.svg");
   CLI::App* plot = app.add_subcommand("plot", "Draw the training curves of a --metrics-log as SVG");
   plot->add_option("log", *log, "Metrics log written by `graphloom train --metrics-log`")
       ->required();
-  plot->add_option("-o,--output", *svg, "SVG file to write")->capture_default_str();
+  plot->add_option("-o,--output", *svg, "SVG file to write");
   plot->callback([log, svg] {
     train::plot_metrics(*log, *svg);
     fmt::print("wrote {}\n", *svg);

@@ -2,6 +2,8 @@
 #include "graphloom/io/dataset_report.h"
 
 #include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "graphloom/base/dtype.h"
 #include "graphloom/graph/degree_stats.h"
@@ -68,6 +70,70 @@ nlohmann::json dataset_report(const Dataset& dataset) {
   report["edge_splits"] = edge_splits;
   if (!dataset.schema.empty()) report.update(type_report(dataset));
   return report;
+}
+
+}  // namespace graphloom::io
+
+namespace graphloom::io {
+namespace {
+
+std::string degree_line(const nlohmann::json& degree) {
+  return fmt::format("min {}  mean {:.2f}  max {}  ({} nodes with none)",
+                     degree["min"].get<int64_t>(), degree["mean"].get<double>(),
+                     degree["max"].get<int64_t>(), degree["zero"].get<int64_t>());
+}
+
+// The lines of the named counts in `report[key]` ("split       train: 140").
+std::string count_lines(const nlohmann::json& counts, const char* label, const char* unit = "") {
+  std::string text;
+  for (const auto& [name, count] : counts.items()) {
+    text += fmt::format("{:<11} {}: {}{}\n", label, name, count.get<int64_t>(), unit);
+  }
+  return text;
+}
+
+std::string label_lines(const nlohmann::json& report) {
+  if (!report.contains("num_classes")) return "labels      none\n";
+  std::string text =
+      fmt::format("labels      {} classes, {} unlabeled\n", report["num_classes"].get<int64_t>(),
+                  report["unlabeled"].get<int64_t>());
+  const auto counts = report["label_histogram"].get<std::vector<int64_t>>();
+  for (std::size_t c = 0; c < counts.size(); ++c)
+    text += fmt::format("  class {:>3}  {}\n", c, counts[c]);
+  return text;
+}
+
+}  // namespace
+
+std::string describe_dataset_report(const nlohmann::json& report) {
+  std::string text = fmt::format(
+      "dataset     {}{}\n", report["name"].get<std::string>(),
+      report.contains("path") ? fmt::format("  ({})", report["path"].get<std::string>()) : "");
+  text += fmt::format("nodes       {}\n", report["num_nodes"].get<int64_t>());
+  text += fmt::format(
+      "edges       {}  (directed: {}, indices {}, weighted: {})\n",
+      report["num_edges"].get<int64_t>(), report["directed"].get<bool>() ? "yes" : "no",
+      report["index_dtype"].get<std::string>(), report["weighted"].get<bool>() ? "yes" : "no");
+  if (report.contains("node_types")) {
+    text += count_lines(report["node_types"], "node type");
+    text += count_lines(report["edge_types"], "edge type");
+  }
+  text += fmt::format("in-degree   {}\n", degree_line(report["in_degree"]));
+  text += fmt::format("out-degree  {}\n", degree_line(report["out_degree"]));
+  if (report["node_features"].empty()) text += "features    none\n";
+  for (const auto& [name, feature] : report["node_features"].items()) {
+    text += fmt::format("feature     {}: {} [{}]{}\n", name, feature["dtype"].get<std::string>(),
+                        fmt::join(feature["shape"].get<std::vector<int64_t>>(), ", "),
+                        feature["row_scale"].get<bool>() ? " x row scale" : "");
+  }
+  text += label_lines(report);
+  if (report["splits"].empty()) text += "splits      none\n";
+  text += count_lines(report["splits"], "split");
+  text += count_lines(report["edge_splits"], "edge split", " pairs");
+  if (report.contains("load_seconds")) {
+    text += fmt::format("loaded in   {:.3f} s\n", report["load_seconds"].get<double>());
+  }
+  return text;
 }
 
 }  // namespace graphloom::io

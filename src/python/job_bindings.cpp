@@ -7,6 +7,7 @@
 #include "graphloom/features/dataset_encoding.h"
 #include "graphloom/io/import_job.h"
 #include "graphloom/partition/partition_job.h"
+#include "graphloom/partition/partition_report.h"
 
 namespace py = pybind11;
 
@@ -93,9 +94,11 @@ void bind_jobs(py::module_& module) {
         py::gil_scoped_release release;
         io::Dataset dataset = io::load_dataset(job.data);
         features::encode_dataset_features(dataset, feature_dtype);
-        partition::partition_dataset(dataset, job);
+        return partition::describe_partition(partition::partition_dataset(dataset, job));
       },
-      py::arg("job"), py::arg("feature_dtype"));
+      py::arg("job"), py::arg("feature_dtype"),
+      "Partitions job.data into job.out; returns the parts' table as `graphloom partition` "
+      "prints it.");
 }
 
 }  // namespace graphloom::python

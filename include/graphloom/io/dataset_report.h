@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "graphloom/io/dataset.h"
 
@@ -14,5 +15,9 @@ namespace graphloom::io {
 // edge_splits ({name: count}); with labels num_classes, label_histogram and unlabeled; for typed
 // graphs node_types and edge_types ({name: count}).
 nlohmann::json dataset_report(const Dataset& dataset);
+
+// The report as `graphloom inspect` prints it, a line per fact; with the optional keys `path`
+// (after the name) and `load_seconds` (last line) where the report has them.
+std::string describe_dataset_report(const nlohmann::json& report);
 
 }  // namespace graphloom::io

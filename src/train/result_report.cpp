@@ -1,0 +1,75 @@
+// The text of result_report.h, one line per kind of figure.
+#include "graphloom/train/result_report.h"
+
+#include <fmt/format.h>
+
+namespace graphloom::train {
+namespace {
+
+std::string describe_node_result(const TrainResult& result) {
+  return fmt::format(
+      "epochs {}  best epoch {}  {:.0f} seeds/s\nvalidation accuracy {:.4f}\n"
+      "test accuracy {:.4f}  test macro-F1 {:.4f}\n",
+      result.epochs_run, result.best_epoch + 1, result.seeds_per_second, result.best_val_acc,
+      result.test_acc, result.test_f1);
+}
+
+// "full ranking of N candidates, Q test queries: Recall@20 ...  (popularity: ...)".
+std::string describe_ranking(const RankingFigures& figures, int64_t candidates, const char* which) {
+  if (figures.recall_at_20 < 0) return "";
+  const std::string weighted = figures.weighted_popularity_recall_at_20 < 0
+                                   ? ""
+                                   : fmt::format("; recency-weighted popularity: {:.4f} / {:.4f}",
+                                                 figures.weighted_popularity_recall_at_20,
+                                                 figures.weighted_popularity_map_at_10);
+  return fmt::format(
+      "full ranking of {} candidates, {} {} queries: Recall@20 {:.4f}  MAP@10 {:.4f}  "
+      "(popularity: {:.4f} / {:.4f}{})\n",
+      candidates, figures.queries, which, figures.recall_at_20, figures.map_at_10,
+      figures.popularity_recall_at_20, figures.popularity_map_at_10, weighted);
+}
+
+std::string describe_link_result(const LinkOptions& link, const LinkResult& result) {
+  std::string text = fmt::format("epochs {}  best epoch {}  {:.0f} edges/s\n", result.epochs_run,
+                                 result.best_epoch + 1, result.edges_per_second);
+  text += fmt::format("validation AUC {:.4f}\n", result.best_val_auc);
+  text += fmt::format(
+      "test AUC {:.4f}  Hits@{} {:.4f}  MRR {:.4f}{}\n", result.test_auc, link.hits_k,
+      result.test_hits, result.test_mrr,
+      result.test_common_neighbors_auc >= 0
+          ? fmt::format("  (common neighbours AUC {:.4f})", result.test_common_neighbors_auc)
+          : "");
+  text += describe_ranking(result.ranking.all, result.ranking_candidates, "test");
+  if (result.ranking.warm.queries != result.ranking.all.queries) {
+    text += describe_ranking(result.ranking.warm, result.ranking_candidates,
+                             "warm (with training pairs)");
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string describe_time_split(const StageTimes& t, int world_size) {
+  std::string text = fmt::format(
+      "time split of rank 0 (s): sample {:.2f}  fetch {:.2f} (in loader workers)  waiting for "
+      "batches {:.2f}  forward {:.2f}  backward {:.2f}  optimizer {:.2f}\n",
+      t.sample, t.fetch, t.wait, t.forward, t.backward, t.optimizer);
+  if (world_size > 1) {
+    text +=
+        fmt::format("data-parallel: {} ranks, gradient allreduce not hidden by backward {:.2f} s\n",
+                    world_size, t.allreduce);
+  }
+  return text;
+}
+
+std::string describe_result(const TrainJob& job, const TrainJobResult& result, int world_size,
+                            double seconds) {
+  const bool link = result.task == TaskKind::kLinkPrediction;
+  std::string text = fmt::format("model {}  ", name_of(job.options.model.kind));
+  text += link ? describe_link_result(job.link, result.link) : describe_node_result(result.node);
+  text += describe_time_split(link ? result.link.times : result.node.times, world_size);
+  text += fmt::format("total time {:.1f} s\n", seconds);
+  return text;
+}
+
+}  // namespace graphloom::train
