@@ -116,14 +116,47 @@ class GraphPartitionBook:
                 for k, (begin, end) in enumerate(zip(begins, self.range_ends))]
 
 
+def _write_initial_rows(graph, name, num_rows, row_shape, dtype, init_func):
+    """DGL's ``init_func``: each trainer writes ``init_func(shape, dtype)`` into its 1/world
+    share of the rows (by global rank, contiguous), then every trainer waits for the others,
+    so that no one reads a row before it is written. Every trainer must make the call."""
+    import torch.distributed as dist
+
+    ready = dist.is_available() and dist.is_initialized()
+    if not ready and _environment_int("WORLD_SIZE", 1) > 1:
+        raise OptionError("init_func needs torch.distributed to be initialized (every trainer "
+                          "writes its share of the rows, then they wait for each other); "
+                          "call initialize() with init_process_group=True", "init_func")
+    rank, world = (dist.get_rank(), dist.get_world_size()) if ready else (0, 1)
+    begin, end = rank * num_rows // world, (rank + 1) * num_rows // world
+    shape = (end - begin, *row_shape)
+    rows = torch.as_tensor(init_func(shape, dtype))
+    if tuple(rows.shape) != shape:
+        raise OptionError(f"init_func({shape}, {dtype}) must return a tensor of that shape, "
+                          f"got {tuple(rows.shape)}", "init_func")
+    graph._impl.push(name, torch.arange(begin, end, dtype=torch.int64), rows.to(dtype))
+    if ready and world > 1:
+        dist.barrier()
+
+
 class DistTensor:
     """A node tensor split over the servers by the partition book (DGL's ``DistTensor``):
     ``t[ids]`` pulls rows, ``t[ids] = rows`` pushes them to their owners.
 
     ``DistTensor(shape, dtype, name)`` creates one (zeros) on every server, or attaches to the
-    one of that name and schema; ``shape[0]`` must be the graph's number of nodes."""
+    one of that name and schema; ``shape[0]`` must be the graph's number of nodes.
 
-    def __init__(self, shape, dtype, name=None, graph=None, _existing=False):
+    Args:
+        shape: ``(num_nodes, *row_shape)``.
+        dtype: a torch dtype.
+        name: the servers' tensor name; every trainer must use the same one.
+        init_func: as in DGL, ``init_func(shape, dtype)`` returns the initial rows of a
+            ``shape``: each trainer calls it for its share of the rows and writes them, and all
+            wait for each other (every trainer must then construct the tensor). Default: zeros.
+        graph: the DistGraph (default: the last one created).
+    """
+
+    def __init__(self, shape, dtype, name=None, init_func=None, graph=None, _existing=False):
         self._graph = graph or _default_graph
         if self._graph is None:
             raise OptionError("DistTensor needs a DistGraph (create one first)", "graph")
@@ -137,6 +170,8 @@ class DistTensor:
         self.name, self.shape, self.dtype = name, shape, dtype
         if not _existing:
             self._graph._impl.create_tensor(name, dtype, list(shape[1:]))
+        if init_func is not None:
+            _write_initial_rows(self._graph, name, shape[0], shape[1:], dtype, init_func)
 
     def __len__(self):
         return self.shape[0]
@@ -174,7 +209,7 @@ class _NodeData(dict):
         if not graph._impl.has(name):
             raise KeyError(f"DistGraph has no node data {name!r}")
         shape, dtype = graph._impl.row_shape(name)
-        tensor = DistTensor(shape, dtype, name, graph, _existing=True)
+        tensor = DistTensor(shape, dtype, name, graph=graph, _existing=True)
         self[name] = tensor
         return tensor
 
@@ -276,12 +311,18 @@ class DistEmbedding:
         num_embeddings: must be the graph's number of nodes.
         embedding_dim: the width of a row.
         name: the servers' tensor name; every trainer must use the same one.
-        init_scale: rows start uniform in ``[-init_scale, init_scale)``, keyed by ``seed`` and
-            node id, so every trainer sees the same values.
-        seed: the initialization's random seed.
+        init_func: as in DGL, ``init_func(shape, dtype)`` returns initial rows of a ``shape``
+            (e.g. ``lambda shape, dtype: torch.zeros(shape, dtype=dtype)``): each trainer
+            calls it for its share of the rows and writes them, and all wait for each other, so
+            every trainer must construct the embedding. Default: uniform rows (below).
+        init_scale: without init_func, rows start uniform in ``[-init_scale, init_scale)``,
+            keyed by ``seed`` and node id, so every trainer sees the same values.
+        seed: the uniform initialization's random seed.
+        graph: the DistGraph (default: the last one created).
     """
 
-    def __init__(self, num_embeddings, embedding_dim, name, init_scale=1.0, seed=0, graph=None):
+    def __init__(self, num_embeddings, embedding_dim, name, init_func=None, init_scale=1.0,
+                 seed=0, graph=None):
         self._graph = graph or _default_graph
         if self._graph is None:
             raise OptionError("DistEmbedding needs a DistGraph (create one first)", "graph")
@@ -296,6 +337,10 @@ class DistEmbedding:
         self._init = (float(init_scale), int(seed))
         self._handles = {}  # per optimizer: the servers keep one state per kind
         self._trace = []  # (ids, rows) pulled with autograd on since the last step
+        if init_func is not None:
+            self._handle()  # creates the rows (and the default optimizer's state)
+            _write_initial_rows(self._graph, name, num_embeddings, (embedding_dim,),
+                                torch.float32, init_func)
 
     def _handle(self, optimizer=None):
         key = None if optimizer is None else (optimizer.kind, optimizer.lr, optimizer.eps,

@@ -90,6 +90,24 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
         dist.barrier()
         assert torch.equal(t[torch.tensor([5, 400])], torch.tensor([[15., 16., 17.],
                                                                      [1200., 1201., 1202.]]))
+        # init_func (DGL's): each trainer writes its share of the rows, then all wait.
+        calls = []
+        def by_row(shape, dtype):
+            calls.append(shape)
+            return torch.full(shape, float(dist.get_rank() + 1), dtype=dtype)
+        t2 = gd.DistTensor((n, 2), torch.float32, "python-test-initialized", init_func=by_row)
+        assert calls == [(300, 2)], calls
+        assert t2[torch.tensor([0, 299])].eq(1).all() and t2[torch.tensor([300, 599])].eq(2).all()
+        emb0 = gd.DistEmbedding(n, 4, "python-test-zero-embedding",
+                                init_func=lambda shape, dtype: torch.zeros(shape, dtype=dtype))
+        assert emb0(torch.tensor([0, 599])).abs().sum() == 0
+        wrong_shape = None
+        try:
+            gd.DistTensor((n, 2), torch.float32, "python-test-bad-init",
+                          init_func=lambda shape, dtype: torch.zeros(3))
+        except graphloom.OptionError as error:
+            wrong_shape = str(error)
+        assert wrong_shape and "init_func" in wrong_shape and "(300, 2)" in wrong_shape, wrong_shape
         with_bad_id = None
         try:
             feat[torch.tensor([600])]
