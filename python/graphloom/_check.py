@@ -68,14 +68,16 @@ def node_ids(name, value, num_nodes):
     return ids
 
 
-def fanouts(name, value):
+def fanouts(name, value, allow_zero=False):
+    """Per-layer fanouts; `allow_zero` for one edge type's, where 0 skips the type."""
     try:
         values = [int(v) for v in value]
     except TypeError as error:
         raise _bad(name, f"{name} must be a list of integers, got {value!r}") from error
-    if not values or any(v == 0 or v < -1 for v in values):
+    lowest = 0 if allow_zero else 1
+    if not values or any(v < lowest and v != -1 for v in values):
         raise _bad(name, f"{name} must list at least one layer, each -1 (all neighbors) or "
-                          f"positive, got {values}")
+                          f"{'0 or more' if allow_zero else 'positive'}, got {values}")
     return values
 
 

@@ -1,8 +1,8 @@
 """PyG's remote-backend interface over graphloom's data: ``FeatureStore`` and ``GraphStore``
 subclasses, so that ``torch_geometric.loader.NeighborLoader(data=(feature_store,
-graph_store), ...)`` runs on a graphloom dataset. The FeatureStore also serves a partitioned
-graph (a :class:`graphloom.distributed.DistGraph`: rows pulled from their owners), for PyG code
-that samples by other means. Needs torch_geometric (imported here, not by ``import
+graph_store), ...)`` runs on a graphloom dataset or a partitioned graph (a
+:class:`graphloom.distributed.DistGraph`: feature rows pulled from their owners, the topology
+gathered from the servers once). Needs torch_geometric (imported here, not by ``import
 graphloom``)."""
 
 import torch
@@ -106,17 +106,46 @@ class FeatureStore(_PygFeatureStore):
         return [TensorAttr(group_name=None, attr_name=name) for name in self._tables]
 
 
-class GraphStore(_PygGraphStore):
-    """The graph of a graphloom :class:`~graphloom.Dataset` as PyG's ``GraphStore``: one
-    homogeneous edge type (None), stored in CSC (``row`` = sources, ``colptr``), which is the
-    layout PyG's samplers read, so nothing is converted."""
+def _gathered_csc(graph, chunk=65536):
+    """The whole CSC of a DistGraph, ``(row, colptr)``: every node's in-neighbors asked of its
+    owner (a one-layer sample taking all neighbors, a chunk of nodes per call)."""
+    from .sampling import NeighborSampler
 
-    def __init__(self, dataset):
+    sampler = NeighborSampler(graph, [-1])
+    num_nodes = graph.num_nodes()
+    sources, counts = [], []
+    for begin in range(0, num_nodes, chunk):
+        block = sampler.sample(torch.arange(begin, min(num_nodes, begin + chunk))).blocks[-1]
+        sources.append(block.src_ids[block.indices])
+        counts.append(block.indptr.diff())
+    colptr = torch.zeros(num_nodes + 1, dtype=torch.int64)
+    torch.cumsum(torch.cat(counts), 0, out=colptr[1:])
+    return torch.cat(sources).to(torch.int64), colptr
+
+
+class GraphStore(_PygGraphStore):
+    """The graph of a graphloom :class:`~graphloom.Dataset` or
+    :class:`~graphloom.distributed.DistGraph` as PyG's ``GraphStore``: one homogeneous edge
+    type (None), stored in CSC (``row`` = sources, ``colptr``), which is the layout PyG's
+    samplers read. A dataset's CSC is used as it is. PyG's samplers read the whole topology, so
+    over a DistGraph the store gathers it once, at construction, from the servers (every
+    node's in-neighbors from its owner): about 16 bytes per edge in this process, features
+    excepted. graphloom's own DataLoader over a DistGraph samples without that copy."""
+
+    def __init__(self, source):
         super().__init__()
-        self.dataset = _dataset(dataset)
-        graph = dataset.graph
-        self._size = (graph.num_nodes, graph.num_nodes)
-        self._csc = (graph.indices.to(torch.int64), graph.indptr)
+        from .distributed import DistGraph
+
+        if isinstance(source, DistGraph):
+            self.dataset = None
+            num_nodes = source.num_nodes()
+            self._csc = _gathered_csc(source)
+        else:
+            self.dataset = _dataset(source)
+            graph = self.dataset.graph
+            num_nodes = graph.num_nodes
+            self._csc = (graph.indices.to(torch.int64), graph.indptr)
+        self._size = (num_nodes, num_nodes)
         self._extra = {}
 
     def _put_edge_index(self, edge_index, edge_attr):
@@ -137,7 +166,7 @@ class GraphStore(_PygGraphStore):
         return attrs
 
 
-def from_dataset(dataset):
-    """``(FeatureStore(dataset), GraphStore(dataset))``, the ``data`` argument of PyG's
-    loaders."""
-    return FeatureStore(dataset), GraphStore(dataset)
+def from_dataset(source):
+    """``(FeatureStore(source), GraphStore(source))``, the ``data`` argument of PyG's loaders;
+    ``source`` a Dataset or a DistGraph."""
+    return FeatureStore(source), GraphStore(source)

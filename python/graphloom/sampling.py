@@ -15,6 +15,12 @@ from .errors import OptionError
 __all__ = ["NeighborSampler"]
 
 
+def _fanout_overrides(edge_type_fanouts):
+    """{"likes": [5, 5]} -> ["likes=5,5"], the C++ sampler's (and the CLI's) form."""
+    return [f"{name}={','.join(str(f) for f in _check.fanouts(name, values, allow_zero=True))}"
+            for name, values in edge_type_fanouts.items()]
+
+
 class NeighborSampler:
     """Samples a fixed number of neighbors per node and layer, making one block per layer.
 
@@ -26,10 +32,12 @@ class NeighborSampler:
             PyG's ``num_neighbors`` lists the hops from the seeds outwards, i.e. reversed.
         replace: sample with replacement.
         weights: sample in proportion to edge weights: a float tensor ``[num_edges]`` in CSC
-            order, or True for the graph's own weights. None samples uniformly.
+            order, or True for the graph's own weights (on a DistGraph: those stored in the
+            partition). None samples uniformly.
         edge_dir: ``"in"`` (the sources of each node's in-edges, as DGL and PyG) or ``"out"``.
         edge_type_fanouts: typed graphs: dict edge type (relation or ``src:relation:dst``) ->
-            list of fanouts (one per layer) that replaces ``fanouts`` for that type.
+            list of fanouts (one per layer) that replaces ``fanouts`` for that type; 0 leaves
+            the type out of that layer.
 
     Sampling is reproducible: the same seed, epoch and batch index give the same blocks, on
     any number of threads.
@@ -47,11 +55,7 @@ class NeighborSampler:
         self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
         self._handles = {}
         if isinstance(graph, DistGraph):
-            if weights is not None or edge_type_fanouts:
-                raise OptionError("weights and edge_type_fanouts are not supported on a "
-                                  "DistGraph yet (the C++ trainers have them)", "graph")
-            self._graph_impl, self.weighted, self._edge_type_fanouts = graph._impl, False, []
-            self.num_nodes = graph.num_nodes()
+            self._init_dist(graph, weights, edge_type_fanouts)
             return
         if not isinstance(graph, CSCGraph):
             raise OptionError(f"graph must be a graphloom CSCGraph, Dataset or DistGraph, got "
@@ -70,11 +74,23 @@ class NeighborSampler:
             if graph._dataset is None or not graph._dataset.edge_types:
                 raise OptionError("edge_type_fanouts needs a typed graph (a Dataset with edge "
                                   "types)", "edge_type_fanouts")
-            overrides = [f"{name}={','.join(str(f) for f in _check.fanouts(name, values))}"
-                         for name, values in edge_type_fanouts.items()]
-            self._edge_type_fanouts = _C.per_edge_type_fanouts(graph._dataset, self.fanouts,
-                                                               overrides)
+            self._edge_type_fanouts = _C.per_edge_type_fanouts(
+                graph._dataset, self.fanouts, _fanout_overrides(edge_type_fanouts))
         self.num_nodes = graph.num_nodes
+
+    def _init_dist(self, graph, weights, edge_type_fanouts):
+        """On a DistGraph the servers sample their parts: by the weights stored in the
+        partition, and with fanouts per edge type from the partition's schema."""
+        if weights is not None and weights is not True:
+            raise OptionError("on a DistGraph, weights=True samples by the edge weights stored "
+                              "in the partition; a weights tensor would have to live on the "
+                              "servers (write it into the dataset before partitioning)", "weights")
+        self._graph_impl, self.weighted = graph._impl, weights is True
+        self.num_nodes = graph.num_nodes()
+        self._edge_type_fanouts = []
+        if edge_type_fanouts:
+            self._edge_type_fanouts = _C.per_edge_type_fanouts(
+                graph._impl, self.fanouts, _fanout_overrides(edge_type_fanouts))
 
     @property
     def num_layers(self):

@@ -12,6 +12,7 @@
 #include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/distributed/runtime/ip_config.h"
 #include "graphloom/partition/partition_format.h"
+#include "graphloom/sampling/neighbor_sampler.h"
 
 namespace py = pybind11;
 
@@ -162,6 +163,15 @@ void bind_distributed(py::module_& module) {
         return distributed::node_split(nodes, h.graph().book(), h.machine(), local_rank,
                                        trainers_per_part, {.force_even = force_even});
       });
+  // The per-edge-type fanouts of a partitioned typed graph (the dataset overload is with the
+  // sampler's bindings).
+  module.def(
+      "per_edge_type_fanouts",
+      [](const DistGraphHandle& graph, const std::vector<int64_t>& fanouts,
+         const std::vector<std::string>& overrides) {
+        return sampling::per_edge_type_fanouts(graph.info().schema, fanouts, overrides);
+      },
+      py::arg("graph"), py::arg("fanouts"), py::arg("overrides"));
 }
 
 }  // namespace graphloom::python

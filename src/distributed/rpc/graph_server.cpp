@@ -83,7 +83,9 @@ std::string GraphServer::address() const { return impl_->address; }
 void GraphServer::wait() { impl_->server->Wait(); }
 
 void GraphServer::shutdown() {
-  std::call_once(impl_->shutdown_once, [this] { impl_->server->Shutdown(); });
+  std::call_once(impl_->shutdown_once, [this] {
+    impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  });
 }
 
 }  // namespace graphloom::distributed
