@@ -56,6 +56,9 @@ void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
     archive.write("best_" + std::to_string(i), state.best_parameters[i]);
   }
   archive.write("rng_states", rng_states);
+  torch::serialize::OutputArchive external_archive;
+  for (const auto& [name, tensor] : state.external_state) external_archive.write(name, tensor);
+  archive.write("external_state", external_archive);
   const std::filesystem::path temporary = temporary_sibling(path);
   std::error_code error;
   try {
@@ -101,6 +104,15 @@ torch::Tensor load_checkpoint(const std::filesystem::path& path, torch::nn::Modu
     state.best_parameters.resize(static_cast<std::size_t>(read("num_best").item<int64_t>()));
     for (std::size_t i = 0; i < state.best_parameters.size(); ++i) {
       state.best_parameters[i] = read(("best_" + std::to_string(i)).c_str());
+    }
+    state.external_state.clear();
+    torch::serialize::InputArchive external_archive;
+    if (archive.try_read("external_state", external_archive)) {  // absent before 2026-12
+      for (const std::string& name : external_archive.keys()) {
+        torch::Tensor tensor;
+        external_archive.read(name, tensor);
+        state.external_state[name] = tensor;
+      }
     }
     return read("rng_states");
   } catch (const c10::Error& e) {

@@ -83,6 +83,13 @@ class LinkPredictionTask : public Task {
   loader::DataLoader& loader() override { return *loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
+  std::map<std::string, torch::Tensor> external_state() override {
+    return shared_embedding_ != nullptr ? shared_embedding_->state()
+                                        : std::map<std::string, torch::Tensor>{};
+  }
+  void restore_external_state(const std::map<std::string, torch::Tensor>& state) override {
+    if (shared_embedding_ != nullptr) shared_embedding_->load_state(state);
+  }
   Validation validate() override;
   void test() override;
 

@@ -87,6 +87,12 @@ class NodeClassificationTask : public Task {
   loader::DataLoader& loader() override { return *loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
+  std::map<std::string, torch::Tensor> external_state() override {
+    return embedding_ != nullptr ? embedding_->state() : std::map<std::string, torch::Tensor>{};
+  }
+  void restore_external_state(const std::map<std::string, torch::Tensor>& state) override {
+    if (embedding_ != nullptr) embedding_->load_state(state);
+  }
   Validation validate() override;
   void test() override;
 

@@ -2,6 +2,7 @@
 // figures reduced over the ranks, validation, the log line, the checkpoint, early stopping.
 #include "graphloom/train/trainer.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -124,7 +125,7 @@ void Trainer::prepare(Task& task) {
       model.parameters(),
       torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
   for (const auto& parameter : model.parameters()) result_.parameters += parameter.numel();
-  if (options_.resume) resume(model);
+  if (options_.resume) resume(task);
   if (data_parallel(group_)) {
     sync_.emplace(model.parameters(), *group_, options_.sync);
     sync_->broadcast_parameters(0);  // identical replicas whatever each rank initialised
@@ -140,9 +141,18 @@ void Trainer::prepare(Task& task) {
   }
 }
 
-// Restores the checkpoint, and this rank's generator (dropout draws continue as they would have).
-void Trainer::resume(torch::nn::Module& model) {
-  const at::Tensor states = load_checkpoint(options_.checkpoint, model, *optimizer_, state_);
+// Restores the checkpoint, the task's external state and this rank's generator (dropout draws
+// continue as they would have).
+void Trainer::resume(Task& task) {
+  const at::Tensor states = load_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_);
+  if (main_rank_ && !state_.external_state.empty()) {
+    task.restore_external_state(state_.external_state);
+    std::vector<std::string> names;
+    for (const auto& [name, tensor] : state_.external_state) names.push_back(name);
+    spdlog::info("restored {} from the checkpoint", fmt::join(names, ", "));
+  }
+  state_.external_state.clear();
+  if (data_parallel(group_)) group_->barrier();  // nobody reads the external state before that
   const int ranks = data_parallel(group_) ? group_->world_size() : 1;
   const int rank = data_parallel(group_) ? group_->rank() : 0;
   if (main_rank_ && states.size(0) != ranks) {
@@ -175,8 +185,14 @@ at::Tensor Trainer::rng_states() const {
 // Rank 0 writes the checkpoint with every rank's generator; every rank calls it.
 void Trainer::checkpoint(Task& task) {
   if (options_.checkpoint.empty()) return;
-  const at::Tensor states = rng_states();
-  if (main_rank_) save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_, states);
+  const at::Tensor states = rng_states();  // also: every rank has finished the same step
+  if (main_rank_) {
+    state_.external_state = task.external_state();
+    save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_, states);
+    state_.external_state.clear();
+  }
+  // No rank updates the external state (the servers' embedding) before rank 0 has read it.
+  if (data_parallel(group_)) group_->barrier();
 }
 
 // Mid-epoch checkpoints happen only after batches every rank trains (a rank already in Join

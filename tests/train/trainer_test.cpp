@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <map>
+
 #include "graphloom/base/error.h"
 #include "graphloom/train/metrics_log.h"
 #include "graphloom/train/trainer.h"
@@ -50,8 +52,18 @@ class FitOneWeight : public Task {
     return {.score = score};
   }
   void test() override { tested_weight = weight_->w.item<double>(); }
+  // State outside the model, as a DistEmbedding's rows on the servers: a sum of the weight
+  // after every step. A killed run's servers keep the updates made after its last checkpoint.
+  void after_step(const sampling::MiniBatch&) override { outside += weight_->w.detach(); }
+  std::map<std::string, torch::Tensor> external_state() override {
+    return {{"outside", outside.clone()}};
+  }
+  void restore_external_state(const std::map<std::string, torch::Tensor>& state) override {
+    outside = state.at("outside").clone();
+  }
 
   double weight() const { return weight_->w.item<double>(); }
+  torch::Tensor outside = torch::zeros({1});
   std::vector<double> weights_seen;  // at each validation
   double tested_weight = -1;
 
@@ -148,9 +160,13 @@ TEST(Trainer, RunKilledMidEpochResumesFromItsStepCheckpointExactly) {
   TrainOptions resumed = interrupted;
   resumed.resume = true;
   FitOneWeight continued;
+  continued.outside = dying.outside.clone();  // the updates of step 13 included
   const FitResult result = Trainer(resumed, nullptr).fit(continued);
   EXPECT_EQ(result.steps, 20 - 12);
   EXPECT_EQ(continued.weight(), straight.weight());
+  // The external state came back from the checkpoint, not from the killed run's last updates.
+  EXPECT_TRUE(torch::equal(continued.outside, straight.outside))
+      << continued.outside.item<double>() << " against " << straight.outside.item<double>();
   const std::vector<nlohmann::json> log = read_metrics_log(interrupted.metrics_log);
   ASSERT_EQ(log.size(), 4U);  // epochs 1 and 2 before the failure, then 3 (resumed) and 4
   EXPECT_EQ(log[2]["epoch"].get<int64_t>(), 2);

@@ -8,6 +8,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <filesystem>
+#include <map>
 #include <vector>
 
 namespace graphloom::train {
@@ -20,6 +21,8 @@ struct TrainState {
   int64_t best_epoch = -1;
   int64_t epochs_without_improvement = 0;
   std::vector<torch::Tensor> best_parameters;  // copy of the model at best_epoch
+  // Task::external_state() at the checkpoint; filled only while saving and after loading.
+  std::map<std::string, torch::Tensor> external_state;
 
   // Records epoch `epoch`'s validation score (higher is better): a new best keeps a copy of
   // `model`'s parameters. Returns true when `patience` > 0 evaluations' worth of epochs

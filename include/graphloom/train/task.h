@@ -54,6 +54,11 @@ class Task {
   virtual StepOutput step(const sampling::MiniBatch& batch) = 0;
   // After the optimizer's step: updates the engine does not see (a DistEmbedding's rows).
   virtual void after_step(const sampling::MiniBatch& /*batch*/) {}
+  // What the task trains outside model(), by name: a DistEmbedding's rows and its optimizer's
+  // state on the servers. Rank 0 saves it into every checkpoint and puts it back on resume
+  // while the other ranks wait, so that a resumed run continues from the checkpoint's values.
+  virtual std::map<std::string, torch::Tensor> external_state() { return {}; }
+  virtual void restore_external_state(const std::map<std::string, torch::Tensor>& /*state*/) {}
   // Collective in data-parallel runs: every rank calls them, and gets the same figures.
   virtual Validation validate() = 0;
   // At the end, on the best parameters; the task keeps its test figures.

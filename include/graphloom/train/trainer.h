@@ -54,7 +54,7 @@ class Trainer {
  private:
   struct EpochTotals;
   void prepare(Task& task);
-  void resume(torch::nn::Module& model);
+  void resume(Task& task);
   at::Tensor rng_states() const;
   void checkpoint(Task& task);
   int64_t mid_epoch_checkpoint_limit(int64_t batches) const;

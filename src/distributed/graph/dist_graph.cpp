@@ -4,12 +4,8 @@
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
 
-#include <exception>
-#include <future>
-#include <optional>
-
-#include "graphloom/base/cached_thread_pool.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/fan_out.h"
 #include "graphloom/distributed/rpc/part_sampling.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
@@ -52,32 +48,14 @@ OwnerSplit split_by_owner(const partition::PartitionBook& book, const at::Tensor
 }
 
 // Runs `work(part)` for every part with ids: remote parts concurrently, the local one inline.
-// Returns once all have ended; then rethrows the first failure.
+// Returns once all have ended; then rethrows the first failure. Parts without ids get Result{}.
 template <typename Result, typename Work>
 std::vector<Result> for_each_part(const OwnerSplit& split, int64_t local_part, Work&& work) {
-  // One slot per part, each written by one thread. Not a std::vector<Result>: for bool its
-  // elements are bits of shared words, and concurrent writes to them race.
-  std::vector<std::optional<Result>> slots(split.ids.size());
-  std::vector<std::future<void>> remote;
+  std::vector<int64_t> parts;
   for (std::size_t part = 0; part < split.ids.size(); ++part) {
-    if (split.ids[part].numel() == 0 || static_cast<int64_t>(part) == local_part) continue;
-    remote.push_back(CachedThreadPool::shared().submit(
-        [&, part] { slots[part].emplace(work(static_cast<int64_t>(part))); }));
+    if (split.ids[part].numel() > 0) parts.push_back(static_cast<int64_t>(part));
   }
-  std::exception_ptr local_failure;
-  if (local_part >= 0 && local_part < static_cast<int64_t>(split.ids.size()) &&
-      split.ids[local_part].numel() > 0) {
-    try {
-      slots[local_part].emplace(work(local_part));
-    } catch (...) {
-      local_failure = std::current_exception();
-    }
-  }
-  // Every part's work ends before anything is rethrown: a failure must not leave another
-  // part's call running on this DistGraph's clients after the caller has gone.
-  for (auto& future : remote) future.wait();
-  if (local_failure) std::rethrow_exception(local_failure);
-  for (auto& future : remote) future.get();  // rethrows the first failure
+  auto slots = fan_out<Result>(split.ids.size(), parts, parts.size(), work, local_part);
   std::vector<Result> results(slots.size());
   for (std::size_t part = 0; part < slots.size(); ++part) {
     if (slots[part]) results[part] = std::move(*slots[part]);
@@ -375,6 +353,34 @@ void DistEmbedding::step(const at::Tensor& ids, const at::Tensor& grads) const {
   const at::Tensor summed =
       at::zeros({unique.numel(), dim_}, at::kFloat).index_add_(0, inverse, grads.to(at::kFloat));
   graph_->sparse_update(name_, unique, summed, optimizer_);
+}
+
+std::vector<std::string> DistEmbedding::tensor_names() const {
+  if (optimizer_.kind == "adagrad") return {name_, name_ + "-adagrad-sum"};
+  return {name_, name_ + "-adam-m", name_ + "-adam-v", name_ + "-adam-step"};
+}
+
+std::map<std::string, at::Tensor> DistEmbedding::state() const {
+  const at::Tensor all = at::arange(graph_->num_nodes(), at::kLong);
+  std::map<std::string, at::Tensor> out;
+  for (const std::string& name : tensor_names()) out[name] = graph_->gather(name, all);
+  return out;
+}
+
+void DistEmbedding::load_state(const std::map<std::string, at::Tensor>& state) const {
+  for (const std::string& name : tensor_names()) {  // all checked before anything is written
+    const auto found = state.find(name);
+    GL_CHECK(found != state.end(), "the checkpoint holds no '{}' for embedding '{}' ({} rows)",
+             name, name_, optimizer_.kind);
+    const std::vector<int64_t> expected = graph_->info(name).row_shape;
+    const at::Tensor& rows = found->second;
+    GL_CHECK(rows.dim() == 1 + static_cast<int64_t>(expected.size()) &&
+                 rows.size(0) == graph_->num_nodes() && rows.sizes().slice(1).vec() == expected,
+             "the checkpoint's '{}' of embedding '{}' is {}, expected [{}] + {}", name, name_,
+             rows.sizes(), graph_->num_nodes(), c10::IntArrayRef(expected));
+  }
+  const at::Tensor all = at::arange(graph_->num_nodes(), at::kLong);
+  for (const std::string& name : tensor_names()) graph_->push(name, all, state.at(name));
 }
 
 DistTensor::DistTensor(DistGraph& graph, std::string name, const TensorSchema& schema)

@@ -5,16 +5,14 @@
 #include <grpcpp/impl/client_unary_call.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <functional>
-#include <future>
-#include <optional>
+#include <numeric>
 #include <thread>
 
-#include "graphloom/base/cached_thread_pool.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/fan_out.h"
 #include "graphloom/distributed/rpc/graph_server.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
 #include "raw_message.h"
@@ -31,39 +29,19 @@ constexpr int64_t kCallsInFlight = 4;
 // otherwise on kCallsInFlight pooled threads that each take the next chunk as soon as their last
 // one is done (no waiting for the slowest of a wave). One large response crawls through gRPC
 // (~0.35 GB/s for 50 MB here); chunks of a few MB with several calls in flight move ~5x faster
-// (DESIGN.md section 5). Returns the results in chunk order. After a failure the threads take
-// no new chunks; once all have stopped, the failure of the first thread (in start order) that
-// had one is rethrown.
+// (DESIGN.md section 5). Returns the results in chunk order. After a failure no new chunk
+// starts; once the started ones have ended, the failure of the first chunk is rethrown.
 template <typename Call>
 auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
   using Result = decltype(call(int64_t{0}));
   const int64_t chunks = count <= chunk ? 1 : (count + chunk - 1) / chunk;
-  std::vector<std::optional<Result>> results(static_cast<std::size_t>(chunks));
-  if (chunks == 1) {
-    results[0].emplace(call(0));
-  } else {
-    std::atomic<int64_t> next{0};
-    std::atomic<bool> failed{false};
-    auto work = [&] {
-      for (int64_t k; !failed && (k = next++) < chunks;) {
-        try {
-          results[static_cast<std::size_t>(k)].emplace(call(k * chunk));
-        } catch (...) {
-          failed = true;
-          throw;
-        }
-      }
-    };
-    std::vector<std::future<void>> workers;
-    for (int64_t t = 0; t < std::min(chunks, kCallsInFlight); ++t) {
-      workers.push_back(CachedThreadPool::shared().submit(work));
-    }
-    for (auto& worker : workers) worker.wait();
-    for (auto& worker : workers) worker.get();
-  }
+  std::vector<int64_t> indices(static_cast<std::size_t>(chunks));
+  std::iota(indices.begin(), indices.end(), 0);
+  auto slots = fan_out<Result>(indices.size(), indices, kCallsInFlight,
+                               [&](int64_t k) { return call(k * chunk); });
   std::vector<Result> ordered;
-  ordered.reserve(results.size());
-  for (auto& result : results) ordered.push_back(std::move(*result));
+  ordered.reserve(slots.size());
+  for (auto& slot : slots) ordered.push_back(std::move(*slot));
   return ordered;
 }
 

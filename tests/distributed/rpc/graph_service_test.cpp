@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <map>
 #include <thread>
 
 #include "distributed/rpc/same_edges.h"
@@ -260,6 +261,34 @@ TEST_F(GraphServiceTest, DistEmbeddingUpdatesAreAtomicPerRow) {
   EXPECT_NE(error_of([&] {
               DistEmbedding(graph, "bad-emb", 8, {.kind = "sgd"});
             }).find("unknown sparse optimizer 'sgd'"),
+            std::string::npos);
+}
+
+// A checkpoint's copy of an embedding (its rows and Adam's state) puts every server's rows back
+// as they were, undoing the steps taken since; a copy of the wrong shape is refused by name.
+TEST_F(GraphServiceTest, DistEmbeddingStateRoundTripsThroughACheckpointCopy) {
+  DistGraph graph(addresses(), client_options());
+  const DistEmbedding embedding(graph, "saved-emb", 4, {.kind = "adam", .lr = 0.1f}, 1.0f, 3);
+  const at::Tensor ids = at::tensor({0, 1499, 1500, 2999}, at::kLong);  // both parts
+  embedding.step(ids, at::ones({4, 4}));
+  const std::map<std::string, at::Tensor> saved = embedding.state();
+  ASSERT_EQ(saved.size(), 4u);  // rows, m, v, step
+  EXPECT_EQ(saved.at("saved-emb").sizes(), (std::vector<int64_t>{graph.num_nodes(), 4}));
+  EXPECT_EQ(saved.at("saved-emb-adam-step").sizes(), (std::vector<int64_t>{graph.num_nodes(), 1}));
+  const at::Tensor rows = embedding.pull(ids);
+  for (int step = 0; step < 3; ++step) embedding.step(ids, at::ones({4, 4}));  // after the copy
+  ASSERT_FALSE(at::equal(embedding.pull(ids), rows));
+  embedding.load_state(saved);
+  EXPECT_TRUE(at::equal(embedding.pull(ids), rows));
+  const DistTensor step(graph, "saved-emb-adam-step", {at::kFloat, {1}});
+  EXPECT_TRUE(at::equal(step.pull(ids), at::ones({4, 1})));  // Adam's bias correction too
+  std::map<std::string, at::Tensor> wrong = saved;
+  wrong["saved-emb-adam-m"] = at::zeros({graph.num_nodes(), 3});
+  const std::string error = error_of([&] { embedding.load_state(wrong); });
+  EXPECT_NE(error.find("'saved-emb-adam-m' of embedding 'saved-emb'"), std::string::npos) << error;
+  wrong = saved;
+  wrong.erase("saved-emb-adam-v");
+  EXPECT_NE(error_of([&] { embedding.load_state(wrong); }).find("holds no 'saved-emb-adam-v'"),
             std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,8 +117,15 @@ class DistEmbedding {
   at::Tensor pull(const at::Tensor& ids) const { return graph_->gather(name_, ids); }
   // Sums `grads` ([n, dim]) over repeated ids and has the owners apply one optimizer step.
   void step(const at::Tensor& ids, const at::Tensor& grads) const;
+  // The rows and the optimizer's state, each tensor whole ([num_nodes, ...], pulled from the
+  // owners) by its name on the servers: what a checkpoint keeps. load_state writes them back;
+  // it throws an Error naming the embedding when one is missing or of another shape.
+  std::map<std::string, at::Tensor> state() const;
+  void load_state(const std::map<std::string, at::Tensor>& state) const;
 
  private:
+  std::vector<std::string> tensor_names() const;
+
   DistGraph* graph_;
   std::string name_;
   int64_t dim_;
