@@ -1,5 +1,6 @@
 // `graphloom generate planted|typed-planted|rmat`: synthetic datasets. `generate planted` with no
 // flags writes the embedded default dataset that the main job uses.
+#include <functional>
 #include <memory>
 
 #include "commands.h"
@@ -10,105 +11,103 @@
 namespace graphloom::cli {
 namespace {
 
-void write_generated(const io::Dataset& dataset, const std::string& out, bool force, Timer& timer) {
-  const double generate_seconds = timer.seconds();
-  io::save_dataset(dataset, out, force);
-  fmt::print(
-      "wrote {}: {} nodes, {} edges, {} classes (generated in {:.2f} s, written in {:.2f} s)\n",
-      out, dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes, generate_seconds,
-      timer.seconds() - generate_seconds);
+// A generator's subcommand: its --out (`out_help` the default in words; no --out:
+// default_out(options)) and --force, and a callback that generates with `options` and writes
+// the dataset.
+template <class Options>
+CLI::App* add_generator(CLI::App* generate, const std::string& name, const std::string& help,
+                        std::shared_ptr<Options> options, io::Dataset (*make)(const Options&),
+                        const std::string& out_help,
+                        std::function<std::string(const Options&)> default_out) {
+  struct Output {
+    std::string out;
+    bool force = false;
+  };
+  auto output = std::make_shared<Output>();
+  CLI::App* cmd = generate->add_subcommand(name, help);
+  cmd->add_option("--out", output->out, "Output directory")->default_str(out_help);
+  cmd->add_flag("--force", output->force, "Replace the output directory if it exists");
+  cmd->callback([options, output, make, default_out] {
+    Timer timer;
+    const io::Dataset dataset = make(*options);
+    const double generate_seconds = timer.seconds();
+    const std::string out = output->out.empty() ? default_out(*options) : output->out;
+    io::save_dataset(dataset, out, output->force);
+    fmt::print(
+        "wrote {}: {} nodes, {} edges, {} classes (generated in {:.2f} s, written in {:.2f} s)\n",
+        out, dataset.num_nodes(), dataset.graph.num_edges(), dataset.num_classes, generate_seconds,
+        timer.seconds() - generate_seconds);
+  });
+  return cmd;
+}
+
+// The planted generators' features and splits; `labelled` names the nodes that have a class.
+template <class Options>
+void add_planted_flags(CLI::App* cmd, Options& o, const std::string& labelled) {
+  cmd->add_option("--feat-dim", o.feat_dim, "Feature dimension");
+  cmd->add_option(
+      "--feature-noise", o.feature_noise,
+      "Standard deviation of the noise added to each " + labelled + "'s class centroid");
+  cmd->add_option("--train-fraction", o.train_fraction, "Share of " + labelled + "s for training");
+  cmd->add_option("--valid-fraction", o.valid_fraction,
+                  "Share of " + labelled + "s for validation");
+  cmd->add_option("--test-fraction", o.test_fraction, "Share of " + labelled + "s for testing");
+  cmd->add_option("--seed", o.seed, "Random seed");
 }
 
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("generate", "Write a synthetic dataset directory");
-  cmd->require_subcommand(1);
+  CLI::App* generate = app.add_subcommand("generate", "Write a synthetic dataset directory");
+  generate->require_subcommand(1);
 
-  struct Common {
-    std::string out;
-    bool force = false;
-  };
-  {
-    auto options = std::make_shared<io::PlantedOptions>();
-    auto common = std::make_shared<Common>(Common{.out = "planted"});
-    CLI::App* planted = cmd->add_subcommand(
-        "planted",
-        "Planted-partition graph with class-centroid features (no flags: the embedded default "
-        "dataset of the main job)");
-    planted->add_option("--out", common->out, "Output directory");
-    planted->add_flag("--force", common->force, "Replace the output directory if it exists");
-    planted->add_option("--num-nodes", options->num_nodes, "Number of nodes");
-    planted->add_option("--num-classes", options->num_classes, "Number of classes");
-    planted->add_option("--avg-degree", options->avg_degree,
-                        "Average degree (each generated edge is added in both directions)");
-    planted->add_option("--homophily", options->homophily,
-                        "Probability that a generated edge stays inside its class");
-    planted->add_option("--feat-dim", options->feat_dim, "Feature dimension");
-    planted->add_option("--feature-noise", options->feature_noise,
-                        "Standard deviation of the noise added to the class centroid");
-    planted->add_option("--train-fraction", options->train_fraction, "Share of train nodes");
-    planted->add_option("--valid-fraction", options->valid_fraction, "Share of validation nodes");
-    planted->add_option("--test-fraction", options->test_fraction, "Share of test nodes");
-    planted->add_option("--seed", options->seed, "Random seed");
-    planted->callback([options, common] {
-      Timer timer;
-      write_generated(io::generate_planted(*options), common->out, common->force, timer);
-    });
-  }
-  {
-    auto options = std::make_shared<io::TypedPlantedOptions>();
-    auto common = std::make_shared<Common>(Common{.out = "typed-planted"});
-    CLI::App* typed = cmd->add_subcommand(
-        "typed-planted",
-        "Typed graph (items, users; likes / liked_by / related edges) with planted per-relation "
-        "preferences: item classes are told by the users who like them, not by related items");
-    typed->add_option("--out", common->out, "Output directory");
-    typed->add_flag("--force", common->force, "Replace the output directory if it exists");
-    typed->add_option("--num-items", options->num_items, "Number of item nodes (labelled)");
-    typed->add_option("--num-users", options->num_users, "Number of user nodes");
-    typed->add_option("--num-classes", options->num_classes, "Number of item classes");
-    typed->add_option("--likes-per-user", options->likes_per_user, "user -likes-> item edges each");
-    typed->add_option("--preference", options->preference,
-                      "Probability that a like goes to an item of the user's preferred class");
-    typed->add_option("--related-per-item", options->related_per_item,
-                      "item -related-> item edges per item, to uniform random items (noise)");
-    typed->add_option("--feat-dim", options->feat_dim, "Feature dimension");
-    typed->add_option("--feature-noise", options->feature_noise,
-                      "Standard deviation of the noise added to an item's class centroid");
-    typed->add_option("--train-fraction", options->train_fraction, "Share of items for training");
-    typed->add_option("--valid-fraction", options->valid_fraction, "Share of items for validation");
-    typed->add_option("--test-fraction", options->test_fraction, "Share of items for testing");
-    typed->add_option("--seed", options->seed, "Random seed");
-    typed->callback([options, common] {
-      Timer timer;
-      write_generated(io::generate_typed_planted(*options), common->out, common->force, timer);
-    });
-  }
-  {
-    auto options = std::make_shared<io::RmatOptions>();
-    auto common = std::make_shared<Common>();
-    CLI::App* rmat = cmd->add_subcommand(
-        "rmat", "R-MAT graph (Graph500 a=.57 b=.19 c=.19) with random features and labels");
-    rmat->add_option("--out", common->out, "Output directory (default: rmat-<scale>)");
-    rmat->add_flag("--force", common->force, "Replace the output directory if it exists");
-    rmat->add_option("--scale", options->scale, "log2 of the number of nodes");
-    rmat->add_option("--edge-factor", options->edge_factor, "Edges per node");
-    rmat->add_option("--a", options->a, "R-MAT probability of the top-left quadrant");
-    rmat->add_option("--b", options->b, "R-MAT probability of the top-right quadrant");
-    rmat->add_option("--c", options->c, "R-MAT probability of the bottom-left quadrant");
-    rmat->add_option("--feat-dim", options->feat_dim, "Feature dimension");
-    rmat->add_option("--num-classes", options->num_classes, "Number of label classes");
-    rmat->add_option("--train-fraction", options->train_fraction,
-                     "Share of nodes in each of train, valid and test");
-    rmat->add_option("--seed", options->seed, "Random seed");
-    rmat->callback([options, common] {
-      Timer timer;
-      const std::string out =
-          common->out.empty() ? fmt::format("rmat-{}", options->scale) : common->out;
-      write_generated(io::generate_rmat(*options), out, common->force, timer);
-    });
-  }
+  auto planted_options = std::make_shared<io::PlantedOptions>();
+  CLI::App* planted = add_generator<io::PlantedOptions>(
+      generate, "planted",
+      "Planted-partition graph with class-centroid features (no flags: the embedded default "
+      "dataset of the main job)",
+      planted_options, io::generate_planted, "planted", [](const auto&) { return "planted"; });
+  planted->add_option("--num-nodes", planted_options->num_nodes, "Number of nodes");
+  planted->add_option("--num-classes", planted_options->num_classes, "Number of classes");
+  planted->add_option("--avg-degree", planted_options->avg_degree,
+                      "Average degree (each generated edge is added in both directions)");
+  planted->add_option("--homophily", planted_options->homophily,
+                      "Probability that a generated edge stays inside its class");
+  add_planted_flags(planted, *planted_options, "node");
+
+  auto typed_options = std::make_shared<io::TypedPlantedOptions>();
+  CLI::App* typed = add_generator<io::TypedPlantedOptions>(
+      generate, "typed-planted",
+      "Typed graph (items, users; likes / liked_by / related edges) with planted per-relation "
+      "preferences: item classes are told by the users who like them, not by related items",
+      typed_options, io::generate_typed_planted, "typed-planted",
+      [](const auto&) { return "typed-planted"; });
+  typed->add_option("--num-items", typed_options->num_items, "Number of item nodes (labelled)");
+  typed->add_option("--num-users", typed_options->num_users, "Number of user nodes");
+  typed->add_option("--num-classes", typed_options->num_classes, "Number of item classes");
+  typed->add_option("--likes-per-user", typed_options->likes_per_user,
+                    "user -likes-> item edges each");
+  typed->add_option("--preference", typed_options->preference,
+                    "Probability that a like goes to an item of the user's preferred class");
+  typed->add_option("--related-per-item", typed_options->related_per_item,
+                    "item -related-> item edges per item, to uniform random items (noise)");
+  add_planted_flags(typed, *typed_options, "item");
+
+  auto rmat_options = std::make_shared<io::RmatOptions>();
+  CLI::App* rmat = add_generator<io::RmatOptions>(
+      generate, "rmat", "R-MAT graph (Graph500 a=.57 b=.19 c=.19) with random features and labels",
+      rmat_options, io::generate_rmat, "rmat-<scale>",
+      [](const io::RmatOptions& o) { return fmt::format("rmat-{}", o.scale); });
+  rmat->add_option("--scale", rmat_options->scale, "log2 of the number of nodes");
+  rmat->add_option("--edge-factor", rmat_options->edge_factor, "Edges per node");
+  rmat->add_option("--a", rmat_options->a, "R-MAT probability of the top-left quadrant");
+  rmat->add_option("--b", rmat_options->b, "R-MAT probability of the top-right quadrant");
+  rmat->add_option("--c", rmat_options->c, "R-MAT probability of the bottom-left quadrant");
+  rmat->add_option("--feat-dim", rmat_options->feat_dim, "Feature dimension");
+  rmat->add_option("--num-classes", rmat_options->num_classes, "Number of label classes");
+  rmat->add_option("--train-fraction", rmat_options->train_fraction,
+                   "Share of nodes in each of train, valid and test");
+  rmat->add_option("--seed", rmat_options->seed, "Random seed");
 }
 
 }  // namespace graphloom::cli
