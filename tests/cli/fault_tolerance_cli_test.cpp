@@ -264,6 +264,22 @@ TEST_F(LaunchChaosTest, KilledMainServerAndTrainerCostOneRestartEach) {
   EXPECT_FALSE(segments_left());
 }
 
+// A machine's server supervisor (`serve --num-servers 2`) killed: its servers die with it
+// (PR_SET_PDEATHSIG), the launcher starts it again, its new main server maps the part's shared
+// memory, and the trainers, which lost the part meanwhile, restart and resume.
+TEST_F(LaunchChaosTest, KilledServerSupervisorIsRestartedWithItsServers) {
+  run_undisturbed();
+  const std::string checkpoint = "supervisor.pt";
+  BackgroundProcess job(launch_args(checkpoint, 2), {}, dir_ / "supervisor.log");
+  ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
+  const std::vector<int> supervisors = children_running(job.pid(), {" serve ", "--part 0 "});
+  ASSERT_EQ(supervisors.size(), 1u) << job.output();
+  ::kill(supervisors[0], SIGKILL);
+  ASSERT_EQ(job.wait_for(600), 0) << job.output();
+  EXPECT_TRUE(same_model(dir_ / "undisturbed.pt", dir_ / checkpoint));
+  EXPECT_FALSE(segments_left());
+}
+
 // The servers' DistEmbedding (--embed-dim) is trained outside the model: the checkpoint holds
 // its rows and optimizer state, and the restarted job puts them back before any rank pulls.
 // Not compared bitwise with an undisturbed job: the owners apply the trainers' updates of a row
