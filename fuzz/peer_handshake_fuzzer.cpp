@@ -20,12 +20,12 @@
 
 namespace {
 
+using graphloom::distributed::kPeerNonceTag;
+using graphloom::distributed::kPeerProofTag;
 using graphloom::distributed::pair_proof;
 
 constexpr const char* kToken = "fuzz-cluster-token-0123456789abcdef";
 constexpr const char* kJob = "fuzz-job";
-constexpr int kNonceTag = 0x61757468;  // peer_authentication.cpp's tags
-constexpr int kProofTag = kNonceTag + 1;
 
 struct Input {
   bool xor_mask = false;
@@ -64,7 +64,7 @@ void exchange(c10d::Backend& group, const at::Tensor& out, const at::Tensor& in,
 // Rank 1: answers rank 0's nonce as the input says.
 void impostor(c10d::Backend& group, const Input& input) {
   const at::Tensor nonce_in = at::zeros({32}, at::kByte);
-  exchange(group, bytes_tensor(input.nonce), nonce_in, kNonceTag);
+  exchange(group, bytes_tensor(input.nonce), nonce_in, kPeerNonceTag);
   std::string proof = input.proof;
   if (input.xor_mask) {
     std::array<uint8_t, 32> nonce;
@@ -73,7 +73,7 @@ void impostor(c10d::Backend& group, const Input& input) {
     proof.resize(std::max<std::size_t>(proof.size(), honest.size()), '\0');
     for (std::size_t i = 0; i < honest.size(); ++i) proof[i] ^= static_cast<char>(honest[i]);
   }
-  exchange(group, bytes_tensor(proof), at::zeros({32}, at::kByte), kProofTag);
+  exchange(group, bytes_tensor(proof), at::zeros({32}, at::kByte), kPeerProofTag);
 }
 
 bool is_honest(const Input& input) {

@@ -61,6 +61,15 @@ def cora_dir(tmp_path_factory):
     return out
 
 
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (for servers a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def run_python(*args, timeout=600, env=None):
     """Runs `python args...` with this interpreter and the package this test imports."""
     environment = dict(os.environ)

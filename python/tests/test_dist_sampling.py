@@ -14,18 +14,12 @@ import torch
 import graphloom
 import graphloom.distributed as gd
 
-from conftest import GRAPHLOOM_CLI
+from conftest import GRAPHLOOM_CLI, free_port
 
 pytestmark = pytest.mark.skipif(not GRAPHLOOM_CLI.exists(),
                                 reason=f"SKIPPED: {GRAPHLOOM_CLI} is not built")
 
 TYPES = ("likes", "liked_by", "related")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -3,23 +3,16 @@ trainer each) run examples/dist_graphsage.py, DGL's distributed GraphSAGE, on a 
 partition of the planted graph; and DistTensor / node_split checked from a trainer."""
 
 import os
-import socket
 import textwrap
 
 import pytest
 
 import graphloom
 
-from conftest import GRAPHLOOM_CLI, REPO
+from conftest import GRAPHLOOM_CLI, free_port, REPO
 
 pytestmark = pytest.mark.skipif(not GRAPHLOOM_CLI.exists(),
                                 reason=f"SKIPPED: {GRAPHLOOM_CLI} is not built")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,6 @@ namespace {
 
 using Bytes32 = std::array<uint8_t, 32>;
 
-// Point-to-point tags of this exchange; nothing else sends on the group before it ends.
-constexpr int kNonceTag = 0x61757468;
-constexpr int kProofTag = kNonceTag + 1;
-
 // Zero-filled: Gloo accepts a message shorter than the buffer it lands in.
 at::Tensor buffer() { return at::zeros({32}, at::kByte); }
 
@@ -89,7 +85,7 @@ void authenticate_peers(c10d::Backend& group, const std::string& token, const st
   std::vector<at::Tensor> nonces_out(world_size, as_tensor(nonce));
   std::vector<at::Tensor> nonces_in(world_size);
   for (at::Tensor& in : nonces_in) in = buffer();
-  exchange(group, nonces_out, nonces_in, kNonceTag);
+  exchange(group, nonces_out, nonces_in, kPeerNonceTag);
 
   std::vector<at::Tensor> proofs_out(world_size);
   std::vector<at::Tensor> proofs_in(world_size);
@@ -99,7 +95,7 @@ void authenticate_peers(c10d::Backend& group, const std::string& token, const st
         peer == rank ? buffer()
                      : as_tensor(pair_proof(token, job_id, as_bytes(nonces_in[peer]), rank, peer));
   }
-  exchange(group, proofs_out, proofs_in, kProofTag);
+  exchange(group, proofs_out, proofs_in, kPeerProofTag);
 
   for (int peer = 0; peer < world_size; ++peer) {
     if (peer == rank) continue;

@@ -16,6 +16,10 @@ class Backend;
 
 namespace graphloom::distributed {
 
+// Point-to-point tags of the exchange; nothing else sends on the group before it ends.
+inline constexpr int kPeerNonceTag = 0x61757468;
+inline constexpr int kPeerProofTag = kPeerNonceTag + 1;
+
 // Each rank sends every peer a fresh nonce and answers each peer's nonce with pair_proof over the
 // same pair; a wrong answer throws an Error naming the peer's rank. `job_id` is the job's own
 // (from the token-checked store): an answer obtained from another job on the same token does not
