@@ -32,7 +32,8 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--max-restarts", launch->max_restarts,
                   "Failures the job survives: a dead server process is started again; a dead "
                   "trainer restarts every trainer, which resume from the trainer command's "
-                  "--checkpoint (with --checkpoint-every N they lose at most N steps)")
+                  "--checkpoint (with --checkpoint-every N they lose at most N steps); if "
+                  "this process is killed, the job runs on without it")
       ->check(non_negative());
   cmd->add_option("--ssh-user", launch->ssh_user, "User for ssh to the other machines");
   cmd->add_option("--ssh-port", launch->ssh_port, "ssh port");

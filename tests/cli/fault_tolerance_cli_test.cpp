@@ -107,7 +107,7 @@ TEST(FaultToleranceCli, NprocJobSurvivesAKilledTrainerWithTheUndisturbedParamete
   BackgroundProcess disturbed(job("disturbed.pt"), {}, dir / "disturbed.log");
   ASSERT_TRUE(eventually([&] { return fs::exists(dir / "disturbed.pt"); }, 120))
       << disturbed.output();
-  const std::vector<int> ranks = children_running(disturbed.pid(), {" train "});
+  const std::vector<int> ranks = children_running(supervisor_of(disturbed.pid()), {" train "});
   ASSERT_EQ(ranks.size(), 2u) << disturbed.output();
   ::kill(ranks[1], SIGKILL);
   ASSERT_EQ(disturbed.wait_for(300), 0) << disturbed.output();
@@ -130,7 +130,7 @@ TEST(FaultToleranceCli, NprocJobWithoutRestartsLeftFails) {
       dir / "job.log");
   ASSERT_TRUE(eventually([&] { return job.output().find("epoch   1") != std::string::npos; }, 120))
       << job.output();
-  const std::vector<int> ranks = children_running(job.pid(), {" train "});
+  const std::vector<int> ranks = children_running(supervisor_of(job.pid()), {" train "});
   ASSERT_EQ(ranks.size(), 2u);
   ::kill(ranks[0], SIGKILL);
   EXPECT_EQ(job.wait_for(60), 128 + SIGKILL) << job.output();
@@ -173,11 +173,15 @@ class LaunchChaosTest : public ::testing::Test {
     return args;
   }
 
-  // The processes a chaos run may kill: the trainers and every graph server (not the
-  // launcher and the per-machine server supervisors, which only wait on their children).
+  // The processes a chaos run may kill: every process of the job but the launcher, whose death
+  // leaves the job running without it (KilledLauncherLeavesItsSupervisor...): the launcher's
+  // supervisor, the trainers, each machine's server supervisor and its servers.
   static std::vector<int> victims(int launcher) {
-    std::vector<int> found = children_running(launcher, {" train "});
-    for (const int supervisor : children_running(launcher, {" serve "})) {
+    const int job_supervisor = supervisor_of(launcher);
+    std::vector<int> found = children_running(job_supervisor, {" train "});
+    if (job_supervisor != launcher) found.push_back(job_supervisor);
+    for (const int supervisor : children_running(job_supervisor, {" serve "})) {
+      found.push_back(supervisor);
       for (const int server : children_running(supervisor, {"--role"})) found.push_back(server);
     }
     return found;
@@ -192,9 +196,15 @@ class LaunchChaosTest : public ::testing::Test {
       const auto found = std::find(argv.begin(), argv.end(), flag);
       return found != argv.end() && found + 1 != argv.end() ? *(found + 1) : std::string("?");
     };
+    if (std::find(argv.begin(), argv.end(), "launch") != argv.end()) {
+      return fmt::format("the launcher's supervisor (pid {})", pid);
+    }
     if (std::find(argv.begin(), argv.end(), "--role") != argv.end()) {
       return fmt::format("{} server of part {} (pid {})", value_of("--role"), value_of("--part"),
                          pid);
+    }
+    if (std::find(argv.begin(), argv.end(), "serve") != argv.end()) {
+      return fmt::format("server supervisor of part {} (pid {})", value_of("--part"), pid);
     }
     return fmt::format("trainer of machine {} (pid {})", value_of("--machine"), pid);
   }
@@ -245,13 +255,14 @@ TEST_F(LaunchChaosTest, KilledMainServerAndTrainerCostOneRestartEach) {
   BackgroundProcess job(launch_args(checkpoint, 2), {}, dir_ / "single.log");
   ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
   // Part 1's main server: its trainers move to the backup; the restarted main maps the memory.
-  const std::vector<int> supervisors = children_running(job.pid(), {" serve ", "--part 1 "});
+  const std::vector<int> supervisors =
+      children_running(supervisor_of(job.pid()), {" serve ", "--part 1 "});
   ASSERT_EQ(supervisors.size(), 1u) << job.output();
   const std::vector<int> mains = children_running(supervisors[0], {"--role main"});
   ASSERT_EQ(mains.size(), 1u) << job.output();
   ::kill(mains[0], SIGKILL);
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  const std::vector<int> trainers = children_running(job.pid(), {" train "});
+  const std::vector<int> trainers = children_running(supervisor_of(job.pid()), {" train "});
   ASSERT_EQ(trainers.size(), 2u) << job.output();
   ::kill(trainers[0], SIGKILL);
   ASSERT_EQ(job.wait_for(600), 0) << job.output();
@@ -270,12 +281,51 @@ TEST_F(LaunchChaosTest, KilledMainServerAndTrainerCostOneRestartEach) {
 TEST_F(LaunchChaosTest, KilledServerSupervisorIsRestartedWithItsServers) {
   run_undisturbed();
   const std::string checkpoint = "supervisor.pt";
-  BackgroundProcess job(launch_args(checkpoint, 2), {}, dir_ / "supervisor.log");
+  BackgroundProcess job(launch_args(checkpoint, 1), {}, dir_ / "supervisor.log");
   ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
-  const std::vector<int> supervisors = children_running(job.pid(), {" serve ", "--part 0 "});
+  const std::vector<int> supervisors =
+      children_running(supervisor_of(job.pid()), {" serve ", "--part 0 "});
   ASSERT_EQ(supervisors.size(), 1u) << job.output();
   ::kill(supervisors[0], SIGKILL);
   ASSERT_EQ(job.wait_for(600), 0) << job.output();
+  EXPECT_TRUE(same_model(dir_ / "undisturbed.pt", dir_ / checkpoint));
+  EXPECT_FALSE(segments_left());
+}
+
+// The launcher's supervisor killed: its processes die with it, the launcher (its guardian)
+// reaps them, removes the shared memory and starts the job again; the trainers resume.
+TEST_F(LaunchChaosTest, KilledLauncherSupervisorIsStartedAgainByTheLauncher) {
+  run_undisturbed();
+  const std::string checkpoint = "launcher-supervisor.pt";
+  BackgroundProcess job(launch_args(checkpoint, 1), {}, dir_ / "launcher-supervisor.log");
+  ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
+  const int supervisor = supervisor_of(job.pid());
+  ASSERT_NE(supervisor, job.pid()) << "no supervisor under the launcher";
+  ::kill(supervisor, SIGKILL);
+  ASSERT_EQ(job.wait_for(600), 0) << job.output();
+  const std::string output = job.output();
+  EXPECT_NE(output.find("the job's supervisor (pid " + std::to_string(supervisor) +
+                        ") was killed by signal 9 (Killed): restart 1 of 1"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("resumed from"), std::string::npos) << output;
+  EXPECT_TRUE(same_model(dir_ / "undisturbed.pt", dir_ / checkpoint));
+  EXPECT_FALSE(segments_left());
+}
+
+// The launcher itself killed: whoever started it sees 137, and its supervisor, now an orphan,
+// runs the job to its end, stops the servers and removes the shared memory.
+TEST_F(LaunchChaosTest, KilledLauncherLeavesItsSupervisorRunningTheJobToItsEnd) {
+  run_undisturbed();
+  const std::string checkpoint = "orphan.pt";
+  BackgroundProcess job(launch_args(checkpoint, 1), {}, dir_ / "orphan.log");
+  ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
+  const int supervisor = supervisor_of(job.pid());
+  ASSERT_NE(supervisor, job.pid()) << "no supervisor under the launcher";
+  job.kill(SIGKILL);
+  EXPECT_EQ(job.wait_for(60), 128 + SIGKILL);
+  ASSERT_TRUE(eventually([&] { return !running(supervisor); }, 600)) << job.output();
+  EXPECT_NE(job.output().find("job done: stopping"), std::string::npos) << job.output();
   EXPECT_TRUE(same_model(dir_ / "undisturbed.pt", dir_ / checkpoint));
   EXPECT_FALSE(segments_left());
 }
@@ -290,7 +340,7 @@ TEST_F(LaunchChaosTest, KilledTrainerOfAnEmbeddingJobRestoresTheServersRows) {
   BackgroundProcess job(launch_args(checkpoint, 1, embedding), {}, dir_ / "embedding.log");
   ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / checkpoint); }, 300)) << job.output();
   std::this_thread::sleep_for(std::chrono::seconds(1));  // steps past the checkpoint
-  const std::vector<int> trainers = children_running(job.pid(), {" train "});
+  const std::vector<int> trainers = children_running(supervisor_of(job.pid()), {" train "});
   ASSERT_EQ(trainers.size(), 2u) << job.output();
   ::kill(trainers[1], SIGKILL);
   ASSERT_EQ(job.wait_for(600), 0) << job.output();

@@ -111,6 +111,9 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& arguments,
 
 BackgroundProcess::~BackgroundProcess() {
   if (exit_code_ < 0 && pid_ > 0) {
+    // A guarded launcher's supervisor would run the job on without it: it goes first, and its
+    // processes with it (PR_SET_PDEATHSIG).
+    if (const int supervisor = supervisor_of(pid_); supervisor != pid_) ::kill(supervisor, SIGKILL);
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
@@ -193,6 +196,31 @@ std::vector<int> children_running(int parent, const std::vector<std::string>& wo
     }
   }
   return found;
+}
+
+namespace {
+
+std::string cmdline_of(int pid) {
+  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
+  return {std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+int supervisor_of(int pid) {
+  const std::string own = cmdline_of(pid);
+  std::ifstream children(fmt::format("/proc/{}/task/{}/children", pid, pid));
+  for (int child; children >> child;) {
+    if (cmdline_of(child) == own) return child;
+  }
+  return pid;
+}
+
+bool running(int pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string text{std::istreambuf_iterator<char>(stat), std::istreambuf_iterator<char>()};
+  const std::size_t name_end = text.rfind(')');
+  return name_end != std::string::npos && name_end + 2 < text.size() && text[name_end + 2] != 'Z';
 }
 
 std::vector<std::string> loaded_objects_named(const std::string& part) {

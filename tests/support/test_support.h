@@ -107,6 +107,13 @@ bool shared_memory_left(const std::string& cluster);
 // The children of `parent` whose command line contains every one of `words`.
 std::vector<int> children_running(int parent, const std::vector<std::string>& words);
 
+// The supervisor of a guarded launcher (`--max-restarts`: process_launcher.h): the child of
+// `pid` with the same command line. `pid` itself when it has none.
+int supervisor_of(int pid);
+
+// Whether process `pid` exists and has not exited (a zombie has).
+bool running(int pid);
+
 // Paths of the shared objects loaded in this process whose path contains `part` ("libgomp").
 std::vector<std::string> loaded_objects_named(const std::string& part);
 

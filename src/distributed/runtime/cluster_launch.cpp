@@ -274,18 +274,22 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
   }
   spdlog::info("launch: {} machine(s) x ({} server(s) + {} trainer(s)), rendezvous {}:{}",
                machines.size(), launch.num_servers, launch.num_trainers, master_ip, master_port);
-  const int code = run_processes(std::move(processes), {.max_restarts = launch.max_restarts});
   // Servers remove their segments on every exit they see; one killed with SIGKILL cannot, so
-  // the launcher sweeps this machine's parts after any run.
-  for (std::size_t m = 0; m < machines.size(); ++m) {
-    const std::string ip = host_of(machines[m][0]);
-    if (here.count(ip) == 0) continue;
-    if (const int removed =
-            SharedPartition::remove_segments(launch.cluster_id, static_cast<int64_t>(m))) {
-      spdlog::warn("launch: removed {} shared-memory segment(s) left by part {}'s servers", removed,
-                   m);
+  // the launcher sweeps this machine's parts after any run (and before a guardian's restart).
+  const auto remove_local_segments = [&] {
+    for (std::size_t m = 0; m < machines.size(); ++m) {
+      if (here.count(host_of(machines[m][0])) == 0) continue;
+      if (const int removed =
+              SharedPartition::remove_segments(launch.cluster_id, static_cast<int64_t>(m))) {
+        spdlog::warn("launch: removed {} shared-memory segment(s) left by part {}'s servers",
+                     removed, m);
+      }
     }
-  }
+  };
+  const int code = run_processes(std::move(processes), {.max_restarts = launch.max_restarts,
+                                                        .guard = true,
+                                                        .before_restart = remove_local_segments});
+  remove_local_segments();
   return code;
 }
 

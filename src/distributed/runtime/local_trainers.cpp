@@ -64,7 +64,7 @@ int run_local_trainers(const LocalTrainersOptions& options) {
   spdlog::info("starting {} trainers ({} threads each, rendezvous 127.0.0.1:{})", options.nproc,
                trainers[0].environment.at("OMP_NUM_THREADS"), port);
   // A restart rendezvouses on the same port: the old store went down with the old rank 0.
-  return run_processes(std::move(trainers), {.max_restarts = options.max_restarts});
+  return run_processes(std::move(trainers), {.max_restarts = options.max_restarts, .guard = true});
 }
 
 std::unique_ptr<ProcessGroup> join_launched_job(double timeout_seconds,

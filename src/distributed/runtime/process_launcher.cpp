@@ -16,36 +16,13 @@
 #include <utility>
 
 #include "graphloom/base/error.h"
+#include "process_status.h"
+#include "supervisor_guardian.h"
 
 extern char** environ;
 
 namespace graphloom::distributed {
 namespace {
-
-volatile sig_atomic_t g_forwarded_signal = 0;
-
-void remember_signal(int signal) { g_forwarded_signal = signal; }
-
-// Installs the forwarding handlers for the lifetime of one run_processes call.
-class SignalForwarding {
- public:
-  SignalForwarding() {
-    g_forwarded_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = remember_signal;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_int_);
-    ::sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~SignalForwarding() {
-    ::sigaction(SIGINT, &previous_int_, nullptr);
-    ::sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-
- private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
 
 std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
   std::vector<std::string> merged;
@@ -69,7 +46,9 @@ pid_t spawn(const ProcessSpec& spec) {
   GL_CHECK(!spec.argv.empty(), "process '{}' has no command", spec.name);
   // Everything the child needs is prepared before fork: only async-signal-safe calls after.
   std::vector<std::string> argv = spec.argv;
-  std::vector<std::string> env = merged_environment(spec.environment);
+  std::map<std::string, std::string> environment = spec.environment;
+  environment[kSupervisorVariable] = std::to_string(::getpid());
+  std::vector<std::string> env = merged_environment(environment);
   std::vector<char*> argv_pointers = pointers(argv);
   std::vector<char*> env_pointers = pointers(env);
   const pid_t parent = ::getpid();
@@ -86,35 +65,26 @@ pid_t spawn(const ProcessSpec& spec) {
   return pid;
 }
 
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-std::string describe(int status) {
-  if (WIFSIGNALED(status)) {
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
-                       ::strsignal(WTERMSIG(status)));
-  }
-  return fmt::format("exited with code {}", exit_code_of(status));
-}
-
 using Clock = std::chrono::steady_clock;
 
 // One run_processes call: the processes, their pids (-1: not running) and the job's state.
 class Supervisor {
  public:
-  Supervisor(std::vector<ProcessSpec> specs, const LaunchOptions& options)
+  Supervisor(std::vector<ProcessSpec> specs, const LaunchOptions& options, int& restarts)
       : specs_(std::move(specs)),
         options_(options),
         pids_(specs_.size(), -1),
+        restarts_(restarts),
         has_workers_(std::any_of(specs_.begin(), specs_.end(),
                                  [](const ProcessSpec& spec) { return !spec.service; })) {}
 
   int run() {
     try {
-      for (std::size_t i = 0; i < specs_.size(); ++i) start(i);
+      for (std::size_t i = 0; i < specs_.size(); ++i) {
+        // Started again by a guardian: every process continues the job.
+        if (restarts_ > 0) specs_[i].environment[kRestartCountVariable] = std::to_string(restarts_);
+        start(i);
+      }
       while (running() > 0 || restarting_group_) step();
     } catch (...) {
       signal_all(SIGKILL, /*group_only=*/false);
@@ -158,12 +128,12 @@ class Supervisor {
   }
 
   void step() {
-    if (g_forwarded_signal != 0 && !forwarded_) {
+    if (forwarded_signal() != 0 && !forwarded_) {
       forwarded_ = true;
-      spdlog::warn("received {}: stopping {} process(es)", ::strsignal(g_forwarded_signal),
+      spdlog::warn("received {}: stopping {} process(es)", ::strsignal(forwarded_signal()),
                    running());
-      if (result_ == 0) result_ = 128 + g_forwarded_signal;
-      tear_down(g_forwarded_signal);
+      if (result_ == 0) result_ = 128 + forwarded_signal();
+      tear_down(forwarded_signal());
     }
     bool reaped = false;
     for (std::size_t i = 0; i < pids_.size(); ++i) {
@@ -197,8 +167,8 @@ class Supervisor {
     if (code == 0 && !spec.service) return;
     if (restarts_ < options_.max_restarts) {
       ++restarts_;
-      spdlog::error("{} (pid {}) {}: restart {} of {}", spec.name, pid, describe(status), restarts_,
-                    options_.max_restarts);
+      spdlog::error("{} (pid {}) {}: restart {} of {}", spec.name, pid, describe_exit(status),
+                    restarts_, options_.max_restarts);
       if (!spec.in_process_group) {
         specs_[i].environment[kRestartCountVariable] = std::to_string(restarts_);
         return start(i);
@@ -211,7 +181,7 @@ class Supervisor {
     }
     result_ = code != 0 ? code : 1;
     spdlog::error("{} (pid {}) {}{}: stopping the other {} process(es)", spec.name, pid,
-                  describe(status), options_.max_restarts > 0 ? " and no restart is left" : "",
+                  describe_exit(status), options_.max_restarts > 0 ? " and no restart is left" : "",
                   running());
     tear_down(SIGTERM);
   }
@@ -233,9 +203,9 @@ class Supervisor {
   std::vector<ProcessSpec> specs_;
   const LaunchOptions& options_;
   std::vector<pid_t> pids_;
+  int& restarts_;  // the job's, shared with a guardian
   const bool has_workers_;
   int result_ = 0;
-  int restarts_ = 0;
   bool forwarded_ = false;
   bool stopping_ = false;          // tearing down: what exits now is not a failure
   bool restarting_group_ = false;  // the ranks were told to stop, to start them again
@@ -246,7 +216,14 @@ class Supervisor {
 
 int run_processes(std::vector<ProcessSpec> processes, const LaunchOptions& options) {
   SignalForwarding forwarding;
-  return Supervisor(std::move(processes), options).run();
+  const auto supervise = [&](int& restarts) {
+    return Supervisor(processes, options, restarts).run();  // a copy per start
+  };
+  if (options.guard && options.max_restarts > 0 && !supervised_by_parent()) {
+    return run_guarded(supervise, options);
+  }
+  int restarts = 0;
+  return supervise(restarts);
 }
 
 std::vector<std::string> argv_without(const std::vector<std::string>& argv,

@@ -73,13 +73,18 @@ int supervise_servers(const SupervisedServers& supervised) {
                                            supervised.part),
                        .argv = server_argv});
   }
-  const int code = run_processes(std::move(servers), {.max_restarts = supervised.max_restarts});
   // The last one out: a server killed by a signal could not remove what it published or mapped.
-  if (const int removed =
-          SharedPartition::remove_segments(supervised.cluster_id, supervised.part)) {
-    spdlog::info("part {}: removed {} shared-memory segment(s) left by its servers",
-                 supervised.part, removed);
-  }
+  const auto remove_segments = [&] {
+    if (const int removed =
+            SharedPartition::remove_segments(supervised.cluster_id, supervised.part)) {
+      spdlog::info("part {}: removed {} shared-memory segment(s) left by its servers",
+                   supervised.part, removed);
+    }
+  };
+  const int code = run_processes(
+      std::move(servers),
+      {.max_restarts = supervised.max_restarts, .guard = true, .before_restart = remove_segments});
+  remove_segments();
   return code;
 }
 

@@ -2,6 +2,8 @@
 #include "graphloom/distributed/runtime/process_launcher.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -123,6 +125,59 @@ TEST(ProcessLauncher, AServiceIsRestartedAloneWhileTheOthersRun) {
   EXPECT_EQ(run_processes({server, trainer}, {.max_restarts = 1}), 0);
   EXPECT_EQ(lines_in(server_starts), 2);
   EXPECT_EQ(lines_in(trainer_starts), 1);
+}
+
+// With a guard, the supervision runs in a child process (the supervisor) and the caller is its
+// guardian. These processes kill their parent: the supervisor, never the test.
+TEST(ProcessLauncher, KilledSupervisorIsStartedAgainByItsGuardian) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  const std::string script = "echo start >> " + starts +
+                             "; [ -n \"$GRAPHLOOM_RESTART_COUNT\" ] && exit 0; "
+                             "kill -9 $PPID; exec sleep 60";
+  int before_restart = 0;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_processes(
+                {shell("killer", script)},
+                {.max_restarts = 1, .guard = true, .before_restart = [&] { ++before_restart; }}),
+            0);
+  EXPECT_LT(seconds_since(start), 20.0);  // the orphaned `sleep` was killed, not waited for
+  EXPECT_EQ(lines_in(starts), 2);
+  EXPECT_EQ(before_restart, 1);
+}
+
+// The guardian's restart counts against the job's restarts: the restarted supervisor has none
+// left for the failure that follows.
+TEST(ProcessLauncher, TheGuardianSharesTheJobsRestartCount) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  const std::string script = "echo start >> " + starts +
+                             "; [ \"$GRAPHLOOM_RESTART_COUNT\" = 1 ] && exit 3; "
+                             "kill -9 $PPID; exec sleep 60";
+  EXPECT_EQ(run_processes({shell("killer", script)}, {.max_restarts = 1, .guard = true}), 3);
+  EXPECT_EQ(lines_in(starts), 2);
+}
+
+TEST(ProcessLauncher, ASupervisorKilledWithoutRestartsLeftEndsTheJob) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  const std::string script = "echo start >> " + starts + "; kill -9 $PPID; exec sleep 60";
+  EXPECT_EQ(run_processes({shell("killer", script)}, {.max_restarts = 1, .guard = true}), 128 + 9);
+  EXPECT_EQ(lines_in(starts), 2);
+}
+
+// SIGTERM to the guardian (this process) reaches the supervisor, which stops its processes;
+// the job ends with 128 + SIGTERM and is not restarted.
+TEST(ProcessLauncher, TheGuardianForwardsAStopSignalAndDoesNotRestart) {
+  const testing::TempDir dir;
+  const std::string starts = (dir / "starts").string();
+  const std::string script = "echo start >> " + starts + "; sleep 0.3; kill -TERM " +
+                             std::to_string(::getpid()) + "; exec sleep 60";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_processes({shell("stopper", script)}, {.max_restarts = 1, .guard = true}),
+            128 + SIGTERM);
+  EXPECT_LT(seconds_since(start), 20.0);
+  EXPECT_EQ(lines_in(starts), 1);
 }
 
 TEST(ProcessLauncher, AJobOfServicesOnlyRunsUntilToldToStop) {

@@ -2,11 +2,13 @@
 // local side of `graphloom launch`): like torch's mp.spawn and torchrun's agent, and the job
 // never outlives a failure. A process that fails is restarted while the job's restarts last
 // (--max-restarts); after that the first failure takes the others down and its exit code is
-// the job's. SIGINT/SIGTERM sent to the launcher are forwarded; if the launcher itself dies,
-// the kernel terminates its children (PR_SET_PDEATHSIG).
+// the job's. SIGINT/SIGTERM sent to the launcher are forwarded; if the supervising process
+// itself dies, the kernel terminates its children (PR_SET_PDEATHSIG), and with restarts and
+// LaunchOptions::guard a guardian process starts them all again.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +40,16 @@ struct LaunchOptions {
   // ProcessSpec::in_process_group). Each restart counts once; restarted processes find the
   // count in GRAPHLOOM_RESTART_COUNT.
   int max_restarts = 0;
+  // With max_restarts > 0, the supervision runs in a child process, and this one (the process
+  // the user started) guards it: when the supervisor is killed, its processes die with it and
+  // all start again, with the job's restart count (the trainers resume from their checkpoint).
+  // Killing the guardian leaves the supervisor running the job to its end. A process whose
+  // parent is a graphloom supervisor (a `serve` under `launch`) is not guarded again: that
+  // parent restarts it.
+  bool guard = false;
+  // In the guardian, after a killed supervisor's processes have all exited and before they
+  // start again: e.g. removing the shared memory they left.
+  std::function<void()> before_restart;
 };
 
 // Runs all processes to completion. Returns 0 when all exit with 0, otherwise the exit code
