@@ -11,7 +11,8 @@ run, alternating, several rounds, medians.
 Sample only (``--no-features``) or sample + gather of the features and labels.
 
 ``train``: a PyG GraphSAGE (SAGEConv) training step fed by graphloom's loader (``to_pyg()``)
-against the same model fed by PyG's NeighborLoader.
+against the same model fed by PyG's NeighborLoader; ``--trim`` computes each layer only for
+the hops the seeds' outputs still need (PyG's ``trim_to_layer``, with bipartite inputs).
 """
 
 import argparse
@@ -114,6 +115,25 @@ def loader_bench(args):
               "nor torch-sparse is installed)")
 
 
+def sage_forward(convs, data, trim):
+    """The SAGEConv stack on a PyG batch (``to_pyg()`` or NeighborLoader's). With ``trim``,
+    layer l of L reads hops 0..L-l (x, from the layer before) and writes hops 0..L-l-1: the
+    nodes and edges come hop by hop, so both are prefixes. The seeds' rows are the same either
+    way."""
+    x, edge_index = data.x, data.edge_index
+    for layer, conv in enumerate(convs):
+        if trim:
+            hops = len(convs) - layer
+            targets = sum(data.num_sampled_nodes[:hops])
+            edges = sum(data.num_sampled_edges[:hops])
+            x = conv((x, x[:targets]), edge_index[:, :edges])
+        else:
+            x = conv(x, edge_index)
+        if layer < len(convs) - 1:
+            x = x.relu()
+    return x
+
+
 def train_bench(args):
     """Seeds/s of a PyG GraphSAGE (SAGEConv) training step fed by graphloom's loader
     (MiniBatch.to_pyg) and by PyG's NeighborLoader, alternating."""
@@ -130,11 +150,7 @@ def train_bench(args):
     optimizer = torch.optim.Adam(convs.parameters(), lr=1e-3)
 
     def step(data):
-        x = data.x
-        for layer, conv in enumerate(convs):
-            x = conv(x, data.edge_index)
-            if layer < len(convs) - 1:
-                x = x.relu()
+        x = sage_forward(convs, data, args.trim)
         loss = torch.nn.functional.cross_entropy(x[: data.batch_size], data.y[: data.batch_size])
         optimizer.zero_grad()
         loss.backward()
@@ -149,7 +165,8 @@ def train_bench(args):
     if theirs is not None:
         runs["pyg NeighborLoader"] = lambda: sum(step(b) for b in theirs)
     results = {name: [] for name in runs}
-    print(f"train bench (PyG SAGEConv, hidden {args.hidden}): {args.data}, fanouts {fanouts}, "
+    print(f"train bench (PyG SAGEConv, hidden {args.hidden}"
+          f"{', trimmed per layer' if args.trim else ''}): {args.data}, fanouts {fanouts}, "
           f"batch {args.batch_size}, {len(ours)} batches per epoch, {args.threads} threads")
     for round_index in range(args.rounds):
         for name, run in runs.items():
@@ -190,6 +207,11 @@ def main(argv=None):
     train.add_argument("--hidden", type=int, default=256)
     train.add_argument("--rounds", type=int, default=3)
     train.add_argument("--threads", type=int, default=2)
+    train.add_argument("--trim", action="store_true",
+                       help="compute only what the seeds' outputs depend on, as PyG's "
+                            "trim_to_layer does, and further: layer l reads the first L-l hops' "
+                            "nodes and edges and writes only the first L-l-1 hops' nodes (a "
+                            "bipartite (x, x[:targets]) input)")
     args = parser.parse_args(argv)
     {"loader": loader_bench, "train": train_bench}[args.command](args)
 

@@ -21,3 +21,25 @@ def test_train_bench_runs(planted_dir):
                         "8")
     assert result.returncode == 0, result.stderr
     assert "graphloom loader:" in result.stdout
+
+
+def test_trimmed_model_gives_the_seeds_the_untrimmed_outputs(planted_dir):
+    pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
+    import torch
+    from torch_geometric.nn import SAGEConv
+
+    import graphloom
+    from graphloom.bench import sage_forward
+
+    dataset = graphloom.load_dataset(planted_dir)
+    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=[4, 3, 2])
+    loader = graphloom.DataLoader(dataset, torch.arange(60), sampler, batch_size=20)
+    width = dataset.node_features["feat"].shape[1]
+    torch.manual_seed(0)
+    convs = torch.nn.ModuleList([SAGEConv(width, 16), SAGEConv(16, 16), SAGEConv(16, 5)])
+    for batch in loader:
+        data = batch.to_pyg()
+        full = sage_forward(convs, data, trim=False)
+        trimmed = sage_forward(convs, data, trim=True)
+        assert trimmed.shape[0] < full.shape[0]  # it computed less
+        torch.testing.assert_close(trimmed[: data.batch_size], full[: data.batch_size])
