@@ -182,12 +182,21 @@ bool shared_memory_left(const std::string& cluster) {
   return false;
 }
 
+namespace {
+
+// Its argv, each argument followed by a NUL.
+std::string cmdline_of(int pid) {
+  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
+  return {std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
 std::vector<int> children_running(int parent, const std::vector<std::string>& words) {
   std::ifstream children(fmt::format("/proc/{}/task/{}/children", parent, parent));
   std::vector<int> found;
   for (int child; children >> child;) {
-    std::ifstream cmdline(fmt::format("/proc/{}/cmdline", child));
-    std::string text{std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
+    std::string text = cmdline_of(child);
     std::replace(text.begin(), text.end(), '\0', ' ');
     if (std::all_of(words.begin(), words.end(), [&](const std::string& word) {
           return text.find(word) != std::string::npos;
@@ -197,15 +206,6 @@ std::vector<int> children_running(int parent, const std::vector<std::string>& wo
   }
   return found;
 }
-
-namespace {
-
-std::string cmdline_of(int pid) {
-  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid));
-  return {std::istreambuf_iterator<char>(cmdline), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
 
 int supervisor_of(int pid) {
   const std::string own = cmdline_of(pid);
