@@ -14,9 +14,12 @@
 namespace graphloom::cli {
 namespace {
 
+void add_repeats_flag(CLI::App* cmd, int& repeats) {
+  cmd->add_option("--repeats", repeats, "Runs; the median is reported")->check(positive());
+}
+
 void add_sampling_flags(CLI::App* cmd, benchmarks::SamplingBenchOptions& o) {
-  cmd->add_option("--data", o.data,
-                  "Dataset directory (default: the embedded default dataset, generated in memory)");
+  add_data_flag(cmd, o.data);
   cmd->add_option("--fanouts", o.fanouts, "Neighbors per layer, input layer first; -1 = all")
       ->delimiter(',');
   cmd->add_option("--batch-size", o.batch_size, "Seeds per mini-batch")->check(positive());
@@ -39,9 +42,9 @@ void add_sampling_benchmarks(CLI::App* bench) {
         "gather",
         "Random-row feature gather GB/s against a sequential copy of the same bytes, then the same "
         "rows from float16, bfloat16 and int8 copies decoded to float32");
-    cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+    add_data_flag(cmd, o->data);
     cmd->add_option("--rows", o->rows, "Random rows gathered per run");
-    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported")->check(positive());
+    add_repeats_flag(cmd, o->repeats);
     cmd->add_flag("--memory-map", o->memory_map,
                   "Gather from the feature file's memory map (4 KB pages) instead of the table "
                   "read into memory on huge pages, as training does");
@@ -80,8 +83,7 @@ void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv)
                                     "how much of it backward hides")
             : bench->add_subcommand(
                   "train", "End-to-end training seeds/s with the per-stage time split (one epoch)");
-    cmd->add_option("--data", command->bench.data,
-                    "Dataset directory (default: embedded default dataset)");
+    add_data_flag(cmd, command->bench.data);
     add_train_flags(cmd, command->bench.options);
     cmd->add_option("--batches", command->bench.options.max_batches,
                     "Training batches to measure per process (0 = epoch)");
@@ -109,9 +111,9 @@ void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv)
     auto o = std::make_shared<benchmarks::AggregateBenchOptions>();
     CLI::App* cmd = bench->add_subcommand(
         "aggregate", "Native aggregation kernel vs. libtorch index_select/index_add_");
-    cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+    add_data_flag(cmd, o->data);
     cmd->add_option("--hidden", o->hidden, "Feature width");
-    cmd->add_option("--repeats", o->repeats, "Runs; the median is reported");
+    add_repeats_flag(cmd, o->repeats);
     cmd->callback([o] { benchmarks::run_aggregate_bench(*o); });
   }
 }
@@ -122,7 +124,7 @@ void add_dist_benchmarks(CLI::App* bench) {
       "dist",
       "DistGraph over loopback gRPC servers vs the local graph (sampling, loader) and RPC pull "
       "throughput with 1, 4 and 16 clients");
-  cmd->add_option("--data", o->data, "Dataset directory (default: embedded default dataset)");
+  add_data_flag(cmd, o->data);
   cmd->add_option("--parts", o->parts, "Parts, each served by its own server")
       ->check(in_range(2, 16));
   cmd->add_option("--fanouts", o->fanouts, "Neighbors per layer")->delimiter(',');
@@ -149,8 +151,7 @@ void add_loading_benchmarks(CLI::App* bench) {
     CLI::App* load = bench->add_subcommand(
         "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features");
     load->add_option("dir", options->dir, "Dataset directory")->required();
-    load->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(positive());
+    add_repeats_flag(load, options->repeats);
     load->callback([options] { benchmarks::run_load_bench(*options); });
   }
   {
@@ -159,8 +160,7 @@ void add_loading_benchmarks(CLI::App* bench) {
         "csc", "Time the COO->CSC build against one std::sort of the same edge array");
     csc->add_option("dir", options->dir, "Dataset directory whose graph is an 'edges' array")
         ->required();
-    csc->add_option("--repeats", options->repeats, "Runs; the median is reported")
-        ->check(positive());
+    add_repeats_flag(csc, options->repeats);
     csc->callback([options] { benchmarks::run_csc_bench(*options); });
   }
 }

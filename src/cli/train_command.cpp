@@ -79,6 +79,12 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
 
 }  // namespace
 
+CLI::Option* add_data_flag(CLI::App* cmd, std::string& data) {
+  return cmd->add_option("--data", data,
+                         "Dataset directory (default: the embedded default dataset, generated in "
+                         "memory)");
+}
+
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   add_enum_option(cmd, "--model", o.model.kind,
                   "Model: sage, gcn, gat, mlp (features only), rgcn or rsage (typed graphs: one "
@@ -125,8 +131,7 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   train::TrainOptions& o = command->job.options;
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a GNN for node classification (no --data: the embedded default dataset)");
-  cmd->add_option("--data", command->job.data,
-                  "Dataset directory (default: embedded default dataset)");
+  add_data_flag(cmd, command->job.data);
   add_train_flags(cmd, o);
   cmd->add_option("--patience", o.patience,
                   "Early stopping: epochs without a better validation accuracy (0 = off)");

@@ -4,6 +4,9 @@
 #include <ATen/ATen.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 #include "graphloom/base/error.h"
 #include "graphloom/base/fan_out.h"
 #include "graphloom/distributed/rpc/part_sampling.h"
@@ -93,14 +96,16 @@ ServerMetadata first_metadata(
 
 DistGraph::DistGraph(const std::vector<std::vector<std::string>>& servers,
                      const ClientOptions& options, const partition::Partition* local_part)
-    : DistGraph(connect(servers, options), local_part) {}
+    : DistGraph(connect(servers, options), local_part, options.outage_grace) {}
 
 DistGraph::DistGraph(std::vector<std::vector<std::unique_ptr<PartClient>>> clients,
-                     const partition::Partition* local_part)
+                     const partition::Partition* local_part,
+                     std::chrono::milliseconds outage_grace)
     : metadata_(first_metadata(clients)),
       clients_(std::move(clients)),
       book_(metadata_.node_range_ends),
-      local_(local_part) {
+      local_(local_part),
+      outage_grace_(outage_grace) {
   next_server_ = std::make_unique<std::atomic<uint64_t>[]>(clients_.size());
   GL_CHECK(metadata_.num_parts == static_cast<int64_t>(clients_.size()),
            "graph '{}' has {} parts but servers were given for {}", metadata_.graph_name,
@@ -122,20 +127,34 @@ DistGraph::DistGraph(std::vector<std::vector<std::unique_ptr<PartClient>>> clien
 
 template <class Call>
 auto DistGraph::on_live_server(int64_t part, std::size_t first, Call&& call) const {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kPause = std::chrono::milliseconds(250);
   const auto& clients = clients_[part];
-  std::string failures;
-  for (std::size_t k = 0; k < clients.size(); ++k) {
-    const PartClient& client = *clients[(first + k) % clients.size()];
-    try {
-      return call(client);
-    } catch (const ServerUnavailable& e) {
-      failures += fmt::format("\n  {}", e.what());
-      if (k + 1 < clients.size()) {
-        spdlog::warn("{}: trying the next server of part {}", e.what(), part);
+  const Clock::time_point start = Clock::now();
+  for (bool first_round = true;; first_round = false) {
+    std::string failures;
+    for (std::size_t k = 0; k < clients.size(); ++k) {
+      const PartClient& client = *clients[(first + k) % clients.size()];
+      try {
+        return call(client);
+      } catch (const ServerUnavailable& e) {
+        failures += fmt::format("\n  {}", e.what());
+        if (first_round && k + 1 < clients.size()) {
+          spdlog::warn("{}: trying the next server of part {}", e.what(), part);
+        }
       }
     }
+    const std::chrono::duration<double> waited = Clock::now() - start;
+    if (waited + kPause > outage_grace_) {
+      GL_THROW("part {} has no live server left (of {}), after {:.1f} s of retries:{}", part,
+               clients.size(), waited.count(), failures);
+    }
+    if (first_round) {
+      spdlog::warn("part {} has no live server: trying again for up to {:.0f} s", part,
+                   std::chrono::duration<double>(outage_grace_).count());
+    }
+    std::this_thread::sleep_for(kPause);
   }
-  GL_THROW("part {} has no live server left (of {}):{}", part, clients.size(), failures);
 }
 
 template <class Call>

@@ -1,11 +1,12 @@
 // DistGraph's split by owner and merge in request order, against parts answered from memory
 // (FakePart): sampling equals the whole graph's, gathers land in request order with only
-// remote rows counted, pushes and sparse updates reach exactly their owners, and a server of
-// the wrong part is refused.
+// remote rows counted, pushes and sparse updates reach exactly their owners, a part's outage
+// is waited out within the grace, and a server of the wrong part is refused.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -72,6 +73,10 @@ class FakePart : public PartClient {
   void pull_into(const std::string& name, const at::Tensor& ids, const TensorSchema& schema,
                  const RowSink& sink) const override {
     ++calls;
+    if (down_for_pulls > 0) {
+      --down_for_pulls;
+      throw ServerUnavailable(fmt::format("{} is down", address_));
+    }
     owned_or_throw(ids);
     const at::Tensor rows = table(name).index_select(0, ids - part_.node_begin).contiguous();
     const int64_t row_bytes = schema.row_bytes();
@@ -105,6 +110,7 @@ class FakePart : public PartClient {
 
   at::Tensor& table(const std::string& name) const { return tables_.at(name); }
   mutable std::atomic<int> calls{0};
+  mutable std::atomic<int> down_for_pulls{0};  // pulls still to fail as a dead server's
   mutable at::Tensor updated_ids, updated_grads;
 
  private:
@@ -196,6 +202,27 @@ TEST(DistGraph, PushesAndSparseUpdatesReachOnlyTheirOwners) {
   EXPECT_NE(
       testing::error_of([&] { graph.gather("feat", at::tensor({30}, at::kLong)); }).find("30"),
       std::string::npos);
+}
+
+// A part whose only server is restarting: the pull waits for it within the outage grace, and
+// past the grace fails naming the part and the server's failure.
+TEST(DistGraph, WaitsOutAPartOutageWithinTheGraceAndThenFailsNamingThePart) {
+  FakeCluster cluster;
+  FakePart* restarting = cluster.fakes[2];
+  const DistGraph graph(std::move(cluster.clients), nullptr, std::chrono::milliseconds(1500));
+  const at::Tensor ids = at::tensor({29, 3}, at::kLong);
+  restarting->down_for_pulls = 3;
+  EXPECT_TRUE(at::equal(graph.gather("feat", ids).select(1, 0), ids.to(at::kFloat) * 4));
+  EXPECT_EQ(restarting->down_for_pulls.load(), 0);
+  restarting->down_for_pulls = 1000;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = testing::error_of([&] { graph.gather("feat", ids); });
+  const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(message.find("part 2 has no live server left (of 1), after "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("fake-2 is down"), std::string::npos) << message;
+  EXPECT_GE(waited.count(), 1.0);
+  EXPECT_LT(waited.count(), 10.0);
 }
 
 TEST(DistGraph, RefusesAServerOfAnotherPart) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,9 +26,11 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   // Waits for every server to answer (ClientOptions::startup_timeout).
   DistGraph(const std::vector<std::vector<std::string>>& servers, const ClientOptions& options,
             const partition::Partition* local_part = nullptr);
-  // Over given clients of each part (e.g. in-memory parts in tests).
+  // Over given clients of each part (e.g. in-memory parts in tests); `outage_grace` as in
+  // ClientOptions.
   explicit DistGraph(std::vector<std::vector<std::unique_ptr<PartClient>>> clients,
-                     const partition::Partition* local_part = nullptr);
+                     const partition::Partition* local_part = nullptr,
+                     std::chrono::milliseconds outage_grace = ClientOptions{}.outage_grace);
 
   int64_t num_nodes() const override { return book_.num_nodes(); }
   sampling::SampledEdges sample_neighbors(const at::Tensor& seeds, int64_t fanout,
@@ -64,8 +67,8 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   // The local part's table of `name` (a feature, "label", a feature's row scale), or null.
   const at::Tensor* local_table(const std::string& name) const;
   // `call(client)` on the part's servers in turn, starting at `first` (else the next in round
-  // robin), while they are unavailable: for idempotent calls only. Throws naming the part when
-  // none is live.
+  // robin), while they are unavailable: for idempotent calls only. When none is live, tries
+  // them all again every 250 ms until the outage grace ends, then throws naming the part.
   template <class Call>
   auto on_live_server(int64_t part, std::size_t first, Call&& call) const;
   template <class Call>
@@ -79,6 +82,7 @@ class DistGraph : public sampling::NeighborSource, public features::FeatureSourc
   mutable std::unique_ptr<std::atomic<uint64_t>[]> next_server_;
   partition::PartitionBook book_;
   const partition::Partition* local_ = nullptr;
+  std::chrono::milliseconds outage_grace_;
   mutable std::atomic<int64_t> pulled_bytes_{0};
 };
 

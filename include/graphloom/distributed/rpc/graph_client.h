@@ -27,6 +27,9 @@ struct ClientOptions {
   // DistGraph waits this long for every server to answer at start (servers may still be
   // loading their part when trainers start).
   std::chrono::milliseconds startup_timeout = std::chrono::seconds(120);
+  // When no server of a part answers, DistGraph tries the part again for this long (its
+  // servers may be restarting under a supervisor) before it fails naming the part.
+  std::chrono::milliseconds outage_grace = std::chrono::seconds(30);
   // Receive limit; bulk calls are split into chunks of at most a quarter of it (and 4 MB), so
   // set it to the servers' --max-message-mb when that is smaller.
   int64_t max_message_bytes = 64 << 20;
