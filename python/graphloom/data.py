@@ -259,7 +259,8 @@ def convert(source: PathLike, out: PathLike, source_format: str = "graphloom", *
             ``graphloom`` (a dataset directory, e.g. to re-encode its features).
         split: shared: use ``splits/{train,valid,test}_K.idx``.
         split_scheme: ogb: the folder under split/ (default: the only one).
-        delimiter: edgelist: one character (default: detected).
+        delimiter: edgelist: one character, ``tab`` or ``space`` (any run of spaces and
+            tabs); default: detected from the first data line.
         header: edgelist: the first data line is a header.
         weighted: edgelist: read a third column as the edge weight.
         num_nodes: edgelist: number of nodes (default: largest id + 1).
@@ -277,7 +278,7 @@ def convert(source: PathLike, out: PathLike, source_format: str = "graphloom", *
     job.source = _check.path("source", source)
     job.split = split
     job.split_scheme = split_scheme
-    job.delimiter = {None: "", "tab": "\t", "space": " "}.get(delimiter, delimiter)
+    job.delimiter = delimiter or ""
     job.header = header
     job.weighted = weighted
     job.num_nodes = num_nodes

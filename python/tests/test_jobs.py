@@ -14,6 +14,18 @@ def test_convert_an_edge_list(tmp_path):
     assert dataset.num_nodes == 4 and dataset.num_edges == 8
 
 
+def test_convert_an_edge_list_with_a_named_delimiter(tmp_path):
+    (tmp_path / "edges.tsv").write_text("0\t1\n1\t2\n")
+    graphloom.convert(tmp_path / "edges.tsv", tmp_path / "out", source_format="edgelist",
+                      delimiter="tab")
+    assert graphloom.load_dataset(tmp_path / "out").num_edges == 2
+    with pytest.raises(ValueError, match="got 'ab'") as raised:
+        graphloom.convert(tmp_path / "edges.tsv", tmp_path / "bad", source_format="edgelist",
+                          delimiter="ab")
+    assert raised.value.field == "delimiter"
+    assert not (tmp_path / "bad").exists()
+
+
 def test_convert_holds_out_link_splits(planted_dir, tmp_path):
     graphloom.convert(planted_dir, tmp_path / "lp", link_split=(0.1, 0.1), seed=1)
     dataset = graphloom.load_dataset(tmp_path / "lp")

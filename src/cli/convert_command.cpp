@@ -6,11 +6,11 @@
 
 #include "commands.h"
 #include "flag_checks.h"
-#include "graphloom/base/error.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/features/dataset_encoding.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/io/import_job.h"
+#include "graphloom/io/importers.h"
 
 namespace graphloom::cli {
 namespace {
@@ -23,18 +23,9 @@ struct ConvertCommand {
   std::string feature_dtype = "keep";
 };
 
-char parse_delimiter(const std::string& text) {
-  if (text.empty()) return 0;
-  if (text == "tab" || text == "\\t") return '\t';
-  if (text == "space" || text == "whitespace") return ' ';
-  if (text.size() == 1) return text[0];
-  throw UsageError(
-      fmt::format("--delimiter: expected one character, 'tab' or 'space', got '{}'", text));
-}
-
 void run_convert(ConvertCommand command) {
   Timer timer;
-  command.job.edge_list.delimiter = parse_delimiter(command.delimiter);
+  command.job.edge_list.delimiter = io::parse_delimiter(command.delimiter);
   io::Dataset dataset = io::import_dataset(command.job);
   features::encode_dataset_features(dataset, command.feature_dtype);
   io::save_dataset(dataset, command.out, command.force);

@@ -36,6 +36,15 @@ bool is_comment_or_blank(std::string_view line) {
 
 }  // namespace
 
+char parse_delimiter(const std::string& text) {
+  if (text.empty()) return 0;
+  if (text == "tab" || text == "\\t") return '\t';
+  if (text == "space" || text == "whitespace") return ' ';
+  if (text.size() == 1) return text[0];
+  throw OptionError("delimiter",
+                    fmt::format("must be one character, 'tab' or 'space', got '{}'", text));
+}
+
 namespace detail {
 
 EdgeColumns read_edge_text(const fs::path& path, const EdgeListOptions& options) {

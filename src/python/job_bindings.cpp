@@ -41,8 +41,7 @@ void bind_jobs(py::module_& module) {
           "delimiter",
           [](const io::ImportJob& job) { return std::string(1, job.edge_list.delimiter); },
           [](io::ImportJob& job, const std::string& text) {
-            if (text.size() > 1) throw OptionError("delimiter", "must be one character");
-            job.edge_list.delimiter = text.empty() ? 0 : text[0];
+            job.edge_list.delimiter = io::parse_delimiter(text);
           })
       .def_property(
           "header", [](const io::ImportJob& job) { return job.edge_list.header; },

@@ -43,6 +43,11 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_NE(result.output.find("--log-level must be one of trace,"), std::string::npos)
       << result.output;
   EXPECT_EQ(run_graphloom("convert --from zip a b").exit_code, 2);
+  result = run_graphloom("convert --from edgelist --delimiter ab edges.csv out");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--delimiter must be one character, 'tab' or 'space', got 'ab'"),
+            std::string::npos)
+      << result.output;
   // Checked before any work (the loaders would refuse it only after loading or sampling).
   for (const char* command : {"bench dist", "train"}) {
     result = run_graphloom(std::string(command) + " --workers 2 --prefetch 1");

@@ -98,6 +98,16 @@ TEST(EdgeListImporter, CommentsHeaderWeightsAndDelimiters) {
   EXPECT_EQ(import_edge_list(dir / "g.txt", {.num_nodes = 10}).num_nodes(), 10);
 }
 
+TEST(EdgeListImporter, DelimitersAsUsersWriteThem) {
+  EXPECT_EQ(parse_delimiter(""), 0);
+  EXPECT_EQ(parse_delimiter("tab"), '\t');
+  EXPECT_EQ(parse_delimiter("\\t"), '\t');
+  EXPECT_EQ(parse_delimiter("space"), ' ');
+  EXPECT_EQ(parse_delimiter(";"), ';');
+  const std::string error = error_of([] { parse_delimiter("ab"); });
+  EXPECT_EQ(error, "delimiter must be one character, 'tab' or 'space', got 'ab'");
+}
+
 TEST(EdgeListImporter, MalformedLineReportsItsNumber) {
   TempDir dir;
   std::ofstream(dir / "bad.csv") << "0,1\n# fine\n1,two\n";

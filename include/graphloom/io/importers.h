@@ -26,6 +26,10 @@ struct EdgeListOptions {
   int64_t num_nodes = -1;  // -1: max id + 1
 };
 
+// An edge list's field separator as a user writes it: one character, 'tab' (or '\t'), 'space'
+// (any run of spaces and tabs), or empty to detect it. Throws OptionError("delimiter").
+char parse_delimiter(const std::string& text);
+
 // ../shared/datasets/movielens_small as a typed graph for link prediction: node types user,
 // movie (20 genre features) and genre; edge types user:rates:movie, movie:rated_by:user,
 // movie:has_genre:genre, genre:genre_of:movie. The graph holds only the training ratings (both
