@@ -38,7 +38,7 @@ void add_partition_command(CLI::App& app, const std::string& command_line);
 // float16, bfloat16 or int8 (with a row scale); "keep" leaves them as they are.
 void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype);
 // `--data DIR`, a dataset directory; empty: the embedded default dataset.
-CLI::Option* add_data_flag(CLI::App* cmd, std::string& data);
+void add_data_flag(CLI::App* cmd, std::string& data);
 // The model and optimisation flags shared by `train` and `bench train`.
 void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
 // `train`'s link-prediction flags.

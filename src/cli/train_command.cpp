@@ -79,10 +79,9 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
 
 }  // namespace
 
-CLI::Option* add_data_flag(CLI::App* cmd, std::string& data) {
-  return cmd->add_option("--data", data,
-                         "Dataset directory (default: the embedded default dataset, generated in "
-                         "memory)");
+void add_data_flag(CLI::App* cmd, std::string& data) {
+  cmd->add_option("--data", data,
+                  "Dataset directory (default: the embedded default dataset, generated in memory)");
 }
 
 void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {

@@ -9,6 +9,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/fan_out.h"
+#include "graphloom/base/timer.h"
 #include "graphloom/distributed/rpc/part_sampling.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
@@ -99,8 +100,7 @@ DistGraph::DistGraph(const std::vector<std::vector<std::string>>& servers,
     : DistGraph(connect(servers, options), local_part, options.outage_grace) {}
 
 DistGraph::DistGraph(std::vector<std::vector<std::unique_ptr<PartClient>>> clients,
-                     const partition::Partition* local_part,
-                     std::chrono::milliseconds outage_grace)
+                     const partition::Partition* local_part, std::chrono::milliseconds outage_grace)
     : metadata_(first_metadata(clients)),
       clients_(std::move(clients)),
       book_(metadata_.node_range_ends),
@@ -127,10 +127,10 @@ DistGraph::DistGraph(std::vector<std::vector<std::unique_ptr<PartClient>>> clien
 
 template <class Call>
 auto DistGraph::on_live_server(int64_t part, std::size_t first, Call&& call) const {
-  using Clock = std::chrono::steady_clock;
   constexpr auto kPause = std::chrono::milliseconds(250);
+  const double grace_seconds = std::chrono::duration<double>(outage_grace_).count();
   const auto& clients = clients_[part];
-  const Clock::time_point start = Clock::now();
+  const Timer waited;
   for (bool first_round = true;; first_round = false) {
     std::string failures;
     for (std::size_t k = 0; k < clients.size(); ++k) {
@@ -144,14 +144,13 @@ auto DistGraph::on_live_server(int64_t part, std::size_t first, Call&& call) con
         }
       }
     }
-    const std::chrono::duration<double> waited = Clock::now() - start;
-    if (waited + kPause > outage_grace_) {
+    if (waited.seconds() + std::chrono::duration<double>(kPause).count() > grace_seconds) {
       GL_THROW("part {} has no live server left (of {}), after {:.1f} s of retries:{}", part,
-               clients.size(), waited.count(), failures);
+               clients.size(), waited.seconds(), failures);
     }
     if (first_round) {
       spdlog::warn("part {} has no live server: trying again for up to {:.0f} s", part,
-                   std::chrono::duration<double>(outage_grace_).count());
+                   grace_seconds);
     }
     std::this_thread::sleep_for(kPause);
   }
