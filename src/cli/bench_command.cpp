@@ -68,7 +68,7 @@ void add_sampling_benchmarks(CLI::App* bench) {
 // `bench train` and `bench data-parallel`: the benchmark's options and the data-parallel flags.
 struct TrainBenchFlags {
   benchmarks::TrainBenchOptions bench;
-  DataParallelFlags parallel;
+  distributed::DataParallelOptions parallel;
 };
 
 void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv) {
@@ -102,9 +102,10 @@ void add_train_benchmarks(CLI::App* bench, const std::vector<std::string>& argv)
     add_data_parallel_flags(cmd, command->parallel, command->bench.options);
     cmd->add_option("--result-json", command->bench.result_json, "Also write the figures as JSON");
     cmd->callback([command] {
-      run_data_parallel(command->parallel, [&](distributed::ProcessGroup* group) {
-        benchmarks::run_train_bench(command->bench, group);
-      });
+      exit_if_failed(
+          distributed::run_data_parallel(command->parallel, [&](distributed::ProcessGroup* group) {
+            benchmarks::run_train_bench(command->bench, group);
+          }));
     });
   }
   {

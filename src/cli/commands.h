@@ -4,11 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "graphloom/distributed/runtime/process_group.h"
+#include "graphloom/distributed/runtime/local_trainers.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
@@ -20,6 +19,10 @@ namespace graphloom::cli {
 struct ExitCode {
   int code;
 };
+// Leaves with `code` when it is a failure's (a job of several processes that reported it).
+inline void exit_if_failed(int code) {
+  if (code != 0) throw ExitCode{code};
+}
 
 void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
@@ -44,20 +47,9 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
 // `train`'s link-prediction flags.
 void add_link_flags(CLI::App* cmd, train::LinkOptions& link);
 
-// Data-parallel flags of `train` and `bench train`.
-struct DataParallelFlags {
-  int nproc = 1;
-  int master_port = 0;
-  double timeout_seconds = 120;
-  std::vector<std::string> argv;  // the command line, restarted once per trainer by --nproc
-  std::string token_file;         // the cluster token (else GRAPHLOOM_TOKEN) for the rendezvous
-  int max_restarts = 0;
-};
-void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::TrainOptions& options);
-// Runs `job` as this process's part of the job: with --nproc N > 1, starts N trainers running
-// this same command line and waits (throws ExitCode with the first failure's code); under a
-// launcher (RANK/WORLD_SIZE...), joins the process group and passes it; otherwise nullptr.
-void run_data_parallel(const DataParallelFlags& flags,
-                       const std::function<void(distributed::ProcessGroup*)>& job);
+// Data-parallel flags of `train` and `bench train` (the job itself runs through
+// distributed::run_data_parallel; a failure's exit code leaves as ExitCode).
+void add_data_parallel_flags(CLI::App* cmd, distributed::DataParallelOptions& parallel,
+                             train::TrainOptions& options);
 
 }  // namespace graphloom::cli

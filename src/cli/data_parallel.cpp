@@ -2,11 +2,11 @@
 // the distributed runtime's (distributed/runtime/local_trainers.h).
 #include "commands.h"
 #include "flag_checks.h"
-#include "graphloom/distributed/runtime/local_trainers.h"
 
 namespace graphloom::cli {
 
-void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::TrainOptions& o) {
+void add_data_parallel_flags(CLI::App* cmd, distributed::DataParallelOptions& flags,
+                             train::TrainOptions& o) {
   const HelpGroup group(cmd, "Data-parallel training");
   cmd->add_option("--nproc", flags.nproc,
                   "Start N trainer processes on this machine, each with cores/N threads and a "
@@ -39,21 +39,6 @@ void add_data_parallel_flags(CLI::App* cmd, DataParallelFlags& flags, train::Tra
   cmd->add_flag("--drop-uneven-inputs", o.drop_uneven_inputs,
                 "Every rank runs as many batches as the rank with the fewest (otherwise ranks "
                 "that run out shadow the others' steps until all are done)");
-}
-
-void run_data_parallel(const DataParallelFlags& flags,
-                       const std::function<void(distributed::ProcessGroup*)>& job) {
-  if (flags.nproc > 1) {
-    const int code = distributed::run_local_trainers({.nproc = flags.nproc,
-                                                      .master_port = flags.master_port,
-                                                      .argv = flags.argv,
-                                                      .token_file = flags.token_file,
-                                                      .max_restarts = flags.max_restarts});
-    if (code != 0) throw ExitCode{code};
-    return;
-  }
-  const auto group = distributed::join_launched_job(flags.timeout_seconds, flags.token_file);
-  job(group.get());
 }
 
 }  // namespace graphloom::cli

@@ -38,10 +38,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--ssh-user", launch->ssh_user, "User for ssh to the other machines");
   cmd->add_option("--ssh-port", launch->ssh_port, "ssh port");
   cmd->add_option("command", launch->command, "The trainer command, after --")->expected(-1);
-  cmd->callback([launch] {
-    const int code = distributed::launch_cluster(*launch);
-    if (code != 0) throw ExitCode{code};
-  });
+  cmd->callback([launch] { exit_if_failed(distributed::launch_cluster(*launch)); });
 }
 
 }  // namespace graphloom::cli

@@ -1,58 +1,37 @@
-// `graphloom serve`: the graph servers of one machine for one part (distributed/runtime/
-// server_supervisor.h). With --num-servers S the command supervises S processes: the main
-// server (loads the part into shared memory) and S-1 backups (map the same memory), each on its
-// own port, stopped together.
-
+// `graphloom serve`: the flags of the graph servers of one machine for one part; what they run
+// (one server, or S supervised processes: a main server and S-1 backups) is the distributed
+// runtime's (distributed/runtime/server_supervisor.h).
 #include <memory>
 
 #include "commands.h"
 #include "flag_checks.h"
-#include "graphloom/distributed/rpc/graph_server.h"
-#include "graphloom/distributed/runtime/process_environment.h"
 #include "graphloom/distributed/runtime/server_supervisor.h"
 
 namespace graphloom::cli {
 namespace {
 
 struct ServeCommand {
-  distributed::ServerOptions server;
-  std::string token_file;
-  int num_servers = 1;
-  int max_restarts = 0;
+  distributed::ServeJob job;
   std::string role = "auto";  // internal: main | backup (set for the supervised processes)
   double max_message_mb = 64;
-  std::vector<std::string> argv;
 };
 
 void run_serve(ServeCommand& command) {
-  distributed::ServerOptions options = command.server;
-  options.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
-  options.token = distributed::cluster_token(command.token_file);
-  options.adopt_shared = distributed::process_environment().restart_count > 0;
-  if (command.role == "main" || command.role == "backup") {
-    options.role =
+  distributed::ServeJob& job = command.job;
+  job.server.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
+  if (command.role != "auto") {
+    job.server.role =
         command.role == "main" ? distributed::ServerRole::kMain : distributed::ServerRole::kBackup;
-    return distributed::serve_until_stopped(options);
   }
-  if (command.num_servers == 1) {
-    options.role = distributed::ServerRole::kMain;  // trainers of this machine map the part too
-    return distributed::serve_until_stopped(options);
-  }
-  const int code = distributed::supervise_servers({.argv = command.argv,
-                                                   .address = options.address,
-                                                   .num_servers = command.num_servers,
-                                                   .part = options.part,
-                                                   .cluster_id = options.cluster_id,
-                                                   .max_restarts = command.max_restarts});
-  if (code != 0) throw ExitCode{code};
+  exit_if_failed(distributed::run_serve_job(job));
 }
 
 }  // namespace
 
 void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   auto command = std::make_shared<ServeCommand>();
-  command->argv = argv;
-  distributed::ServerOptions& o = command->server;
+  command->job.argv = argv;
+  distributed::ServerOptions& o = command->job.server;
   CLI::App* cmd = app.add_subcommand(
       "serve", "Serve one part of a partitioned graph over gRPC (sampling, feature pulls)");
   cmd->add_option("--part-config", o.partition_dir,
@@ -62,11 +41,11 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--address", o.address,
                   "HOST:PORT to listen on; only this address is bound. Backup servers use the "
                   "following ports (PORT 0: any free port each)");
-  cmd->add_option("--num-servers", command->num_servers,
+  cmd->add_option("--num-servers", command->job.num_servers,
                   "Servers for this part on this machine: one main server loads it into shared "
                   "memory, the others map the same memory")
       ->check(in_range(1, 64));
-  cmd->add_option("--max-restarts", command->max_restarts,
+  cmd->add_option("--max-restarts", command->job.max_restarts,
                   "With --num-servers: server processes restarted when they die, each alone "
                   "while the others serve (a restarted main server maps the shared memory "
                   "again)")
@@ -74,7 +53,7 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--cluster-id", o.cluster_id,
                   "Names the shared-memory segments; stale ones of the same id and part are "
                   "removed at start");
-  cmd->add_option("--token-file", command->token_file,
+  cmd->add_option("--token-file", command->job.token_file,
                   "File holding the cluster token (mode 600); or set GRAPHLOOM_TOKEN");
   cmd->add_flag("--insecure", o.insecure, "Serve without a token (local tests only)");
   cmd->add_option("--tls-cert", o.tls_cert, "PEM certificate of this server (enables TLS)");

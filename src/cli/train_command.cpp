@@ -22,7 +22,7 @@ namespace {
 struct TrainCommand {
   train::TrainJob job;
   bool no_progress = false;
-  DataParallelFlags parallel;
+  distributed::DataParallelOptions parallel;
   std::string cache_size = "0";  // parsed into job.cluster.cache_bytes
 };
 
@@ -174,8 +174,8 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
   add_link_flags(cmd, command->job.link);
   cmd->callback([command] {
     command->parallel.token_file = command->job.cluster.token_file;  // the rendezvous checks it too
-    run_data_parallel(command->parallel,
-                      [&](distributed::ProcessGroup* group) { run_train(*command, group); });
+    exit_if_failed(distributed::run_data_parallel(
+        command->parallel, [&](distributed::ProcessGroup* group) { run_train(*command, group); }));
   });
 }
 

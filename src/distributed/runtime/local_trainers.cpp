@@ -1,4 +1,4 @@
-// --nproc's local trainers and joining a launched job's process group.
+// --nproc's local trainers, joining a launched job's process group, and the choice between them.
 #include "graphloom/distributed/runtime/local_trainers.h"
 
 #include <spdlog/spdlog.h>
@@ -38,7 +38,7 @@ std::string random_token() {
 }  // namespace
 
 // Rendezvous on 127.0.0.1; the trainers share the cores.
-int run_local_trainers(const LocalTrainersOptions& options) {
+int run_local_trainers(const DataParallelOptions& options) {
   if (process_environment().distributed()) {
     throw OptionError("nproc",
                       "starts its own trainers; do not combine it with a launcher that "
@@ -79,6 +79,14 @@ std::unique_ptr<ProcessGroup> join_launched_job(double timeout_seconds,
   return ProcessGroup::connect(
       env, {.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)),
             .token = rendezvous_token(token_file).value_or("")});
+}
+
+int run_data_parallel(const DataParallelOptions& options,
+                      const std::function<void(ProcessGroup*)>& job) {
+  if (options.nproc > 1) return run_local_trainers(options);
+  const auto group = join_launched_job(options.timeout_seconds, options.token_file);
+  job(group.get());
+  return 0;
 }
 
 }  // namespace graphloom::distributed

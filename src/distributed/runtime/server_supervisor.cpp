@@ -14,6 +14,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
+#include "graphloom/distributed/runtime/process_environment.h"
 #include "graphloom/distributed/runtime/process_launcher.h"
 
 namespace graphloom::distributed {
@@ -86,6 +87,23 @@ int supervise_servers(const SupervisedServers& supervised) {
       {.max_restarts = supervised.max_restarts, .guard = true, .before_restart = remove_segments});
   remove_segments();
   return code;
+}
+
+int run_serve_job(const ServeJob& job) {
+  ServerOptions options = job.server;
+  options.token = cluster_token(job.token_file);
+  options.adopt_shared = process_environment().restart_count > 0;
+  if (options.role == ServerRole::kStandalone && job.num_servers > 1) {
+    return supervise_servers({.argv = job.argv,
+                              .address = options.address,
+                              .num_servers = job.num_servers,
+                              .part = options.part,
+                              .cluster_id = options.cluster_id,
+                              .max_restarts = job.max_restarts});
+  }
+  if (options.role == ServerRole::kStandalone) options.role = ServerRole::kMain;
+  serve_until_stopped(options);
+  return 0;
 }
 
 }  // namespace graphloom::distributed

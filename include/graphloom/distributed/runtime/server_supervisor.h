@@ -1,5 +1,6 @@
 // The graph servers of one machine for one part: a server that runs until SIGINT/SIGTERM or a
-// Shutdown RPC, and the supervisor of a main server and its backups (`serve --num-servers`).
+// Shutdown RPC, the supervisor of a main server and its backups (`serve --num-servers`), and
+// the choice between them (`graphloom serve`).
 #pragma once
 
 #include <cstdint>
@@ -31,5 +32,19 @@ struct SupervisedServers {
 // removed afterwards, whoever published them. Returns the exit code of the failure that ended
 // it (0: all stopped cleanly).
 int supervise_servers(const SupervisedServers& servers);
+
+// What `graphloom serve` runs. With `server.role` kMain or kBackup this process is one that a
+// supervisor started, and it serves. With kStandalone (the default) it serves as the main
+// server when num_servers is 1 (the machine's trainers then map its part), and otherwise
+// supervises num_servers processes. The token comes from token_file, else GRAPHLOOM_TOKEN; a
+// restarted process adopts its predecessor's shared memory. Returns as supervise_servers.
+struct ServeJob {
+  ServerOptions server;
+  std::string token_file;
+  int num_servers = 1;
+  int max_restarts = 0;           // of supervised servers
+  std::vector<std::string> argv;  // this program's `serve` command line
+};
+int run_serve_job(const ServeJob& job);
 
 }  // namespace graphloom::distributed
