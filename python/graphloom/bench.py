@@ -12,7 +12,8 @@ Sample only (``--no-features``) or sample + gather of the features and labels.
 
 ``train``: a PyG GraphSAGE (SAGEConv) training step fed by graphloom's loader (``to_pyg()``)
 against the same model fed by PyG's NeighborLoader; ``--trim`` computes each layer only for
-the hops the seeds' outputs still need (PyG's ``trim_to_layer``, with bipartite inputs).
+the hops the seeds' outputs still need (PyG's ``trim_to_layer``, with bipartite inputs);
+``--layout csr`` feeds both a CSR ``adj_t`` instead of ``edge_index``.
 """
 
 import argparse
@@ -45,7 +46,7 @@ def cli_seeds_per_second(args):
     return float(re.search(r"seeds/s (\d+)", output).group(1))
 
 
-def pyg_loader(dataset, items, fanouts, batch_size, with_features):
+def pyg_loader(dataset, items, fanouts, batch_size, with_features, transform=None):
     import torch_geometric.typing as pyg_typing
 
     if not (pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE):
@@ -58,7 +59,7 @@ def pyg_loader(dataset, items, fanouts, batch_size, with_features):
         data.x = dataset.node_features["feat"]
         data.y = dataset.labels
     return NeighborLoader(data, num_neighbors=fanouts[::-1], input_nodes=items,
-                          batch_size=batch_size, shuffle=True)
+                          batch_size=batch_size, shuffle=True, transform=transform)
 
 
 def seeds_per_second(run):
@@ -115,20 +116,33 @@ def loader_bench(args):
               "nor torch-sparse is installed)")
 
 
+def first_rows(adj_t, rows, columns):
+    """The first `rows` rows of a CSR adjacency, as a `rows` x `columns` CSR tensor (its
+    entries are a prefix: the edges come in target order)."""
+    row_pointer = adj_t.crow_indices()[: rows + 1]
+    entries = int(row_pointer[-1])
+    return torch.sparse_csr_tensor(row_pointer, adj_t.col_indices()[:entries],
+                                   adj_t.values()[:entries], size=(rows, columns),
+                                   check_invariants=False)
+
+
 def sage_forward(convs, data, trim):
-    """The SAGEConv stack on a PyG batch (``to_pyg()`` or NeighborLoader's). With ``trim``,
-    layer l of L reads hops 0..L-l (x, from the layer before) and writes hops 0..L-l-1: the
-    nodes and edges come hop by hop, so both are prefixes. The seeds' rows are the same either
-    way."""
-    x, edge_index = data.x, data.edge_index
+    """The SAGEConv stack on a PyG batch (``to_pyg()`` or NeighborLoader's), over its
+    ``edge_index`` or, where the batch has one, its CSR ``adj_t``. With ``trim``, layer l of L
+    reads hops 0..L-l (x, from the layer before) and writes hops 0..L-l-1: the nodes and edges
+    come hop by hop, so both are prefixes. The seeds' rows are the same either way."""
+    x, adj_t = data.x, data.get("adj_t")
     for layer, conv in enumerate(convs):
         if trim:
             hops = len(convs) - layer
             targets = sum(data.num_sampled_nodes[:hops])
-            edges = sum(data.num_sampled_edges[:hops])
-            x = conv((x, x[:targets]), edge_index[:, :edges])
+            if adj_t is not None:
+                graph = first_rows(adj_t, targets, x.size(0))
+            else:
+                graph = data.edge_index[:, : sum(data.num_sampled_edges[:hops])]
+            x = conv((x, x[:targets]), graph)
         else:
-            x = conv(x, edge_index)
+            x = conv(x, adj_t if adj_t is not None else data.edge_index)
         if layer < len(convs) - 1:
             x = x.relu()
     return x
@@ -160,14 +174,22 @@ def train_bench(args):
     sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
     ours = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
                                 shuffle=True)
-    runs = {"graphloom loader": lambda: sum(step(b.to_pyg()) for b in ours)}
-    theirs = pyg_loader(dataset, items, fanouts, args.batch_size, True)
+    layout = torch.sparse_csr if args.layout == "csr" else None
+    runs = {"graphloom loader": lambda: sum(step(b.to_pyg(layout=layout)) for b in ours)}
+    transform = None
+    if layout is not None:
+        from torch_geometric.transforms import ToSparseTensor
+
+        transform = ToSparseTensor(layout=torch.sparse_csr)
+    theirs = pyg_loader(dataset, items, fanouts, args.batch_size, True, transform)
     if theirs is not None:
         runs["pyg NeighborLoader"] = lambda: sum(step(b) for b in theirs)
     results = {name: [] for name in runs}
     print(f"train bench (PyG SAGEConv, hidden {args.hidden}"
-          f"{', trimmed per layer' if args.trim else ''}): {args.data}, fanouts {fanouts}, "
-          f"batch {args.batch_size}, {len(ours)} batches per epoch, {args.threads} threads")
+          f"{', trimmed per layer' if args.trim else ''}, {args.layout}): {args.data}, "
+          f"fanouts {fanouts}, batch {args.batch_size}, {len(ours)} batches per epoch, {args.threads} threads")
+    for run in runs.values():
+        run()  # warm-up: page cache, allocator, the loaders' first epoch
     for round_index in range(args.rounds):
         for name, run in runs.items():
             results[name].append(seeds_per_second(run))
@@ -212,6 +234,11 @@ def main(argv=None):
                             "trim_to_layer does, and further: layer l reads the first L-l hops' "
                             "nodes and edges and writes only the first L-l-1 hops' nodes (a "
                             "bipartite (x, x[:targets]) input)")
+    train.add_argument("--layout", choices=("coo", "csr"), default="coo",
+                       help="coo: the batches' edge_index (messages per edge); csr: a CSR adj_t "
+                            "(one sparse-dense product per layer), made by to_pyg(layout="
+                            "torch.sparse_csr) on graphloom's side and by PyG's "
+                            "ToSparseTensor(layout=torch.sparse_csr) on PyG's")
     args = parser.parse_args(argv)
     {"loader": loader_bench, "train": train_bench}[args.command](args)
 

@@ -119,7 +119,7 @@ class MiniBatch:
         edge_ids = torch.cat(ids) if ids and len(ids) == len(sources) else None
         return edge_index, edge_ids, counts
 
-    def to_pyg(self):
+    def to_pyg(self, layout=None):
         """The batch as PyG's ``NeighborLoader`` yields it: a ``torch_geometric.data.Data`` with
         ``x`` (the ``feat`` rows, or the only feature), ``edge_index`` (local ids, source to
         target), ``y`` (labels of every node; train on the first ``batch_size``), ``n_id``,
@@ -130,17 +130,33 @@ class MiniBatch:
         neighbors once, at the hop that reaches it first. The edges kept are those, so a PyG
         model sees PyG's semantics (a node the dropped resamples reached stays in ``n_id``,
         without in-edges).
+
+        Args:
+            layout: ``None`` for ``edge_index``. ``torch.sparse_csr`` for ``adj_t`` in its place,
+                as PyG's ``ToSparseTensor(layout=torch.sparse_csr)`` makes it: the transposed
+                adjacency (row = target, column = source, values 1) as a torch CSR tensor of
+                ``num_nodes`` x ``num_nodes``. PyG convolutions that fuse message passing
+                (``SAGEConv``, ``GCNConv``, ``GINConv``...) then run one sparse-dense product
+                per layer instead of a message per edge. The edges are already in target
+                order, so this costs no sort (``ToSparseTensor`` sorts).
         """
         try:
             from torch_geometric.data import Data
         except ImportError as error:
             raise ImportError("MiniBatch.to_pyg() needs torch_geometric (pip install "
                               "torch_geometric)") from error
+        if layout not in (None, torch.sparse_csr):
+            raise OptionError(f"to_pyg: layout must be None (edge_index) or torch.sparse_csr "
+                              f"(adj_t), got {layout!r}", "layout")
         hops = self.num_sampled_nodes()
         edge_index, edge_ids, edge_counts = self._pyg_edges(hops)
-        data = Data(edge_index=edge_index, n_id=self.input_nodes, batch_size=self.batch_size,
-                    num_sampled_nodes=hops, num_sampled_edges=edge_counts,
-                    num_nodes=self.input_nodes.numel())
+        num_nodes = self.input_nodes.numel()
+        data = Data(n_id=self.input_nodes, batch_size=self.batch_size, num_sampled_nodes=hops,
+                    num_sampled_edges=edge_counts, num_nodes=num_nodes)
+        if layout is None:
+            data.edge_index = edge_index
+        else:
+            data.adj_t = _csr_by_target(edge_index, num_nodes)
         features = self.input_features
         if "feat" in features or len(features) == 1:
             data.x = features.get("feat", next(iter(features.values()), None))
@@ -179,6 +195,16 @@ class MiniBatch:
     def __repr__(self):
         return (f"MiniBatch(batch_size={self.batch_size}, blocks={self.blocks}, "
                 f"input_features={ {k: list(v.shape) for k, v in self.input_features.items()} })")
+
+
+def _csr_by_target(edge_index, num_nodes):
+    """The transposed adjacency of `edge_index`, whose targets are in ascending order, as a
+    torch CSR tensor: the row pointer is the targets' running count."""
+    sources, targets = edge_index
+    row_pointer = torch.zeros(num_nodes + 1, dtype=torch.int64)
+    torch.cumsum(torch.bincount(targets, minlength=num_nodes), 0, out=row_pointer[1:])
+    return torch.sparse_csr_tensor(row_pointer, sources, torch.ones(sources.numel()),
+                                   size=(num_nodes, num_nodes), check_invariants=False)
 
 
 def _default_rank_and_world_size(rank, world_size):

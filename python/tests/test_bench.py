@@ -14,16 +14,18 @@ def test_loader_bench_prints_both_figures(planted_dir):
     assert "ratio to c++" in result.stdout
 
 
-def test_train_bench_runs(planted_dir):
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_train_bench_runs(planted_dir, layout):
     pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
     result = run_python("-m", "graphloom.bench", "train", "--data", planted_dir, "--rounds", "1",
                         "--batches", "2", "--batch-size", "50", "--fanouts", "3,3", "--hidden",
-                        "8")
+                        "8", "--trim", "--layout", layout)
     assert result.returncode == 0, result.stderr
     assert "graphloom loader:" in result.stdout
 
 
-def test_trimmed_model_gives_the_seeds_the_untrimmed_outputs(planted_dir):
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_trimmed_model_gives_the_seeds_the_untrimmed_outputs(planted_dir, layout):
     pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
     import torch
     from torch_geometric.nn import SAGEConv
@@ -40,6 +42,7 @@ def test_trimmed_model_gives_the_seeds_the_untrimmed_outputs(planted_dir):
     for batch in loader:
         data = batch.to_pyg()
         full = sage_forward(convs, data, trim=False)
-        trimmed = sage_forward(convs, data, trim=True)
+        trimmed = sage_forward(
+            convs, batch.to_pyg(layout=torch.sparse_csr) if layout == "csr" else data, trim=True)
         assert trimmed.shape[0] < full.shape[0]  # it computed less
         torch.testing.assert_close(trimmed[: data.batch_size], full[: data.batch_size])

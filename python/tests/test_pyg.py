@@ -44,6 +44,29 @@ def test_to_pyg_matches_neighbor_loader_semantics(hand_dataset):
     assert torch.equal(graph_edges[:, data.e_id], global_edges)
 
 
+def test_to_pyg_csr_layout_is_the_transposed_edge_index(planted):
+    from torch_geometric.nn import SAGEConv
+
+    sampler = graphloom.NeighborSampler(planted, fanouts=[4, 3])
+    loader = graphloom.DataLoader(planted, planted.splits["train"][:40], sampler, batch_size=20)
+    torch.manual_seed(0)
+    conv = SAGEConv(16, 8)
+    for batch in loader:
+        coo = batch.to_pyg()
+        csr = batch.to_pyg(layout=torch.sparse_csr)
+        assert "edge_index" not in csr and csr.adj_t.layout == torch.sparse_csr
+        n = coo.num_nodes
+        # Row = target, column = source; a pair sampled twice (a multi-edge) counts twice.
+        dense = torch.zeros(n, n).index_put_(
+            (coo.edge_index[1], coo.edge_index[0]), torch.ones(coo.edge_index.shape[1]),
+            accumulate=True)
+        torch.testing.assert_close(csr.adj_t.to_dense(), dense)
+        # SAGEConv fuses over the CSR (one spmm) and gives what it gives over edge_index.
+        torch.testing.assert_close(conv(csr.x, csr.adj_t), conv(coo.x, coo.edge_index))
+    with pytest.raises(graphloom.OptionError, match="layout must be None"):
+        batch.to_pyg(layout=torch.sparse_csc)
+
+
 @pytest.mark.skipif(not HAS_PYG_SAMPLER, reason="SKIPPED: PyG has no sampler here (neither "
                     "pyg-lib nor torch-sparse is installed)")
 def test_to_pyg_equals_pyg_neighbor_loader(hand_dataset):
