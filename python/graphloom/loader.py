@@ -119,7 +119,7 @@ class MiniBatch:
         edge_ids = torch.cat(ids) if ids and len(ids) == len(sources) else None
         return edge_index, edge_ids, counts
 
-    def to_pyg(self, layout=None):
+    def to_pyg(self, layout: Optional[torch.layout] = None) -> Any:
         """The batch as PyG's ``NeighborLoader`` yields it: a ``torch_geometric.data.Data`` with
         ``x`` (the ``feat`` rows, or the only feature), ``edge_index`` (local ids, source to
         target), ``y`` (labels of every node; train on the first ``batch_size``), ``n_id``,
