@@ -187,7 +187,8 @@ def train_bench(args):
     results = {name: [] for name in runs}
     print(f"train bench (PyG SAGEConv, hidden {args.hidden}"
           f"{', trimmed per layer' if args.trim else ''}, {args.layout}): {args.data}, "
-          f"fanouts {fanouts}, batch {args.batch_size}, {len(ours)} batches per epoch, {args.threads} threads")
+          f"fanouts {fanouts}, batch {args.batch_size}, {len(ours)} batches per epoch, "
+          f"{args.threads} threads")
     for run in runs.values():
         run()  # warm-up: page cache, allocator, the loaders' first epoch
     for round_index in range(args.rounds):
