@@ -148,7 +148,7 @@ def test_ctrl_c_mid_epoch_stops_cleanly():
 @pytest.mark.parametrize("kwargs, field, message", [
     (dict(batch_size=0), "batch_size", "positive"),
     (dict(num_workers=0), "num_workers", "num_workers must be >= 1"),
-    (dict(num_workers=2, prefetch=1), "prefetch", "at least num_workers"),
+    (dict(num_workers=2, prefetch=1), "prefetch", "at least `num_workers`"),
     (dict(features=("nope",)), "features", "no feature 'nope'"),
 ])
 def test_bad_loader_arguments_name_the_keyword(planted, kwargs, field, message):

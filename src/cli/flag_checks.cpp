@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
+#include <regex>
 #include <string>
 
 namespace graphloom::cli {
@@ -56,7 +56,7 @@ CLI::Validator in_range(double minimum, double maximum) {
 
 namespace {
 
-// Fields whose flag is not their name with dashes, and fields that details mention.
+// Fields whose flag is not their name with dashes.
 const std::map<std::string, std::string>& renamed_fields() {
   static const std::map<std::string, std::string> flags{
       {"num_workers", "--workers"},
@@ -67,25 +67,11 @@ const std::map<std::string, std::string>& renamed_fields() {
       {"destination_bias", "--bias"},
       {"model.kind", "--model"},
       {"embed_optimizer.kind", "--embed-optimizer"},
-      {"prefetch", "--prefetch"},
-      {"batch_size", "--batch-size"},
-      {"epochs", "--epochs"},
-      {"data", "--data"},
-      {"part_config", "--part-config"},
-      {"ip_config", "--ip-config"},
-      {"cache_size", "--cache-size"},
-      {"checkpoint", "--checkpoint"},
       {"edge_type_fanouts", "--edge-type-fanout"},
       {"token", "--token-file"},
-      {"insecure", "--insecure"},
-      {"tls_cert", "--tls-cert"},
-      {"tls_key", "--tls-key"},
-      {"tls_ca", "--tls-ca"},
   };
   return flags;
 }
-
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 }  // namespace
 
@@ -99,22 +85,19 @@ std::string flag_of_field(const std::string& field) {
 }
 
 std::string in_flag_terms(const OptionError& error) {
-  std::string detail = error.detail();
-  for (const auto& [field, flag] : renamed_fields()) {
-    std::size_t at = 0;
-    while ((at = detail.find(field, at)) != std::string::npos) {
-      const std::size_t end = at + field.size();
-      const bool whole = (at == 0 || !word_char(detail[at - 1])) &&
-                         (end == detail.size() || !word_char(detail[end]));
-      if (!whole) {
-        at = end;
-        continue;
-      }
-      detail.replace(at, field.size(), flag);
-      at += flag.size();
-    }
+  // A detail names the other fields it mentions in backticks; other quoted text, such as
+  // `graphloom launch`, is not a field name and stays as it is.
+  static const std::regex kField("`([a-z][a-z0-9_.]*)`");
+  const std::string& detail = error.detail();
+  std::string text = flag_of_field(error.field()) + " ";
+  auto copied = detail.cbegin();
+  for (std::sregex_iterator match(detail.begin(), detail.end(), kField), end; match != end;
+       ++match) {
+    text.append(copied, (*match)[0].first);
+    text += flag_of_field((*match)[1].str());
+    copied = (*match)[0].second;
   }
-  return flag_of_field(error.field()) + " " + detail;
+  return text.append(copied, detail.cend());
 }
 
 }  // namespace graphloom::cli

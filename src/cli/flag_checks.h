@@ -21,7 +21,8 @@ CLI::Validator in_range(double minimum, double maximum);
 // The flag of an options field: "batch_size" -> "--batch-size", "num_workers" -> "--workers",
 // "model.hidden" -> "--hidden".
 std::string flag_of_field(const std::string& field);
-// An OptionError in flag terms: "--prefetch (1) must be at least --workers (2)".
+// An OptionError in flag terms, its field and the fields its detail names in backticks as flags:
+// "--prefetch (1) must be at least --workers (2)".
 std::string in_flag_terms(const OptionError& error);
 
 // Options added to `cmd` while this lives are listed under `name` in its help.

@@ -54,7 +54,7 @@ std::map<std::string, at::Tensor> random_splits(int64_t n, double train, double 
 Dataset generate_planted(const PlantedOptions& o) {
   require(o.num_nodes > 0, "num_nodes", fmt::format("must be positive, got {}", o.num_nodes));
   require(o.num_classes >= 2 && o.num_classes <= o.num_nodes, "num_classes",
-          fmt::format("must be in [2, num_nodes = {}], got {}", o.num_nodes, o.num_classes));
+          fmt::format("must be in [2, `num_nodes` = {}], got {}", o.num_nodes, o.num_classes));
   require(o.avg_degree >= 0, "avg_degree", fmt::format("must be >= 0, got {}", o.avg_degree));
   require(o.homophily >= 0 && o.homophily <= 1, "homophily",
           fmt::format("must be in [0, 1], got {}", o.homophily));
@@ -137,7 +137,7 @@ Dataset generate_typed_planted(const TypedPlantedOptions& o) {
   require(o.num_items > 0, "num_items", fmt::format("must be positive, got {}", o.num_items));
   require(o.num_users > 0, "num_users", fmt::format("must be positive, got {}", o.num_users));
   require(o.num_classes >= 2 && o.num_classes <= o.num_items, "num_classes",
-          fmt::format("must be in [2, num_items = {}], got {}", o.num_items, o.num_classes));
+          fmt::format("must be in [2, `num_items` = {}], got {}", o.num_items, o.num_classes));
   require(o.likes_per_user >= 0, "likes_per_user",
           fmt::format("must be >= 0, got {}", o.likes_per_user));
   require(o.related_per_item >= 0, "related_per_item",

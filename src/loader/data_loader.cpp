@@ -18,7 +18,7 @@ void check_pipeline_options(const DataLoaderOptions& options) {
   if (options.num_workers < 1)
     throw OptionError("num_workers", fmt::format("must be >= 1, got {}", options.num_workers));
   if (options.prefetch < options.num_workers)
-    throw OptionError("prefetch", fmt::format("({}) must be at least num_workers ({})",
+    throw OptionError("prefetch", fmt::format("({}) must be at least `num_workers` ({})",
                                               options.prefetch, options.num_workers));
   if (options.threads_per_worker < 0)
     throw OptionError("threads_per_worker",

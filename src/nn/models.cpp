@@ -206,7 +206,7 @@ std::shared_ptr<GnnModel> make_model(const ModelConfig& config) {
       break;
     case ModelKind::kLightGcn:
       throw OptionError("model.kind",
-                        "lightgcn is a link-prediction encoder: it needs the link task");
+                        "lightgcn is a link-prediction encoder: it needs `task` link");
   }
   model->set_checkpoint_layers(config.checkpoint_layers);
   return model;

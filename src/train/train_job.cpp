@@ -66,9 +66,9 @@ io::Dataset load_job_dataset(const TrainJob& job) {
   if (std::filesystem::exists(std::filesystem::path(job.data) / "partition.json")) {
     throw OptionError(
         "data", fmt::format("{0} is a partition directory (it has partition.json), not a "
-                            "dataset: train on it with part_config {0} under `graphloom launch` "
+                            "dataset: train on it with `part_config` {0} under `graphloom launch` "
                             "(docs/distributed-guide.md, \"Distributed training\"), or give "
-                            "data the dataset it was made from",
+                            "`data` the dataset it was made from",
                             job.data));
   }
   // One trainer per machine reads its tables into memory; several share the page cache.
@@ -83,18 +83,18 @@ void TrainJob::validate() const {
   link.validate();
   if (embed_dim < 0) throw OptionError("embed_dim", fmt::format("must be >= 0, got {}", embed_dim));
   if (options.resume && options.checkpoint.empty()) {
-    throw OptionError("resume", "needs checkpoint FILE");
+    throw OptionError("resume", "needs `checkpoint` FILE");
   }
   if (cluster.part_config.empty()) {
     if (cluster.cache_policy != features::CachePolicy::kNone) {
-      throw OptionError("cache_policy", "caches remote rows: it needs part_config");
+      throw OptionError("cache_policy", "caches remote rows: it needs `part_config`");
     }
     return;
   }
-  if (!data.empty()) throw OptionError("data", "or part_config: give one, not both");
-  if (cluster.ip_config.empty()) throw OptionError("part_config", "needs ip_config FILE");
+  if (!data.empty()) throw OptionError("data", "or `part_config`: give one, not both");
+  if (cluster.ip_config.empty()) throw OptionError("part_config", "needs `ip_config` FILE");
   if (cluster.cache_policy != features::CachePolicy::kNone && cluster.cache_bytes == 0) {
-    throw OptionError("cache_policy", fmt::format("{} needs cache_size (e.g. 256M)",
+    throw OptionError("cache_policy", fmt::format("{} needs `cache_size` (e.g. 256M)",
                                                   name_of(cluster.cache_policy)));
   }
 }

@@ -91,7 +91,7 @@ void TrainOptions::validate() const {
   check_at_least("check_sync_every", check_sync_every, int64_t{0});
   check_at_least("checkpoint_every", checkpoint_every, int64_t{0});
   if (checkpoint_every > 0 && checkpoint.empty()) {
-    throw OptionError("checkpoint_every", "needs checkpoint FILE");
+    throw OptionError("checkpoint_every", "needs `checkpoint` FILE");
   }
 }
 

@@ -107,6 +107,14 @@ TEST(Cli, TrainOnAPartitionDirectorySaysToUsePartConfig) {
                                "dataset: train on it with --part-config p"),
             std::string::npos)
       << result.output;
+  // Only the fields the message names become flags, not the same words in the user's path.
+  std::filesystem::rename(dir.path() / "p", dir.path() / "data");
+  const auto named = run_graphloom("train --data data/../data --epochs 1", dir.path());
+  EXPECT_NE(named.output.find("--data data/../data is a partition directory"), std::string::npos)
+      << named.output;
+  EXPECT_NE(named.output.find("--part-config data/../data under `graphloom launch`"),
+            std::string::npos)
+      << named.output;
 }
 
 // The default batch of 1024 over a few hundred training nodes is one step per epoch: said.

@@ -207,7 +207,7 @@ TEST(TrainOptions, ValidateNamesTheField) {
             }),
             "fanouts: must be positive or -1 (all neighbors), got 10,-2");
   EXPECT_EQ(edited([](TrainOptions& o) { o.num_workers = 3; }),
-            "prefetch: (1) must be at least num_workers (3)");
+            "prefetch: (1) must be at least `num_workers` (3)");
   EXPECT_EQ(edited([](TrainOptions& o) { o.lr = -0.1; }), "lr: must be >= 0, got -0.1");
   EXPECT_EQ(enum_from_name<EvalMode>("eval", "sampled"), EvalMode::kSampled);
   EXPECT_EQ(testing::error_of([] { enum_from_name<EvalMode>("eval", "exact"); }),

@@ -29,7 +29,9 @@ class UsageError : public Error {
 
 // A bad value of one field of an options struct, e.g. field "batch_size", detail "must be >= 1,
 // got 0". The library names fields, not flags: the CLI says `--batch-size must be ...`, the
-// Python package `batch_size must be ...`. what() reads "<field> <detail>".
+// Python package `batch_size must be ...`. A detail names any other field in backticks
+// ("must be at least `num_workers`"), which the CLI turns into its flag. what() reads
+// "<field> <detail>".
 class OptionError : public UsageError {
  public:
   OptionError(std::string field, std::string detail)

@@ -26,7 +26,7 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
   if (!options.insecure && options.token.empty()) {
     throw OptionError("token",
                       "is required: a graph server needs the cluster token (or GRAPHLOOM_TOKEN); "
-                      "insecure serves without one, for local tests only");
+                      "`insecure` serves without one, for local tests only");
   }
   GL_CHECK(options.max_message_bytes > 0 && options.max_message_bytes <= (1LL << 30),
            "max message size must be in (0, 1 GiB], got {}", options.max_message_bytes);
@@ -38,10 +38,10 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
   });
   if (options.tls_cert.empty() != options.tls_key.empty()) {
     throw OptionError(options.tls_cert.empty() ? "tls_cert" : "tls_key",
-                      "is missing: TLS needs both tls_cert and tls_key");
+                      "is missing: TLS needs both `tls_cert` and `tls_key`");
   }
   if (!options.tls_ca.empty() && options.tls_cert.empty()) {
-    throw OptionError("tls_ca", "(client certificates) needs tls_cert and tls_key");
+    throw OptionError("tls_ca", "(client certificates) needs `tls_cert` and `tls_key`");
   }
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {
