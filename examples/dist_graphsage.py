@@ -86,6 +86,11 @@ def main():
     accuracy = evaluate(model, test)
     if rank == 0:
         print(f"test accuracy {accuracy:.4f}")
+    if dist.is_initialized():
+        # Gloo's threads still dropping a collective's tensors (which takes the GIL) when the
+        # interpreter shuts down abort the process: a barrier lets them finish first.
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -86,6 +86,11 @@ def main():
     accuracy = reduced_accuracy(*evaluate(model.module, test))
     if rank == 0:
         print(f"test accuracy {accuracy:.4f}")
+    # Gloo drops a finished collective's tensors on its own thread, which takes the GIL for
+    # them; one that is still at it when the interpreter shuts down aborts the process
+    # ("terminate called without an active exception"). A barrier, which holds no Python
+    # tensors, releases the GIL until every rank is here: those threads finish meanwhile.
+    dist.barrier()
     dist.destroy_process_group()
 
 
