@@ -12,18 +12,12 @@ namespace {
 
 struct ServeCommand {
   distributed::ServeJob job;
-  std::string role = "auto";  // internal: main | backup (set for the supervised processes)
   double max_message_mb = 64;
 };
 
 void run_serve(ServeCommand& command) {
-  distributed::ServeJob& job = command.job;
-  job.server.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
-  if (command.role != "auto") {
-    job.server.role =
-        command.role == "main" ? distributed::ServerRole::kMain : distributed::ServerRole::kBackup;
-  }
-  exit_if_failed(distributed::run_serve_job(job));
+  command.job.server.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
+  exit_if_failed(distributed::run_serve_job(command.job));
 }
 
 }  // namespace
@@ -63,9 +57,7 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--max-message-mb", command->max_message_mb,
                   "Largest request or response accepted, in MiB")
       ->check(in_range(1.0, 1024.0));
-  cmd->add_option("--role", command->role, "Internal: set for the supervised servers")
-      ->check(CLI::IsMember({"auto", "main", "backup"}))
-      ->group("");
+  add_enum_option(cmd, "--role", o.role, "Internal: set for the supervised servers")->group("");
   cmd->callback([command] { run_serve(*command); });
 }
 

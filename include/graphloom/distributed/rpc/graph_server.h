@@ -5,11 +5,16 @@
 // the server keeps serving.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+
+#include "graphloom/base/enum_names.h"
 
 namespace graphloom::distributed {
 
@@ -68,3 +73,13 @@ std::string read_token_file(const std::filesystem::path& path);
 std::string cluster_token(const std::filesystem::path& token_file);
 
 }  // namespace graphloom::distributed
+
+namespace graphloom {
+template <>
+struct EnumNames<distributed::ServerRole> {
+  static constexpr std::array<std::pair<std::string_view, distributed::ServerRole>, 3> kNames{
+      {{"standalone", distributed::ServerRole::kStandalone},
+       {"main", distributed::ServerRole::kMain},
+       {"backup", distributed::ServerRole::kBackup}}};
+};
+}  // namespace graphloom
