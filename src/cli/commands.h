@@ -8,9 +8,7 @@
 #include <vector>
 
 #include "graphloom/distributed/runtime/local_trainers.h"
-#include "graphloom/io/dataset.h"
-#include "graphloom/train/link_prediction.h"
-#include "graphloom/train/node_classification.h"
+#include "graphloom/train/train_options.h"
 
 namespace graphloom::cli {
 
@@ -44,8 +42,6 @@ void add_feature_dtype_flag(CLI::App* cmd, std::string& dtype);
 void add_data_flag(CLI::App* cmd, std::string& data);
 // The model and optimisation flags shared by `train` and `bench train`.
 void add_train_flags(CLI::App* cmd, train::TrainOptions& options);
-// `train`'s link-prediction flags.
-void add_link_flags(CLI::App* cmd, train::LinkOptions& link);
 
 // Data-parallel flags of `train` and `bench train` (the job itself runs through
 // distributed::run_data_parallel; a failure's exit code leaves as ExitCode).

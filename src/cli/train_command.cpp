@@ -1,5 +1,6 @@
-// `graphloom train`: node classification on a dataset directory, or with no --data on the
-// embedded default dataset (the main job). `graphloom plot LOG -o SVG`: its training curves.
+// `graphloom train`: node classification or link prediction on a dataset directory or on graph
+// servers, or with no --data on the embedded default dataset (the main job); its flag groups,
+// some shared with `bench train`. `graphloom plot LOG -o SVG`: its training curves.
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -23,7 +24,6 @@ struct TrainCommand {
   train::TrainJob job;
   bool no_progress = false;
   distributed::DataParallelOptions parallel;
-  std::string cache_size = "0";  // parsed into job.cluster.cache_bytes
 };
 
 void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
@@ -35,7 +35,6 @@ void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
   Timer timer;
   train::TrainJob& job = command.job;
   job.options.progress = !command.no_progress;
-  job.cluster.cache_bytes = features::parse_byte_size(command.cache_size);
   const train::TrainJobResult result = train::run_train_job(job, group);
   if (group != nullptr && group->rank() != 0) return;
   fmt::print("{}",
@@ -73,8 +72,46 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
   add_enum_option(cmd, "--cache-policy", cluster.cache_policy,
                   "Cache of remote feature rows: none, degree (static: the nodes this machine's "
                   "edges refer to most) or sieve (dynamic, GraphBolt's default)");
-  cmd->add_option("--cache-size", command.cache_size,
-                  "Bytes of the feature cache per trainer, e.g. 256M or 2G");
+  cmd->add_option("--cache-size", cluster.cache_bytes,
+                  "Bytes of the feature cache per trainer, e.g. 256M or 2G")
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              text = std::to_string(features::parse_byte_size(text));
+              return "";
+            } catch (const Error& e) {
+              return e.what();
+            }
+          },
+          "SIZE"));
+}
+
+// `train --task link`'s flags.
+void add_link_flags(CLI::App* cmd, train::LinkOptions& link) {
+  add_enum_option(cmd, "--scorer", link.scorer,
+                  "Pair score: dot (product of the two embeddings) or mlp (on their element-wise "
+                  "product)");
+  add_enum_option(cmd, "--loss", link.loss,
+                  "bce (positives 1, negatives 0) or bpr (each positive above its negatives)");
+  cmd->add_option("--negatives", link.negatives, "Negative pairs per positive edge")
+      ->check(positive());
+  add_enum_option(cmd, "--negative-sampler", link.negative_sampler,
+                  "Negative destinations: uniform, or degree (degree^0.75, harder)");
+  cmd->add_flag("--bias", link.destination_bias,
+                "Learn a bias per destination node added to every score (a popularity prior: "
+                "queries with no training pairs then rank popular candidates first)");
+  cmd->add_option("--recency-half-life", link.recency_half_life_days,
+                  "Time-aware training, in days: each epoch draws its training pairs with "
+                  "probability halving per this many days before the latest one (needs pair "
+                  "times in unix seconds, e.g. a MovieLens import or its partitions); 0 draws "
+                  "every pair once")
+      ->check(non_negative());
+  cmd->add_flag("--popularity-prior", link.popularity_prior,
+                "Add log(1 + the destination's training pair count) times a learned scale to "
+                "every score, the count recency-weighted with --recency-half-life: queries "
+                "with no training pairs rank by (recent) popularity");
+  cmd->add_option("--hits-k", link.hits_k, "K of the Hits@K reported on the test split")
+      ->check(positive());
 }
 
 }  // namespace
@@ -122,6 +159,42 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
       ->check(positive());
   cmd->add_option("--prefetch", o.prefetch, "Batches prepared ahead of training (>= --workers)")
       ->check(positive());
+}
+
+void add_data_parallel_flags(CLI::App* cmd, distributed::DataParallelOptions& flags,
+                             train::TrainOptions& o) {
+  const HelpGroup group(cmd, "Data-parallel training");
+  cmd->add_option("--nproc", flags.nproc,
+                  "Start N trainer processes on this machine, each with cores/N threads and a "
+                  "1/N share of the training nodes; gradients are averaged over them. Under "
+                  "torchrun, srun or mpirun leave it at 1: rank and world come from RANK/"
+                  "WORLD_SIZE, SLURM_PROCID/SLURM_NTASKS or OMPI_COMM_WORLD_RANK/_SIZE, and the "
+                  "rendezvous from MASTER_ADDR/MASTER_PORT")
+      ->check(in_range(1, 1024));
+  cmd->add_option("--master-port", flags.master_port,
+                  "Rendezvous port of --nproc on 127.0.0.1 (0: a free one)")
+      ->check(in_range(0, 65535));
+  cmd->add_option("--max-restarts", flags.max_restarts,
+                  "With --nproc: failures the job survives. When a trainer dies, all trainers "
+                  "start again and resume from --checkpoint (keep one with --checkpoint-every)")
+      ->check(non_negative());
+  cmd->add_option("--dist-timeout", flags.timeout_seconds,
+                  "Seconds to wait for the other ranks at the rendezvous and at every collective "
+                  "before failing (a rank that exits is noticed at once)")
+      ->check(positive());
+  cmd->add_option("--bucket-cap-mb", o.sync.bucket_cap_mb,
+                  "Gradient bytes per allreduce bucket; smaller buckets start communicating "
+                  "earlier in backward")
+      ->check(positive());
+  cmd->add_flag(
+      "--no-overlap", [&o](int64_t) { o.sync.overlap = false; },
+      "Allreduce all gradients after backward instead of during it (to measure the overlap)");
+  cmd->add_option("--check-sync", o.check_sync_every,
+                  "Every K steps verify that all ranks hold identical parameters (0 = never)")
+      ->check(non_negative());
+  cmd->add_flag("--drop-uneven-inputs", o.drop_uneven_inputs,
+                "Every rank runs as many batches as the rank with the fewest (otherwise ranks "
+                "that run out shadow the others' steps until all are done)");
 }
 
 void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {

@@ -48,6 +48,12 @@ TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_NE(result.output.find("--delimiter must be one character, 'tab' or 'space', got 'ab'"),
             std::string::npos)
       << result.output;
+  // A size is read with the flags, before any work, and named by its flag.
+  result = run_graphloom("train --cache-size 12Q");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--cache-size: '12Q' is not a size"), std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("dataset"), std::string::npos) << result.output;
   // Checked before any work (the loaders would refuse it only after loading or sampling).
   for (const char* command : {"bench dist", "train"}) {
     result = run_graphloom(std::string(command) + " --workers 2 --prefetch 1");
