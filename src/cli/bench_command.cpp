@@ -145,24 +145,25 @@ void add_dist_benchmarks(CLI::App* bench) {
   cmd->callback([o] { benchmarks::run_dist_bench(*o); });
 }
 
-// `bench load` and `bench csc`.
+// `bench load` and `bench csc`: a dataset directory, timed.
 void add_loading_benchmarks(CLI::App* bench) {
-  {
+  const struct {
+    const char* name;
+    const char* help;
+    const char* dir_help;
+    void (*run)(const benchmarks::LoadingBenchOptions&);
+  } timings[] = {
+      {"load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features",
+       "Dataset directory", benchmarks::run_load_bench},
+      {"csc", "Time the COO->CSC build against one std::sort of the same edge array",
+       "Dataset directory whose graph is an 'edges' array", benchmarks::run_csc_bench},
+  };
+  for (const auto& benchmark : timings) {
     auto options = std::make_shared<benchmarks::LoadingBenchOptions>();
-    CLI::App* load = bench->add_subcommand(
-        "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features");
-    load->add_option("dir", options->dir, "Dataset directory")->required();
-    add_repeats_flag(load, options->repeats);
-    load->callback([options] { benchmarks::run_load_bench(*options); });
-  }
-  {
-    auto options = std::make_shared<benchmarks::LoadingBenchOptions>();
-    CLI::App* csc = bench->add_subcommand(
-        "csc", "Time the COO->CSC build against one std::sort of the same edge array");
-    csc->add_option("dir", options->dir, "Dataset directory whose graph is an 'edges' array")
-        ->required();
-    add_repeats_flag(csc, options->repeats);
-    csc->callback([options] { benchmarks::run_csc_bench(*options); });
+    CLI::App* cmd = bench->add_subcommand(benchmark.name, benchmark.help);
+    cmd->add_option("dir", options->dir, benchmark.dir_help)->required();
+    add_repeats_flag(cmd, options->repeats);
+    cmd->callback([options, run = benchmark.run] { run(*options); });
   }
 }
 

@@ -1,6 +1,5 @@
 // `graphloom generate planted|typed-planted|rmat`: synthetic datasets. `generate planted` with no
 // flags writes the embedded default dataset that the main job uses.
-#include <functional>
 #include <memory>
 
 #include "commands.h"
@@ -11,14 +10,12 @@
 namespace graphloom::cli {
 namespace {
 
-// A generator's subcommand: its --out (`out_help` the default in words; no --out:
-// default_out(options)) and --force, and a callback that generates with `options` and writes
-// the dataset.
+// A generator's subcommand: its --out (by default the dataset's name, `out_help` in words) and
+// --force, and a callback that generates with `options` and writes the dataset.
 template <class Options>
 CLI::App* add_generator(CLI::App* generate, const std::string& name, const std::string& help,
                         std::shared_ptr<Options> options, io::Dataset (*make)(const Options&),
-                        const std::string& out_help,
-                        std::function<std::string(const Options&)> default_out) {
+                        const std::string& out_help) {
   struct Output {
     std::string out;
     bool force = false;
@@ -27,11 +24,11 @@ CLI::App* add_generator(CLI::App* generate, const std::string& name, const std::
   CLI::App* cmd = generate->add_subcommand(name, help);
   cmd->add_option("--out", output->out, "Output directory")->default_str(out_help);
   cmd->add_flag("--force", output->force, "Replace the output directory if it exists");
-  cmd->callback([options, output, make, default_out] {
+  cmd->callback([options, output, make] {
     Timer timer;
     const io::Dataset dataset = make(*options);
     const double generate_seconds = timer.seconds();
-    const std::string out = output->out.empty() ? default_out(*options) : output->out;
+    const std::string out = output->out.empty() ? dataset.name : output->out;
     io::save_dataset(dataset, out, output->force);
     fmt::print(
         "wrote {}: {} nodes, {} edges, {} classes (generated in {:.2f} s, written in {:.2f} s)\n",
@@ -66,7 +63,7 @@ void add_generate_command(CLI::App& app) {
       generate, "planted",
       "Planted-partition graph with class-centroid features (no flags: the embedded default "
       "dataset of the main job)",
-      planted_options, io::generate_planted, "planted", [](const auto&) { return "planted"; });
+      planted_options, io::generate_planted, "planted");
   planted->add_option("--num-nodes", planted_options->num_nodes, "Number of nodes");
   planted->add_option("--num-classes", planted_options->num_classes, "Number of classes");
   planted->add_option("--avg-degree", planted_options->avg_degree,
@@ -80,8 +77,7 @@ void add_generate_command(CLI::App& app) {
       generate, "typed-planted",
       "Typed graph (items, users; likes / liked_by / related edges) with planted per-relation "
       "preferences: item classes are told by the users who like them, not by related items",
-      typed_options, io::generate_typed_planted, "typed-planted",
-      [](const auto&) { return "typed-planted"; });
+      typed_options, io::generate_typed_planted, "typed-planted");
   typed->add_option("--num-items", typed_options->num_items, "Number of item nodes (labelled)");
   typed->add_option("--num-users", typed_options->num_users, "Number of user nodes");
   typed->add_option("--num-classes", typed_options->num_classes, "Number of item classes");
@@ -96,8 +92,7 @@ void add_generate_command(CLI::App& app) {
   auto rmat_options = std::make_shared<io::RmatOptions>();
   CLI::App* rmat = add_generator<io::RmatOptions>(
       generate, "rmat", "R-MAT graph (Graph500 a=.57 b=.19 c=.19) with random features and labels",
-      rmat_options, io::generate_rmat, "rmat-<scale>",
-      [](const io::RmatOptions& o) { return fmt::format("rmat-{}", o.scale); });
+      rmat_options, io::generate_rmat, "rmat-<scale>");
   rmat->add_option("--scale", rmat_options->scale, "log2 of the number of nodes");
   rmat->add_option("--edge-factor", rmat_options->edge_factor, "Edges per node");
   rmat->add_option("--a", rmat_options->a, "R-MAT probability of the top-left quadrant");

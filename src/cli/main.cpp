@@ -1,6 +1,7 @@
 // Entry point of the `graphloom` program: global flags, subcommands, and the error boundary
 // (one line on stderr; exit 1 for failures, 2 for usage errors; never a stack trace).
 #include <c10/util/Exception.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -50,9 +51,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> arguments(argv, argv + argc);
   graphloom::cli::add_train_command(app, arguments);
   graphloom::cli::add_plot_command(app);
-  std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i > 0 ? " " : "") + std::string(argv[i]);
-  graphloom::cli::add_partition_command(app, command_line);
+  graphloom::cli::add_partition_command(app, fmt::format("{}", fmt::join(arguments, " ")));
   graphloom::cli::add_inspect_command(app);
   graphloom::cli::add_convert_command(app);
   graphloom::cli::add_generate_command(app);

@@ -162,6 +162,9 @@ TEST(Cli, GenerateThenInspectFromAnotherDirectory) {
   EXPECT_NE(result.output.find("already exists (pass --force"), std::string::npos);
   EXPECT_EQ(
       run_graphloom("generate planted --num-nodes 1000 --out g --force", dir.path()).exit_code, 0);
+  // Without --out, a generator writes to the dataset's name.
+  ASSERT_EQ(run_graphloom("generate rmat --scale 8", dir.path()).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rmat-8" / "metadata.json"));
 }
 
 TEST(Cli, ConvertAndInspectSharedCora) {
