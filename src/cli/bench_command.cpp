@@ -146,25 +146,13 @@ void add_dist_benchmarks(CLI::App* bench) {
 }
 
 // `bench load` and `bench csc`: a dataset directory, timed.
-void add_loading_benchmarks(CLI::App* bench) {
-  const struct {
-    const char* name;
-    const char* help;
-    const char* dir_help;
-    void (*run)(const benchmarks::LoadingBenchOptions&);
-  } timings[] = {
-      {"load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features",
-       "Dataset directory", benchmarks::run_load_bench},
-      {"csc", "Time the COO->CSC build against one std::sort of the same edge array",
-       "Dataset directory whose graph is an 'edges' array", benchmarks::run_csc_bench},
-  };
-  for (const auto& benchmark : timings) {
-    auto options = std::make_shared<benchmarks::LoadingBenchOptions>();
-    CLI::App* cmd = bench->add_subcommand(benchmark.name, benchmark.help);
-    cmd->add_option("dir", options->dir, benchmark.dir_help)->required();
-    add_repeats_flag(cmd, options->repeats);
-    cmd->callback([options, run = benchmark.run] { run(*options); });
-  }
+void add_timing_benchmark(CLI::App* bench, const char* name, const char* help, const char* dir_help,
+                          void (*run)(const benchmarks::LoadingBenchOptions&)) {
+  auto options = std::make_shared<benchmarks::LoadingBenchOptions>();
+  CLI::App* cmd = bench->add_subcommand(name, help);
+  cmd->add_option("dir", options->dir, dir_help)->required();
+  add_repeats_flag(cmd, options->repeats);
+  cmd->callback([options, run] { run(*options); });
 }
 
 }  // namespace
@@ -175,7 +163,12 @@ void add_bench_command(CLI::App& app, const std::vector<std::string>& argv) {
   add_sampling_benchmarks(cmd);
   add_train_benchmarks(cmd, argv);
   add_dist_benchmarks(cmd);
-  add_loading_benchmarks(cmd);
+  add_timing_benchmark(
+      cmd, "load", "Time loading a dataset into a ready-to-sample CSC with memory-mapped features",
+      "Dataset directory", benchmarks::run_load_bench);
+  add_timing_benchmark(
+      cmd, "csc", "Time the COO->CSC build against one std::sort of the same edge array",
+      "Dataset directory whose graph is an 'edges' array", benchmarks::run_csc_bench);
 }
 
 }  // namespace graphloom::cli

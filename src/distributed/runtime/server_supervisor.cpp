@@ -68,10 +68,10 @@ int supervise_servers(const SupervisedServers& supervised) {
   for (int i = 0; i < supervised.num_servers; ++i) {
     std::vector<std::string> server_argv =
         argv_without(supervised.argv, {"--num-servers", "--address", "--role", "--max-restarts"});
-    server_argv.insert(server_argv.end(), {"--role", i == 0 ? "main" : "backup", "--address",
-                                           address_with_port(supervised.address, i)});
-    servers.push_back({.name = fmt::format("{} server {} of part {}", i == 0 ? "main" : "backup", i,
-                                           supervised.part),
+    const std::string role(name_of(i == 0 ? ServerRole::kMain : ServerRole::kBackup));
+    server_argv.insert(server_argv.end(),
+                       {"--role", role, "--address", address_with_port(supervised.address, i)});
+    servers.push_back({.name = fmt::format("{} server {} of part {}", role, i, supervised.part),
                        .argv = server_argv});
   }
   // The last one out: a server killed by a signal could not remove what it published or mapped.
