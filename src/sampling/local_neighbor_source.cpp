@@ -184,23 +184,58 @@ constexpr int64_t kBoundsAhead = 16;
 constexpr int64_t kColumnsAhead = 6;
 constexpr int64_t kPicksAhead = 4;
 
+// A call's column bounds, in a thread-local array that keeps at most kKeptBoundsBytes between
+// calls: one huge request must not leave its scratch behind on a server thread.
+constexpr std::size_t kKeptBoundsBytes = 4 << 20;
+
+template <typename Column>
+class ColumnBounds {
+ public:
+  explicit ColumnBounds(int64_t num_seeds) {
+    columns().resize(static_cast<std::size_t>(num_seeds));
+  }
+  ~ColumnBounds() {
+    if (columns().capacity() * sizeof(Column) > kKeptBoundsBytes)
+      std::vector<Column>().swap(columns());
+  }
+  ColumnBounds(const ColumnBounds&) = delete;
+  ColumnBounds& operator=(const ColumnBounds&) = delete;
+  Column* data() { return columns().data(); }
+
+ private:
+  static std::vector<Column>& columns() {
+    thread_local std::vector<Column> kept;
+    return kept;
+  }
+};
+
 template <typename KernelType>
-typename KernelType::Column* column_bounds(const KernelType& kernel, const int64_t* seed,
-                                           int64_t num_seeds) {
-  thread_local std::vector<typename KernelType::Column> columns;
-  columns.resize(static_cast<std::size_t>(num_seeds));
-  typename KernelType::Column* column = columns.data();
+void read_column_bounds(const KernelType& kernel, const int64_t* seed, int64_t num_seeds,
+                        typename KernelType::Column* column) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) {
     if (i + kBoundsAhead < num_seeds) kernel.prefetch_bounds(seed[i + kBoundsAhead]);
     column[i] = kernel.column(seed[i]);
   }
-  return column;
+}
+
+// Turns the per-seed pick counts in indptr[1..] into offsets, refusing a total over
+// `max_picks` (or past int64) before the caller allocates the output: the counts come from the
+// request (with replacement, seeds x fanout), not from the graph.
+void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t max_picks) {
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    if (__builtin_add_overflow(indptr[i], indptr[i + 1], &indptr[i + 1]) ||
+        indptr[i + 1] > max_picks) {
+      throw LimitError("max_picks", fmt::format("({}) is below the picks of {} seeds with "
+                                                "fanout {} (passed at seed {})",
+                                                max_picks, num_seeds, fanout, i + 1));
+    }
+  }
 }
 
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
-                        uint64_t random_key, int64_t first_node) {
+                        uint64_t random_key, int64_t first_node, int64_t max_picks) {
   const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph);
   const int64_t num_seeds = seeds.numel();
   const int64_t* seed = seeds.data_ptr<int64_t>();
@@ -208,10 +243,12 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   out.indptr = at::empty({num_seeds + 1}, at::kLong);
   int64_t* indptr = out.indptr.data_ptr<int64_t>();
   indptr[0] = 0;
-  const auto* column = column_bounds(kernel, seed, num_seeds);
+  ColumnBounds<typename Kernel<Index, Weight, kReplace, kWeighted>::Column> bounds(num_seeds);
+  auto* column = bounds.data();
+  read_column_bounds(kernel, seed, num_seeds, column);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] = kernel.count(column[i], fanout);
-  for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] += indptr[i];
+  sum_pick_counts(indptr, num_seeds, fanout, max_picks);
 
   out.neighbors = at::empty({indptr[num_seeds]}, at::kLong);
   out.edge_ids = at::empty({indptr[num_seeds]}, at::kLong);
@@ -234,7 +271,8 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
         kernel.prefetch_picks(column[i], picks, ids + indptr[i]);
       }
       const int64_t j = i - kPicksAhead;
-      if (j >= lo) kernel.translate(indptr[j + 1] - indptr[j], neighbors + indptr[j], ids + indptr[j]);
+      if (j >= lo)
+        kernel.translate(indptr[j + 1] - indptr[j], neighbors + indptr[j], ids + indptr[j]);
     }
   }
   return out;
@@ -272,7 +310,9 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
   indptr[0] = 0;
   // As in run_kernel: column bounds first, then the counting pass prefetches the type
   // segments and the filling pass the sources ahead.
-  const Column* column = column_bounds(kernel, seed, num_seeds);
+  ColumnBounds<Column> bounds(num_seeds);
+  Column* column = bounds.data();
+  read_column_bounds(kernel, seed, num_seeds, column);
   const auto prefetch_types = [&](const Column& c) {
     __builtin_prefetch(type + c.begin);
     if (c.degree * static_cast<int64_t>(sizeof(Type)) > 64)
@@ -287,7 +327,7 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
     });
     indptr[i + 1] = picks;
   }
-  for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] += indptr[i];
+  sum_pick_counts(indptr, num_seeds, fanout, options.max_picks);
   const int64_t total = indptr[num_seeds];
   out.neighbors = at::empty({total}, at::kLong);
   out.edge_ids = at::empty({total}, at::kLong);
@@ -321,7 +361,7 @@ SampledEdges run_any_kernel(const graph::CscGraph& graph, const at::Tensor& seed
                             const SampleOptions& options) {
   if (!graph.type_per_edge.defined()) {
     return run_kernel<Index, Weight, kReplace, kWeighted>(graph, seeds, fanout, options.random_key,
-                                                          options.first_node);
+                                                          options.first_node, options.max_picks);
   }
   switch (graph.type_per_edge.scalar_type()) {
     case at::kChar:
@@ -339,15 +379,27 @@ SampledEdges run_any_kernel(const graph::CscGraph& graph, const at::Tensor& seed
   }
 }
 
+void check_fanout(int64_t fanout, bool replace, const char* field) {
+  if (fanout < -1) {
+    throw OptionError(field, fmt::format("must be -1 (all neighbors) or >= 0, got {}", fanout));
+  }
+  if (replace && fanout > kMaxReplacementFanout) {
+    throw LimitError(field, fmt::format("with replacement must be at most {} (each seed gets "
+                                        "exactly that many picks, whatever its degree), got {}",
+                                        kMaxReplacementFanout, fanout));
+  }
+}
+
 }  // namespace
 
 SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor& seeds,
                                   int64_t fanout, const SampleOptions& options) {
-  GL_CHECK(fanout >= -1, "fanout must be -1 (all neighbors) or >= 0, got {}", fanout);
+  check_fanout(fanout, options.replace, "fanout");
   for (const int64_t type_fanout : options.edge_type_fanouts) {
-    GL_CHECK(type_fanout >= -1, "edge-type fanout must be -1 (all neighbors) or >= 0, got {}",
-             type_fanout);
+    check_fanout(type_fanout, options.replace, "edge_type_fanouts");
   }
+  if (options.max_picks < 0)
+    throw OptionError("max_picks", fmt::format("must be >= 0, got {}", options.max_picks));
   GL_CHECK(options.edge_type_fanouts.empty() || graph.type_per_edge.defined(),
            "per-edge-type fanouts need a graph with edge types (type_per_edge)");
   if (graph.type_per_edge.defined()) {

@@ -44,6 +44,14 @@ class OptionError : public UsageError {
   std::string detail_;
 };
 
+// A request larger than a configured limit (a sampling call's picks, a server's per-request
+// memory budget): OptionError's field names the limit, the detail says the value that passed
+// it. Graph servers answer it with RESOURCE_EXHAUSTED; Python raises it as OptionError.
+class LimitError : public OptionError {
+ public:
+  using OptionError::OptionError;
+};
+
 // A file or directory that does not exist (Python: FileNotFoundError).
 class NotFoundError : public Error {
  public:

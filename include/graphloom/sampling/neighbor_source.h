@@ -12,6 +12,14 @@ namespace graphloom::sampling {
 
 enum class EdgeDirection { kIn, kOut };
 
+// With replacement every seed gets exactly `fanout` picks whatever its degree, so the fanout
+// alone sizes the output: above this bound one seed's picks fill 16 MiB (a neighbor and an edge
+// id, 8 bytes each), a quarter of a graph server's default message limit, and repeat each of
+// its neighbors thousands of times over. Without replacement a seed gets at most its degree.
+constexpr int64_t kMaxReplacementFanout = int64_t{1} << 20;
+// The default of SampleOptions::max_picks: 4 GiB of neighbors and edge ids.
+constexpr int64_t kDefaultMaxPicks = int64_t{1} << 28;
+
 struct SampleOptions {
   bool replace = false;   // with replacement: exactly `fanout` picks for every node with edges
   bool weighted = false;  // pick proportionally to the graph's edge weights
@@ -29,6 +37,11 @@ struct SampleOptions {
   // Return each pick's global edge id; when false, SampledEdges::edge_ids is left undefined and
   // remote sources neither compute nor send them.
   bool edge_ids = true;
+  // The most picks one call may return. The picks per seed are counted and summed with
+  // overflow checks before anything is allocated; a call over the limit throws LimitError
+  // (field "max_picks") instead of exhausting memory. Graph servers set it from their message
+  // limit and per-request memory budget.
+  int64_t max_picks = kDefaultMaxPicks;
 };
 
 // Picked neighbors of each seed, in seed order.
@@ -45,7 +58,8 @@ class NeighborSource {
   virtual int64_t num_nodes() const = 0;
   // `fanout` picks per seed (-1: all neighbors). Without replacement a seed with degree <= fanout
   // gets all its neighbors; weighted sampling never picks an edge of weight 0.
-  // Throws graphloom::Error for seeds outside [0, num_nodes()) or unavailable weights.
+  // Throws graphloom::Error for seeds outside [0, num_nodes()) or unavailable weights, and
+  // LimitError for a call of more than options.max_picks picks.
   virtual SampledEdges sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                         const SampleOptions& options) const = 0;
 };
