@@ -89,12 +89,18 @@ std::unique_ptr<SharedMemorySegment> SharedMemorySegment::create(const std::stri
   const std::string path = checked_path(name);
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   GL_CHECK(fd >= 0, "cannot create shared-memory segment '{}': {}", name, std::strerror(errno));
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    const int saved = errno;
+  // Reserved up front: a tmpfs that fills up later would kill the process that touches the
+  // missing page with SIGBUS; here it is an error naming the segment (ENOSPC). ftruncate only
+  // where the file system cannot reserve.
+  int error = size == 0 ? 0 : ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (error == EOPNOTSUPP || error == EINVAL || size == 0) {
+    error = ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno;
+  }
+  if (error != 0) {
     ::close(fd);
     ::unlink(path.c_str());
-    GL_THROW("cannot size shared-memory segment '{}' to {} bytes: {}", name, size,
-             std::strerror(saved));
+    GL_THROW("cannot size shared-memory segment '{}' to {} bytes: {} (free space in {}?)", name,
+             size, std::strerror(error), shared_memory_directory());
   }
   std::byte* data = nullptr;
   try {

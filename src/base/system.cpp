@@ -91,6 +91,10 @@ void keep_freed_heap_pages() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
+void release_free_heap_memory() { malloc_trim(0); }
+
+void limit_malloc_arenas(int arenas) { mallopt(M_ARENA_MAX, arenas); }
+
 void configure_allocator() {
   // One arena: per-thread arenas cap their heaps at 64 MB and fall back to mmap() for larger
   // blocks, such as a batch's feature rows (hundreds of MB) gathered in loader workers.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
@@ -30,6 +31,19 @@ at::Tensor load_checked(const fs::path& file, int64_t rows, bool integer) {
              "'{}': expected int32 or int64 ids", file.string());
   }
   return t;
+}
+
+// A feature file against its declaration in partition.json: dtype and row width.
+void check_declared_feature(const at::Tensor& feature,
+                            const std::pair<std::string, int64_t>& declared, const fs::path& file,
+                            const std::string& name) {
+  int64_t width = 1;
+  for (int64_t d = 1; d < feature.dim(); ++d) width *= feature.size(d);
+  GL_CHECK(dtype_name(feature.scalar_type()) == declared.first && width == declared.second,
+           "'{}': feature '{}' is declared in partition.json as {} with {} values per row, but "
+           "the file holds {} with {}",
+           file.string(), name, declared.first, declared.second, dtype_name(feature.scalar_type()),
+           width);
 }
 
 }  // namespace
@@ -210,6 +224,7 @@ Partition load_partition(const fs::path& path, int64_t part) {
   }
   for (const auto& [name, schema] : info.features) {
     p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
+    check_declared_feature(p.features[name], schema, dir / fmt::format("feat_{}.npy", name), name);
     advise_random_access(p.features[name].data_ptr(), p.features[name].nbytes());
     if (info.row_scaled_features.count(name)) {
       const fs::path file = dir / fmt::format("feat_{}_row_scale.npy", name);
@@ -218,9 +233,23 @@ Partition load_partition(const fs::path& path, int64_t part) {
                file.string());
     }
   }
-  if (fs::exists(dir / "labels.npy")) p.labels = load_checked(dir / "labels.npy", owned, true);
+  if (fs::exists(dir / "labels.npy")) {
+    p.labels = load_checked(dir / "labels.npy", owned, true);
+    GL_CHECK(info.num_classes <= 0 || owned == 0 ||
+                 (p.labels.min().item<int64_t>() >= -1 &&
+                  p.labels.max().item<int64_t>() < info.num_classes),
+             "'{}': labels must be in [-1, {}) (num_classes in partition.json), found [{}, {}]",
+             (dir / "labels.npy").string(), info.num_classes, p.labels.min().item<int64_t>(),
+             p.labels.max().item<int64_t>());
+  }
   for (const std::string& split : info.splits) {
     p.splits[split] = load_checked(dir / fmt::format("{}_idx.npy", split), -1, true);
+  }
+  if (p.splits.count("train") && static_cast<int64_t>(info.train_per_part.size()) > part) {
+    GL_CHECK(p.splits["train"].numel() == info.train_per_part[part],
+             "'{}': holds {} training nodes, but partition.json's train_per_part says {}",
+             (dir / "train_idx.npy").string(), p.splits["train"].numel(),
+             info.train_per_part[part]);
   }
   if (fs::exists(dir / "halo_nodes.npy"))
     p.halo_nodes = load_checked(dir / "halo_nodes.npy", -1, true);

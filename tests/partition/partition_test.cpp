@@ -335,6 +335,39 @@ TEST(Partition, BrokenDirectoriesGiveClearErrors) {
             std::string::npos);
 }
 
+// What partition.json declares about a part's files is checked against their .npy headers.
+TEST(Partition, DeclaredShapesDtypesAndCountsMustMatchTheFiles) {
+  const io::Dataset data = planted(500);
+  TempDir dir;
+  const fs::path out = dir / "p";
+  write_partitions(data, assign_random(500, 2, 0), 2, out, {.method = "random"});
+  const nlohmann::json meta = nlohmann::json::parse(std::ifstream(out / "partition.json"));
+  const int64_t dim = meta["node_features"]["feat"]["dim"].get<int64_t>();
+  const auto load_with = [&](const auto& edit) {
+    nlohmann::json edited = meta;
+    edit(edited);
+    std::ofstream(out / "partition.json") << edited.dump();
+    return error_of([&] { load_partition(out, 0); });
+  };
+  std::string error =
+      load_with([&](nlohmann::json& m) { m["node_features"]["feat"]["dim"] = dim + 7; });
+  EXPECT_NE(error.find(fmt::format("feature 'feat' is declared in partition.json as float32 with "
+                                   "{} values per row, but the file holds float32 with {}",
+                                   dim + 7, dim)),
+            std::string::npos)
+      << error;
+  error = load_with([](nlohmann::json& m) { m["node_features"]["feat"]["dtype"] = "float16"; });
+  EXPECT_NE(error.find("declared in partition.json as float16"), std::string::npos) << error;
+  error = load_with([](nlohmann::json& m) { m["num_classes"] = 1; });
+  EXPECT_NE(error.find("labels must be in [-1, 1) (num_classes in partition.json)"),
+            std::string::npos)
+      << error;
+  error = load_with([](nlohmann::json& m) { m["train_per_part"][0] = 100000; });
+  EXPECT_NE(error.find("train_per_part says 100000"), std::string::npos) << error;
+  std::ofstream(out / "partition.json") << meta.dump();
+  EXPECT_EQ(load_partition(out, 0).features.at("feat").size(1), dim);
+}
+
 TEST(Partition, FailedWriteLeavesNothing) {
   const io::Dataset data = planted(500);
   TempDir dir;

@@ -26,6 +26,13 @@ void configure_allocator();
 // huge-page block cache of configure_allocator() are not wanted.
 void keep_freed_heap_pages();
 
+// At most `arenas` malloc heaps, however many threads allocate (glibc's M_ARENA_MAX).
+void limit_malloc_arenas(int arenas);
+
+// Returns the free pages of every malloc heap to the kernel (glibc's malloc_trim): for a
+// process that kept them (keep_freed_heap_pages) and is now idle.
+void release_free_heap_memory();
+
 // Sets the threads used by graphloom's OpenMP kernels and by ATen's intra-op pool.
 // `num_threads <= 0` means OMP_NUM_THREADS when set, else one per core.
 void set_num_threads(int num_threads);

@@ -10,6 +10,7 @@
 
 #include "graph_service.h"
 #include "graphloom/base/error.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
 
 namespace graphloom::distributed {
 
@@ -23,13 +24,33 @@ struct GraphServer::Impl {
 };
 
 GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
+  try {
+    start(options);
+  } catch (const std::exception& e) {
+    if (options.role == ServerRole::kMain) {
+      // The machine's trainers and backups wait for this part: they say why at once. The
+      // service goes first, with the segments it may have published.
+      impl_->service.reset();
+      SharedPartition::record_failure(options.cluster_id, options.part, e.what());
+    }
+    throw;
+  }
+}
+
+void GraphServer::start(const ServerOptions& options) {
   if (!options.insecure && options.token.empty()) {
     throw OptionError("token",
                       "is required: a graph server needs the cluster token (or GRAPHLOOM_TOKEN); "
                       "`insecure` serves without one, for local tests only");
   }
-  GL_CHECK(options.max_message_bytes > 0 && options.max_message_bytes <= (1LL << 30),
-           "max message size must be in (0, 1 GiB], got {}", options.max_message_bytes);
+  if (options.max_message_bytes <= 0 || options.max_message_bytes > (1LL << 30)) {
+    throw OptionError("max_message_bytes",
+                      fmt::format("must be in (0, 1 GiB], got {}", options.max_message_bytes));
+  }
+  if (options.max_request_bytes < (1 << 20)) {
+    throw OptionError("max_request_bytes",
+                      fmt::format("must be at least 1 MiB, got {}", options.max_request_bytes));
+  }
   impl_->service = make_graph_service(options, [impl = impl_.get()] {
     // Shutdown waits for running calls, this one included: do it from another thread.
     std::call_once(impl->shutdown_once, [impl] {

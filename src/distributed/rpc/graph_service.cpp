@@ -11,6 +11,7 @@
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
+#include "graphloom/base/system.h"
 #include "graphloom/distributed/rpc/authorization.h"
 #include "graphloom/distributed/rpc/part_sampling.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
@@ -18,8 +19,10 @@
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
+#include "memory_trimmer.h"
 #include "raw_message.h"
 #include "rpc_bytes.h"
+#include "service_handler.h"
 #include "sparse_optimizer.h"
 
 #ifndef GRAPHLOOM_VERSION
@@ -32,16 +35,24 @@ namespace {
 // Edge-type fanouts a request may carry: far above any real schema, far below a memory risk.
 constexpr int kMaxEdgeTypes = 1 << 15;
 
-// The bulk methods, Pull and SampleNeighbors, are raw: gRPC sends their result tensors from
-// where they were computed (raw_message.h), where protobuf would copy them into strings and
-// those into gRPC's buffer. Outside the completion-queue (async) API, gRPC offers raw handlers
-// only as callback methods, which run on gRPC's own threads (2 to 16, by core count). Their
-// work is computed there, not handed to a pool: it is CPU-bound and bounded by the message
-// limit (a 4 MB chunk is the usual size, ~1 ms), and the only wait, a Pull's shared lock behind
-// a Push, is as short. The other methods stay synchronous.
-class GraphServiceImpl final
-    : public rpc::GraphService::WithRawCallbackMethod_SampleNeighbors<
-          rpc::GraphService::WithRawCallbackMethod_Pull<rpc::GraphService::Service>> {
+// Every method is a raw callback method. The bulk ones, Pull and SampleNeighbors, send their
+// result tensors from where they were computed (raw_message.h), where protobuf would copy them
+// into strings and those into gRPC's buffer; and a raw method decodes its own request, so that
+// a payload that does not parse is answered INVALID_ARGUMENT with a message (service_handler.h)
+// where gRPC's synchronous methods answer a bare INTERNAL. Callback methods run on gRPC's own
+// threads (2 to 16, by core count). Their work is computed there, not handed to a pool: it is
+// CPU-bound and bounded by the message limit and the request budget (a 4 MB chunk is the usual
+// size, ~1 ms), and the only wait, a Pull's shared lock behind a Push, is as short.
+using RawGraphService = rpc::GraphService::WithRawCallbackMethod_SampleNeighbors<
+    rpc::GraphService::WithRawCallbackMethod_Pull<rpc::GraphService::WithRawCallbackMethod_Push<
+        rpc::GraphService::WithRawCallbackMethod_CreateTensor<
+            rpc::GraphService::WithRawCallbackMethod_SparseUpdate<
+                rpc::GraphService::WithRawCallbackMethod_Metadata<
+                    rpc::GraphService::WithRawCallbackMethod_Health<
+                        rpc::GraphService::WithRawCallbackMethod_Shutdown<
+                            rpc::GraphService::Service>>>>>>>>;
+
+class GraphServiceImpl final : public RawGraphService {
  public:
   GraphServiceImpl(const ServerOptions& options, std::function<void()> request_shutdown)
       : options_(options),
@@ -87,227 +98,253 @@ class GraphServiceImpl final
   grpc::ServerUnaryReactor* SampleNeighbors(grpc::CallbackServerContext* context,
                                             const grpc::ByteBuffer* request_bytes,
                                             grpc::ByteBuffer* response) override {
-    return finish(context, "SampleNeighbors", [&] {
-      const auto request = parse<rpc::SampleRequest>(*request_bytes, "SampleNeighbors");
-      const at::Tensor seeds = owned_ids(request.seeds(), "seeds");
-      sampling::SampleOptions sample;
-      sample.replace = request.replace();
-      sample.weighted = request.weighted();
-      sample.direction =
-          request.out_edges() ? sampling::EdgeDirection::kOut : sampling::EdgeDirection::kIn;
-      sample.random_key = request.random_key();
-      sample.edge_ids = !request.omit_edge_ids();
-      GL_CHECK(request.edge_type_fanouts_size() <= kMaxEdgeTypes,
-               "{} edge-type fanouts exceed the limit of {}", request.edge_type_fanouts_size(),
-               kMaxEdgeTypes);
-      sample.edge_type_fanouts.assign(request.edge_type_fanouts().begin(),
-                                      request.edge_type_fanouts().end());
-      const sampling::SampledEdges edges =
-          sample_part_neighbors(part_, edge_begin_, seeds, request.fanout(), sample,
-                                fmt::format("'{}'", options_.partition_dir.string()));
-      // Field numbers of SampleResponse; undefined tensors (edge ids when omitted, edge types of
-      // an untyped graph) are left out.
-      *response = raw_message(
-          {{1, edges.indptr}, {2, edges.neighbors}, {3, edges.edge_ids}, {4, edges.edge_types}});
-    });
+    return raw_unary<rpc::SampleRequest>(
+        handler_, context, "SampleNeighbors", request_bytes, response,
+        [&](const rpc::SampleRequest& request, grpc::ByteBuffer& out) {
+          const at::Tensor seeds = owned_ids(request.seeds(), "seeds");
+          sampling::SampleOptions sample;
+          sample.replace = request.replace();
+          sample.weighted = request.weighted();
+          sample.direction =
+              request.out_edges() ? sampling::EdgeDirection::kOut : sampling::EdgeDirection::kIn;
+          sample.random_key = request.random_key();
+          sample.edge_ids = !request.omit_edge_ids();
+          GL_CHECK(request.edge_type_fanouts_size() <= kMaxEdgeTypes,
+                   "edge_type_fanouts: {} entries exceed the limit of {}",
+                   request.edge_type_fanouts_size(), kMaxEdgeTypes);
+          sample.edge_type_fanouts.assign(request.edge_type_fanouts().begin(),
+                                          request.edge_type_fanouts().end());
+          // Each pick costs a neighbor and a position (later its edge id), and an edge type
+          // on a typed graph: the kernel refuses a request over the budget before allocating.
+          const int64_t pick_bytes = part_.graph.type_per_edge.defined() ? 24 : 16;
+          sample.max_picks = response_budget() / pick_bytes;
+          sampling::SampledEdges edges;
+          try {
+            edges = sample_part_neighbors(part_, edge_begin_, seeds, request.fanout(), sample,
+                                          fmt::format("'{}'", options_.partition_dir.string()));
+          } catch (const LimitError& e) {
+            if (e.field() != "max_picks") throw;  // the fanout's own bound
+            // The sampler's detail reads "(N) is below the picks of ...": the limit the client
+            // can see is the server's byte budget.
+            throw LimitError(budget_name(),
+                             fmt::format("({} bytes: {} picks of {} bytes) {}", response_budget(),
+                                         sample.max_picks, pick_bytes,
+                                         e.detail().substr(e.detail().find(") ") + 2)));
+          }
+          trimmer_.note_allocated(edges.neighbors.numel() * pick_bytes);
+          // Field numbers of SampleResponse; undefined tensors (edge ids when omitted, edge
+          // types of an untyped graph) are left out.
+          out = raw_message({{1, edges.indptr},
+                             {2, edges.neighbors},
+                             {3, edges.edge_ids},
+                             {4, edges.edge_types}});
+        });
   }
 
   grpc::ServerUnaryReactor* Pull(grpc::CallbackServerContext* context,
                                  const grpc::ByteBuffer* request_bytes,
                                  grpc::ByteBuffer* response) override {
-    return finish(context, "Pull", [&] {
-      const auto request = parse<rpc::PullRequest>(*request_bytes, "Pull");
-      const at::Tensor table = tensor(request.name());
-      const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
-      const int64_t row_bytes =
-          table.numel() / std::max<int64_t>(table.size(0), 1) * table.element_size();
-      GL_CHECK(local.numel() * row_bytes <= options_.max_message_bytes,
-               "{} rows of '{}' exceed the {}-byte message limit", local.numel(), request.name(),
-               options_.max_message_bytes);
-      std::vector<int64_t> shape(table.sizes().begin(), table.sizes().end());
-      shape[0] = local.numel();
-      at::Tensor rows = at::empty(shape, table.options());
-      {
-        std::shared_lock lock(mutex_);
-        features::gather_rows(table, local, rows);
-      }
-      *response = raw_message({{1, rows}});  // PullResponse.rows
-    });
+    return raw_unary<rpc::PullRequest>(
+        handler_, context, "Pull", request_bytes, response,
+        [&](const rpc::PullRequest& request, grpc::ByteBuffer& out) {
+          const at::Tensor table = tensor(request.name());
+          const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
+          const int64_t row_bytes =
+              table.numel() / std::max<int64_t>(table.size(0), 1) * table.element_size();
+          if (local.numel() * row_bytes > response_budget()) {
+            throw LimitError(
+                budget_name(),
+                fmt::format("({}) is below the {} bytes of {} rows of '{}'", response_budget(),
+                            local.numel() * row_bytes, local.numel(), request.name()));
+          }
+          std::vector<int64_t> shape(table.sizes().begin(), table.sizes().end());
+          shape[0] = local.numel();
+          at::Tensor rows = at::empty(shape, table.options());
+          {
+            std::shared_lock lock(mutex_);
+            features::gather_rows(table, local, rows);
+          }
+          trimmer_.note_allocated(static_cast<int64_t>(rows.nbytes()));
+          out = raw_message({{1, rows}});  // PullResponse.rows
+        });
   }
 
-  grpc::Status Push(grpc::ServerContext* context, const rpc::PushRequest* request,
-                    rpc::PushResponse*) override {
-    return handle(context, "Push", [&] {
-      at::Tensor table = tensor(request->name());
-      const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
-      const std::vector<int64_t> row_shape(table.sizes().begin() + 1, table.sizes().end());
-      const at::Tensor rows = from_bytes(request->rows(), table.scalar_type(), row_shape, "rows");
-      GL_CHECK(rows.size(0) == local.numel(), "push of '{}': {} ids but {} rows", request->name(),
-               local.numel(), rows.size(0));
-      std::unique_lock lock(mutex_);
-      // Shared-memory tables are seen by every server of the machine; memory-mapped files
-      // (standalone servers) are copy-on-write: pushes change this server's copy only.
-      table.index_copy_(0, local, rows);
-    });
+  grpc::ServerUnaryReactor* Push(grpc::CallbackServerContext* context,
+                                 const grpc::ByteBuffer* request_bytes,
+                                 grpc::ByteBuffer* response) override {
+    return message_unary<rpc::PushRequest, rpc::PushResponse>(
+        handler_, context, "Push", request_bytes, response,
+        [&](const rpc::PushRequest& request, rpc::PushResponse&) {
+          at::Tensor table = tensor(request.name());
+          const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
+          const std::vector<int64_t> row_shape(table.sizes().begin() + 1, table.sizes().end());
+          const at::Tensor rows =
+              from_bytes(request.rows(), table.scalar_type(), row_shape, "rows");
+          GL_CHECK(rows.size(0) == local.numel(), "push of '{}': {} ids but {} rows",
+                   request.name(), local.numel(), rows.size(0));
+          std::unique_lock lock(mutex_);
+          // Shared-memory tables are seen by every server of the machine; memory-mapped files
+          // (standalone servers) are copy-on-write: pushes change this server's copy only.
+          table.index_copy_(0, local, rows);
+        });
   }
 
-  grpc::Status CreateTensor(grpc::ServerContext* context, const rpc::CreateTensorRequest* request,
-                            rpc::CreateTensorResponse*) override {
-    return handle(context, "CreateTensor", [&] {
-      const rpc::TensorSchema& schema = request->schema();
-      check_tensor_name(schema.name());
-      const at::ScalarType dtype = dtype_from_name(schema.dtype());
-      const std::vector<int64_t> row_shape(schema.row_shape().begin(), schema.row_shape().end());
-      int64_t row_elements = 1;
-      for (const int64_t size : row_shape) {
-        GL_CHECK(size > 0 && size <= (1 << 20), "tensor '{}': row dimension {} out of range",
-                 schema.name(), size);
-        row_elements *= size;
-      }
-      GL_CHECK(row_elements <= (1 << 20), "tensor '{}': rows of {} elements are too large",
-               schema.name(), row_elements);
-      std::unique_lock lock(mutex_);
-      at::Tensor existing;
-      if (const auto it = tensors_.find(schema.name()); it != tensors_.end()) {
-        existing = it->second;
-      } else if (shared_ != nullptr) {
-        existing = shared_->find_tensor(schema.name());  // made by another server here
-      }
-      if (existing.defined()) {
-        GL_CHECK(existing.scalar_type() == dtype &&
-                     existing.sizes().slice(1) == at::IntArrayRef(row_shape),
-                 "tensor '{}' already exists with another schema", schema.name());
-        tensors_[schema.name()] = existing;
-        return;
-      }
-      std::vector<int64_t> shape{part_.node_end - part_.node_begin};
-      shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-      at::Tensor created = shared_ != nullptr
-                               ? shared_->create_tensor(schema.name(), dtype, row_shape)
-                               : at::zeros(shape, at::TensorOptions().dtype(dtype));
-      if (request->init_high() > request->init_low()) {
-        GL_CHECK(dtype == at::kFloat, "uniform initialisation needs float32, got {}",
-                 schema.dtype());
-        fill_uniform(created, request->init_low(), request->init_high(), request->init_seed());
-      }
-      tensors_[schema.name()] = created;
-    });
+  grpc::ServerUnaryReactor* CreateTensor(grpc::CallbackServerContext* context,
+                                         const grpc::ByteBuffer* request_bytes,
+                                         grpc::ByteBuffer* response) override {
+    return message_unary<rpc::CreateTensorRequest, rpc::CreateTensorResponse>(
+        handler_, context, "CreateTensor", request_bytes, response,
+        [&](const rpc::CreateTensorRequest& request, rpc::CreateTensorResponse&) {
+          create_tensor(request);
+        });
   }
 
-  grpc::Status SparseUpdate(grpc::ServerContext* context, const rpc::SparseUpdateRequest* request,
-                            rpc::SparseUpdateResponse*) override {
-    return handle(context, "SparseUpdate", [&] {
-      const std::string& name = request->name();
-      at::Tensor weight = tensor(name);
-      GL_CHECK(weight.scalar_type() == at::kFloat && weight.dim() == 2,
-               "sparse updates need a float32 [rows, dim] tensor; '{}' is {} with {} dims", name,
-               dtype_name(weight.scalar_type()), weight.dim());
-      const int64_t dim = weight.size(1);
-      const at::Tensor local = owned_ids(request->ids(), "ids") - part_.node_begin;
-      const at::Tensor grads = from_bytes(request->grads(), at::kFloat, {dim}, "grads");
-      GL_CHECK(grads.size(0) == local.numel(), "sparse update of '{}': {} ids but {} gradient rows",
-               name, local.numel(), grads.size(0));
-      GL_CHECK(request->lr() > 0 && request->eps() > 0, "learning rate and eps must be positive");
-      const std::string& optimizer = request->optimizer();
-      GL_CHECK(optimizer == "adagrad" || optimizer == "adam",
-               "unknown sparse optimizer '{}' (expected adagrad or adam)", optimizer);
-      const bool adam = optimizer == "adam";
-      at::Tensor first = tensor(name + (adam ? "-adam-m" : "-adagrad-sum"));
-      at::Tensor second = adam ? tensor(name + "-adam-v") : at::Tensor();
-      at::Tensor steps = adam ? tensor(name + "-adam-step") : at::Tensor();
-      GL_CHECK(first.sizes() == weight.sizes() && (!adam || second.sizes() == weight.sizes()),
-               "optimizer state of '{}' does not match its shape", name);
-      std::shared_lock tensors(mutex_);  // against pushes; rows are locked one by one
-      apply_sparse_step({.optimizer = optimizer,
-                         .lr = request->lr(),
-                         .eps = request->eps(),
-                         .beta1 = request->beta1(),
-                         .beta2 = request->beta2()},
-                        {.weight = weight.data_ptr<float>(),
-                         .first = first.data_ptr<float>(),
-                         .second = adam ? second.data_ptr<float>() : nullptr,
-                         .steps = adam ? steps.data_ptr<float>() : nullptr,
-                         .dim = dim},
-                        local.data_ptr<int64_t>(), grads.data_ptr<float>(), local.numel(),
-                        row_locks_);
-    });
+  grpc::ServerUnaryReactor* SparseUpdate(grpc::CallbackServerContext* context,
+                                         const grpc::ByteBuffer* request_bytes,
+                                         grpc::ByteBuffer* response) override {
+    return message_unary<rpc::SparseUpdateRequest, rpc::SparseUpdateResponse>(
+        handler_, context, "SparseUpdate", request_bytes, response,
+        [&](const rpc::SparseUpdateRequest& request, rpc::SparseUpdateResponse&) {
+          sparse_update(request);
+        });
   }
 
-  grpc::Status Metadata(grpc::ServerContext* context, const rpc::MetadataRequest*,
-                        rpc::MetadataResponse* response) override {
-    return handle(context, "Metadata", [&] {
-      response->set_part(options_.part);
-      response->set_num_parts(info_.num_parts);
-      response->set_graph_name(info_.graph_name);
-      response->set_version(GRAPHLOOM_VERSION);
-      for (const int64_t end : info_.node_range_ends) response->add_node_range_ends(end);
-      for (const int64_t end : edge_range_ends_) response->add_edge_range_ends(end);
-      std::shared_lock lock(mutex_);
-      for (const auto& [name, table] : tensors_) {
-        rpc::TensorSchema* schema = response->add_tensors();
-        schema->set_name(name);
-        schema->set_dtype(dtype_name(table.scalar_type()));
-        for (int64_t d = 1; d < table.dim(); ++d) schema->add_row_shape(table.size(d));
-      }
-    });
+  grpc::ServerUnaryReactor* Metadata(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request_bytes,
+                                     grpc::ByteBuffer* response) override {
+    return message_unary<rpc::MetadataRequest, rpc::MetadataResponse>(
+        handler_, context, "Metadata", request_bytes, response,
+        [&](const rpc::MetadataRequest&, rpc::MetadataResponse& out) {
+          out.set_part(options_.part);
+          out.set_num_parts(info_.num_parts);
+          out.set_graph_name(info_.graph_name);
+          out.set_version(GRAPHLOOM_VERSION);
+          for (const int64_t end : info_.node_range_ends) out.add_node_range_ends(end);
+          for (const int64_t end : edge_range_ends_) out.add_edge_range_ends(end);
+          std::shared_lock lock(mutex_);
+          for (const auto& [name, table] : tensors_) {
+            rpc::TensorSchema* schema = out.add_tensors();
+            schema->set_name(name);
+            schema->set_dtype(dtype_name(table.scalar_type()));
+            for (int64_t d = 1; d < table.dim(); ++d) schema->add_row_shape(table.size(d));
+          }
+        });
   }
 
-  grpc::Status Health(grpc::ServerContext* context, const rpc::HealthRequest*,
-                      rpc::HealthResponse* response) override {
-    return handle(context, "Health", [&] {
-      response->set_status("serving");
-      response->set_part(options_.part);
-    });
+  grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request_bytes,
+                                   grpc::ByteBuffer* response) override {
+    return message_unary<rpc::HealthRequest, rpc::HealthResponse>(
+        handler_, context, "Health", request_bytes, response,
+        [&](const rpc::HealthRequest&, rpc::HealthResponse& out) {
+          out.set_status("serving");
+          out.set_part(options_.part);
+        });
   }
 
-  grpc::Status Shutdown(grpc::ServerContext* context, const rpc::ShutdownRequest*,
-                        rpc::ShutdownResponse*) override {
-    return handle(context, "Shutdown", [&] {
-      spdlog::info("part {}: shutdown requested by {}", options_.part, context->peer());
-      request_shutdown_();
-    });
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request_bytes,
+                                     grpc::ByteBuffer* response) override {
+    return message_unary<rpc::ShutdownRequest, rpc::ShutdownResponse>(
+        handler_, context, "Shutdown", request_bytes, response,
+        [&](const rpc::ShutdownRequest&, rpc::ShutdownResponse&) {
+          spdlog::info("part {}: shutdown requested by {}", options_.part, context->peer());
+          request_shutdown_();
+        });
   }
 
  private:
-  // Token check, then `body`; library errors are the client's fault (INVALID_ARGUMENT), the
-  // server stays up either way.
-  template <typename Body>
-  grpc::Status handle(grpc::ServerContextBase* context, const char* method, Body&& body) {
-    if (!options_.insecure) {
-      bool found = false;
-      if (!carries_token(*context, options_.token, &found)) {
-        spdlog::warn("part {}: {} from {} refused: {} cluster token", options_.part, method,
-                     context->peer(), found ? "wrong" : "missing");
-        return {grpc::StatusCode::UNAUTHENTICATED, "missing or wrong cluster token"};
-      }
-    }
-    try {
-      body();
-      return grpc::Status::OK;
-    } catch (const Error& e) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
-    } catch (const std::exception& e) {
-      spdlog::error("part {}: {} failed: {}", options_.part, method, e.what());
-      return {grpc::StatusCode::INTERNAL, e.what()};
-    }
+  // The most bytes one answer may take: the message limit, or the memory budget if lower.
+  int64_t response_budget() const {
+    return std::min(options_.max_message_bytes, options_.max_request_bytes);
+  }
+  const char* budget_name() const {
+    return options_.max_request_bytes < options_.max_message_bytes ? "max_request_bytes"
+                                                                   : "max_message_bytes";
   }
 
-  // handle() for a raw callback method.
-  template <typename Body>
-  grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const char* method,
-                                   Body&& body) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(handle(context, method, std::forward<Body>(body)));
-    return reactor;
+  void create_tensor(const rpc::CreateTensorRequest& request) {
+    const rpc::TensorSchema& schema = request.schema();
+    check_tensor_name(schema.name());
+    const at::ScalarType dtype = dtype_from_name(schema.dtype());
+    const std::vector<int64_t> row_shape(schema.row_shape().begin(), schema.row_shape().end());
+    int64_t row_elements = 1;
+    for (const int64_t size : row_shape) {
+      GL_CHECK(size > 0 && size <= (1 << 20), "tensor '{}': row dimension {} out of range",
+               schema.name(), size);
+      row_elements *= size;
+      GL_CHECK(row_elements <= (1 << 20), "tensor '{}': rows of more than {} elements",
+               schema.name(), 1 << 20);
+    }
+    // A table lives as long as the server: it must fit in what the machine has left.
+    const int64_t bytes = (part_.node_end - part_.node_begin) * row_elements *
+                          static_cast<int64_t>(c10::elementSize(dtype));
+    const int64_t available = available_memory_bytes();
+    if (available > 0 && bytes > available / 2) {
+      throw LimitError("tensor size", fmt::format("of '{}' would be {} bytes, more than half the "
+                                                  "{} bytes of memory this machine has left",
+                                                  schema.name(), bytes, available));
+    }
+    std::unique_lock lock(mutex_);
+    at::Tensor existing;
+    if (const auto it = tensors_.find(schema.name()); it != tensors_.end()) {
+      existing = it->second;
+    } else if (shared_ != nullptr) {
+      existing = shared_->find_tensor(schema.name());  // made by another server here
+    }
+    if (existing.defined()) {
+      GL_CHECK(existing.scalar_type() == dtype &&
+                   existing.sizes().slice(1) == at::IntArrayRef(row_shape),
+               "tensor '{}' already exists with another schema", schema.name());
+      tensors_[schema.name()] = existing;
+      return;
+    }
+    std::vector<int64_t> shape{part_.node_end - part_.node_begin};
+    shape.insert(shape.end(), row_shape.begin(), row_shape.end());
+    at::Tensor created = shared_ != nullptr
+                             ? shared_->create_tensor(schema.name(), dtype, row_shape)
+                             : at::zeros(shape, at::TensorOptions().dtype(dtype));
+    if (request.init_high() > request.init_low()) {
+      GL_CHECK(dtype == at::kFloat, "uniform initialisation needs float32, got {}", schema.dtype());
+      fill_uniform(created, request.init_low(), request.init_high(), request.init_seed());
+    }
+    tensors_[schema.name()] = created;
   }
 
-  template <typename Message>
-  static Message parse(const grpc::ByteBuffer& bytes, const char* method) {
-    Message message;
-    grpc::ByteBuffer owned(bytes);  // parsing consumes the buffer (a reference to the slices)
-    GL_CHECK(grpc::SerializationTraits<Message>::Deserialize(&owned, &message).ok(),
-             "unreadable {} request", method);
-    return message;
+  void sparse_update(const rpc::SparseUpdateRequest& request) {
+    const std::string& name = request.name();
+    at::Tensor weight = tensor(name);
+    GL_CHECK(weight.scalar_type() == at::kFloat && weight.dim() == 2,
+             "sparse updates need a float32 [rows, dim] tensor; '{}' is {} with {} dims", name,
+             dtype_name(weight.scalar_type()), weight.dim());
+    const int64_t dim = weight.size(1);
+    const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
+    const at::Tensor grads = from_bytes(request.grads(), at::kFloat, {dim}, "grads");
+    GL_CHECK(grads.size(0) == local.numel(), "sparse update of '{}': {} ids but {} gradient rows",
+             name, local.numel(), grads.size(0));
+    GL_CHECK(request.lr() > 0 && request.eps() > 0, "learning rate and eps must be positive");
+    const std::string& optimizer = request.optimizer();
+    GL_CHECK(optimizer == "adagrad" || optimizer == "adam",
+             "unknown sparse optimizer '{}' (expected adagrad or adam)", optimizer);
+    const bool adam = optimizer == "adam";
+    at::Tensor first = tensor(name + (adam ? "-adam-m" : "-adagrad-sum"));
+    at::Tensor second = adam ? tensor(name + "-adam-v") : at::Tensor();
+    at::Tensor steps = adam ? tensor(name + "-adam-step") : at::Tensor();
+    GL_CHECK(first.sizes() == weight.sizes() && (!adam || second.sizes() == weight.sizes()),
+             "optimizer state of '{}' does not match its shape", name);
+    std::shared_lock tensors(mutex_);  // against pushes; rows are locked one by one
+    apply_sparse_step({.optimizer = optimizer,
+                       .lr = request.lr(),
+                       .eps = request.eps(),
+                       .beta1 = request.beta1(),
+                       .beta2 = request.beta2()},
+                      {.weight = weight.data_ptr<float>(),
+                       .first = first.data_ptr<float>(),
+                       .second = adam ? second.data_ptr<float>() : nullptr,
+                       .steps = adam ? steps.data_ptr<float>() : nullptr,
+                       .dim = dim},
+                      local.data_ptr<int64_t>(), grads.data_ptr<float>(), local.numel(),
+                      row_locks_);
   }
 
   void fill_uniform(at::Tensor& table, float low, float high, uint64_t seed) const {
@@ -362,6 +399,12 @@ class GraphServiceImpl final
   // interleave (DGL had NaNs from racing updates, dmlc/dgl#3561).
   RowLocks row_locks_;
   std::function<void()> request_shutdown_;
+  // Trims after 64 MiB of answers once no request has run for 200 ms.
+  MemoryTrimmer trimmer_{64 << 20, std::chrono::milliseconds(200)};
+  HandlerContext handler_{.part = options_.part,
+                          .insecure = options_.insecure,
+                          .token = &options_.token,
+                          .trimmer = &trimmer_};
 };
 
 }  // namespace

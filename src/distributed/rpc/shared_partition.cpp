@@ -176,7 +176,28 @@ at::Tensor SharedPartition::find_tensor(const std::string& name) const {
 }
 
 SharedPartition::~SharedPartition() {
-  if (owner_) remove_segments(cluster_, part_id_);
+  if (!owner_) return;
+  try {
+    remove_segments(cluster_, part_id_);
+  } catch (const std::exception& e) {  // a destructor must not throw: say what is left
+    spdlog::warn("part {}: cannot remove its shared-memory segments: {}", part_id_, e.what());
+  }
+}
+
+void SharedPartition::record_failure(const std::string& cluster, int64_t part_id,
+                                     const std::string& message) noexcept {
+  try {
+    const std::string prefix = segment_prefix(cluster, part_id);
+    const std::string text = message.empty() ? "unknown error" : message;
+    SharedMemorySegment::remove(prefix + "failure");
+    auto segment = SharedMemorySegment::create(prefix + "writing-failure", text.size());
+    segment->release_ownership();
+    std::memcpy(segment->data(), text.data(), text.size());
+    SharedMemorySegment::rename(prefix + "writing-failure", prefix + "failure");
+  } catch (const std::exception& e) {
+    spdlog::warn("part {}: cannot record the server's failure for its trainers: {}", part_id,
+                 e.what());
+  }
 }
 
 bool SharedPartition::published(const std::string& cluster, int64_t part_id) {
@@ -189,10 +210,20 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
   const std::string prefix = segment_prefix(cluster, part_id);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!SharedMemorySegment::exists(prefix + "manifest")) {
+    if (SharedMemorySegment::exists(prefix + "failure")) {
+      const auto failure = SharedMemorySegment::open(prefix + "failure");
+      GL_THROW(
+          "part {} of cluster '{}' is not served on this machine: its main server failed "
+          "to start: {}",
+          part_id, cluster,
+          std::string(reinterpret_cast<const char*>(failure->data()), failure->size()));
+    }
     GL_CHECK(std::chrono::steady_clock::now() < deadline,
-             "part {} of cluster '{}' was not published in shared memory within {} ms (is its "
-             "main server running on this machine?)",
-             part_id, cluster, timeout.count());
+             "part {} of cluster '{}' was not published in shared memory within {} ms: is its "
+             "main server (`graphloom serve --part {}` with cluster id '{}') running on this "
+             "machine? Its log says why it is not; no segment '{}manifest' is in {}",
+             part_id, cluster, timeout.count(), part_id, cluster, prefix,
+             shared_memory_directory());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::unique_ptr<SharedPartition> shared(new SharedPartition());

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <fstream>
+
 #include <ATen/ATen.h>
 
 #include "distributed/rpc/same_edges.h"
@@ -217,6 +219,39 @@ TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {
                            .tls_cert = dir.path() / "cert.pem"});
             }).find("tls_key is missing"),
             std::string::npos);
+}
+
+// A trainer or backup waiting for a part whose main server failed to start hears that
+// server's error at once, not a timeout; one waiting for a server that never started is told
+// which server and segment to look for.
+TEST(SharedPartition, WaitersGetTheMainServersOwnErrorAtOnce) {
+  const testing::TempDir dir;
+  const io::Dataset data = io::generate_planted({.num_nodes = 200, .seed = 3});
+  partition::write_partitions(data, partition::assign_random(200, 2, 1), 2, dir.path() / "parts",
+                              {.method = "random"});
+  std::ofstream(dir.path() / "parts" / "part-0" / "indptr.npy") << "not an npy file";
+  const std::string cluster = fmt::format("test{}-failed", ::getpid());
+  const std::string server_error = error_of([&] {
+    GraphServer({.partition_dir = dir.path() / "parts",
+                 .part = 0,
+                 .token = testing::kClusterToken,
+                 .role = ServerRole::kMain,
+                 .cluster_id = cluster});
+  });
+  ASSERT_NE(server_error.find("indptr.npy"), std::string::npos) << server_error;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string waiter_error =
+      error_of([&] { SharedPartition::attach(cluster, 0, std::chrono::seconds(60)); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(waiter_error.find("its main server failed to start: " + server_error),
+            std::string::npos)
+      << waiter_error;
+  EXPECT_GE(SharedPartition::remove_segments(cluster, 0), 1);  // the record goes with the part
+  const std::string timeout_error =
+      error_of([&] { SharedPartition::attach(cluster, 0, std::chrono::milliseconds(100)); });
+  EXPECT_NE(timeout_error.find("`graphloom serve --part 0` with cluster id '" + cluster + "'"),
+            std::string::npos)
+      << timeout_error;
 }
 
 TEST(GraphServer, RefusesToStartWithoutAToken) {

@@ -1,8 +1,9 @@
 // A graph server: serves one part of a partitioned graph over gRPC (DESIGN.md section 5) —
 // neighbor sampling on the part's CSC, pulls and pushes of node-tensor rows, metadata, health
 // and shutdown. Every request must carry the cluster token, and every id and size is checked
-// against the part's ranges before memory is touched: a bad request gets INVALID_ARGUMENT and
-// the server keeps serving.
+// against the part's ranges and the server's limits before memory is allocated: a malformed
+// request gets INVALID_ARGUMENT, one over a limit RESOURCE_EXHAUSTED, each with a message naming
+// the field or limit, and the server keeps serving.
 #pragma once
 
 #include <array>
@@ -30,6 +31,11 @@ struct ServerOptions {
   std::string token;                     // required unless `insecure`
   bool insecure = false;                 // no token check (local tests only)
   int64_t max_message_bytes = 64 << 20;  // requests and responses above this are refused
+  // The most memory one request may make the server allocate for its answer (a sampling
+  // response's arrays, a pull's rows), computed with overflow-checked arithmetic from the
+  // request before anything is allocated; a request over it, or over max_message_bytes, is
+  // refused with RESOURCE_EXHAUSTED naming the limit and the value.
+  int64_t max_request_bytes = 256 << 20;
   // TLS: PEM files of the server's certificate and key (both or neither); with `tls_ca`,
   // clients must present a certificate signed by it (mutual TLS).
   std::filesystem::path tls_cert, tls_key, tls_ca;
@@ -46,6 +52,8 @@ class GraphServer {
  public:
   // Loads the part (memory-mapped) and starts listening; throws graphloom::Error when the part
   // cannot be loaded, the address cannot be bound, or no token was given without `insecure`.
+  // A main server that fails records its error for the trainers and backups that wait for
+  // its part (SharedPartition::record_failure).
   explicit GraphServer(const ServerOptions& options);
   ~GraphServer();  // shuts down
   GraphServer(const GraphServer&) = delete;
@@ -58,6 +66,8 @@ class GraphServer {
   void shutdown();
 
  private:
+  void start(const ServerOptions& options);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -26,10 +26,17 @@ class SharedPartition {
   static std::unique_ptr<SharedPartition> publish(const partition::Partition& part,
                                                   const std::string& cluster, int64_t part_id);
   // Maps the segments published for (cluster, part), waiting up to `timeout` for the manifest.
+  // Stops waiting at once when the part's main server recorded a failed start
+  // (record_failure): the error then carries that server's own message.
   static std::unique_ptr<SharedPartition> attach(const std::string& cluster, int64_t part_id,
                                                  std::chrono::milliseconds timeout);
   // Whether (cluster, part) is published: its manifest, written last, exists.
   static bool published(const std::string& cluster, int64_t part_id);
+  // Records that the main server of (cluster, part) failed to start, with its message, in a
+  // small segment of the part ("<prefix>failure") that attach() reads; publish() and
+  // remove_segments() clear it. Never throws: it runs while another error is on its way out.
+  static void record_failure(const std::string& cluster, int64_t part_id,
+                             const std::string& message) noexcept;
   // Removes every segment of (cluster, part); returns how many there were.
   static int remove_segments(const std::string& cluster, int64_t part_id);
 
