@@ -1,6 +1,7 @@
 // Write-then-rename for files and directories.
 #include "graphloom/base/atomic_output.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +25,15 @@ fs::path without_trailing_slash(const fs::path& path) {
   return result;
 }
 
+// Makes a rename in `directory` durable. Best effort: a file system that cannot sync a
+// directory (EINVAL) has nothing to sync.
+void sync_directory(const fs::path& directory) {
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
 
 fs::path temporary_sibling(const fs::path& path) {
@@ -33,34 +43,48 @@ fs::path temporary_sibling(const fs::path& path) {
   return result;
 }
 
-AtomicFile::AtomicFile(fs::path path)
-    : path_(std::move(path)), temp_path_(temporary_sibling(path_)) {
-  out_.open(temp_path_, std::ios::binary | std::ios::trunc);
-  GL_CHECK(out_.good(), "cannot create '{}': {}", temp_path_.string(), std::strerror(errno));
+AtomicFile::AtomicFile(fs::path path, bool durable, std::string what)
+    : path_(std::move(path)),
+      temp_path_(temporary_sibling(path_)),
+      durable_(durable),
+      what_(what.empty() ? "" : what + " ") {
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  GL_CHECK(fd_ >= 0, "cannot write {}'{}': cannot create '{}': {}", what_, path_.string(),
+           temp_path_.string(), std::strerror(errno));
 }
 
 AtomicFile::~AtomicFile() {
-  if (!committed_) {
-    out_.close();
-    std::error_code ignored;
-    fs::remove(temp_path_, ignored);
-  }
+  if (committed_) return;
+  if (fd_ >= 0) ::close(fd_);
+  ::unlink(temp_path_.c_str());
 }
 
 void AtomicFile::write(const void* data, std::size_t size) {
-  out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  GL_CHECK(out_.good(), "write to '{}' failed ({} bytes): {}", path_.string(), size,
-           std::strerror(errno));
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t written = ::write(fd_, bytes, size);
+    if (written < 0 && errno == EINTR) continue;
+    GL_CHECK(written > 0, "cannot write {}'{}': {}", what_, path_.string(),
+             written < 0 ? std::strerror(errno) : "the device accepted no bytes");
+    bytes += written;
+    size -= static_cast<std::size_t>(written);
+  }
 }
 
 void AtomicFile::commit() {
-  out_.close();
-  GL_CHECK(!out_.fail(), "closing '{}' failed: {}", path_.string(), std::strerror(errno));
+  // Data reaches the disk before the name does: a rename that survives a crash never points
+  // at a file whose blocks were lost.
+  GL_CHECK(!durable_ || ::fsync(fd_) == 0, "cannot write {}'{}': {}", what_, path_.string(),
+           std::strerror(errno));
+  const int closed = ::close(fd_);
+  fd_ = -1;
+  GL_CHECK(closed == 0, "cannot write {}'{}': {}", what_, path_.string(), std::strerror(errno));
   std::error_code error;
   fs::rename(temp_path_, path_, error);
-  GL_CHECK(!error, "cannot rename '{}' to '{}': {}", temp_path_.string(), path_.string(),
-           error.message());
+  GL_CHECK(!error, "cannot write {}'{}': cannot rename '{}' onto it: {}", what_, path_.string(),
+           temp_path_.string(), error.message());
   committed_ = true;
+  if (durable_) sync_directory(path_.parent_path().empty() ? fs::path(".") : path_.parent_path());
 }
 
 AtomicDirectory::AtomicDirectory(fs::path path, bool overwrite)

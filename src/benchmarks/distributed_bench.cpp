@@ -131,7 +131,10 @@ void run_dist_bench(const DistBenchOptions& o) {
                               o.parts, dir, {.method = "random", .overwrite = true});
   struct RemoveDir {
     std::filesystem::path path;
-    ~RemoveDir() { std::filesystem::remove_all(path); }
+    ~RemoveDir() {
+      std::error_code ignored;  // a destructor must not throw
+      std::filesystem::remove_all(path, ignored);
+    }
   } remove_dir{dir};
   std::vector<partition::Partition> parts;
   for (int64_t k = 0; k < o.parts; ++k) parts.push_back(partition::load_partition(dir, k));

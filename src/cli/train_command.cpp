@@ -224,6 +224,9 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "Also checkpoint every N optimizer steps, so that a restart (--max-restarts, "
                   "--resume) loses at most N steps (0 = after epochs only)")
       ->check(non_negative());
+  add_enum_option(cmd, "--on-checkpoint-failure", o.on_checkpoint_failure,
+                  "A checkpoint that cannot be written (full disk, I/O error): 'warn' and train "
+                  "on (the previous checkpoint is kept, the next one retries), or 'stop' (exit 1)");
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");

@@ -59,22 +59,20 @@ void save_checkpoint(const std::filesystem::path& path, torch::nn::Module& model
   torch::serialize::OutputArchive external_archive;
   for (const auto& [name, tensor] : state.external_state) external_archive.write(name, tensor);
   archive.write("external_state", external_archive);
-  const std::filesystem::path temporary = temporary_sibling(path);
-  std::error_code error;
+  // Serialized to memory first: torch's archive writer reports a failed write by throwing
+  // from its destructor, which aborts the process. AtomicFile checks every write and syncs.
+  std::string bytes;
   try {
-    archive.save_to(temporary.string());
-  } catch (const std::exception& e) {
-    std::filesystem::remove(temporary, error);
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    GL_THROW("cannot write checkpoint '{}': {}", path.string(),
-             torch_error ? torch_error->what_without_backtrace() : e.what());
+    archive.save_to([&bytes](const void* data, std::size_t size) {
+      bytes.append(static_cast<const char*>(data), size);
+      return size;
+    });
+  } catch (const c10::Error& e) {
+    GL_THROW("cannot write checkpoint '{}': {}", path.string(), e.what_without_backtrace());
   }
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    GL_THROW("cannot move checkpoint into place at '{}': {}", path.string(), error.message());
-  }
+  AtomicFile file(path, /*durable=*/true, "checkpoint");
+  file.write(bytes.data(), bytes.size());
+  file.commit();
 }
 
 torch::Tensor load_checkpoint(const std::filesystem::path& path, torch::nn::Module& model,

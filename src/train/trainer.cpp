@@ -188,7 +188,18 @@ void Trainer::checkpoint(Task& task) {
   const at::Tensor states = rng_states();  // also: every rank has finished the same step
   if (main_rank_) {
     state_.external_state = task.external_state();
-    save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_, states);
+    try {
+      save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_, states);
+    } catch (const Error& e) {
+      // The previous checkpoint is intact and no temporary is left: training can go on, and
+      // the next checkpoint tries again.
+      state_.external_state.clear();
+      if (options_.on_checkpoint_failure == CheckpointFailure::kStop) throw;
+      spdlog::warn(
+          "{} (training goes on; the last checkpoint written is kept, the next one "
+          "retries; --on-checkpoint-failure stop ends the run instead)",
+          e.what());
+    }
     state_.external_state.clear();
   }
   // No rank updates the external state (the servers' embedding) before rank 0 has read it.

@@ -1,6 +1,12 @@
 // The graphloom program end to end: exit codes, one-line errors, help for every subcommand.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "support/test_support.h"
 
@@ -210,6 +216,60 @@ TEST(CliTrain, TrainsAndPlots) {
   EXPECT_TRUE(std::filesystem::exists(dir / "curves.svg"));
   EXPECT_EQ(run_graphloom("train --data g --resume", dir.path()).exit_code, 2);
   EXPECT_EQ(run_graphloom("train --data g --model transformer", dir.path()).exit_code, 2);
+}
+
+// A checkpoint on a full disk (a 1 MiB tmpfs): a warning naming the file and ENOSPC, training
+// to the end, the previous checkpoint intact and no temporary left; with
+// --on-checkpoint-failure stop, exit 1 with the same message.
+TEST(CliTrain, ACheckpointOnAFullDiskWarnsAndKeepsThePreviousOne) {
+  testing::TempDir dir;
+  const std::filesystem::path full = dir / "full";
+  std::filesystem::create_directory(full);
+  if (::geteuid() != 0 || std::system(fmt::format("mount -t tmpfs -o size=1m tmpfs '{}' "
+                                                  "2>/dev/null",
+                                                  full.string())
+                                          .c_str()) != 0) {
+    GTEST_SKIP() << "SKIPPED: mounting a 1 MiB tmpfs needs root (and a mount namespace that "
+                    "allows it)";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { std::system(fmt::format("umount '{}'", path).c_str()); }
+  } unmount{full.string()};
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 2000 --feat-dim 16 --out g", dir.path())
+                .exit_code,
+            0);
+  const std::string train =
+      "train --data g --fanouts 5,5 --hidden 16 --no-progress --checkpoint full/run.pt";
+  auto result = run_graphloom(train + " --epochs 1", dir.path());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto good = std::filesystem::file_size(full / "run.pt");
+  {  // Fill the tmpfs, leaving less than a checkpoint.
+    const std::filesystem::space_info space = std::filesystem::space(full);
+    std::ofstream filler(full / "filler", std::ios::binary);
+    filler << std::string(space.available - good / 2, 'x');
+  }
+  result = run_graphloom(train + " --epochs 3 --resume", dir.path());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("cannot write checkpoint 'full/run.pt': No space left on device"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("test accuracy"), std::string::npos) << result.output;
+  result = run_graphloom(train + " --epochs 3 --resume --on-checkpoint-failure stop", dir.path());
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("cannot write checkpoint 'full/run.pt': No space left on device"),
+            std::string::npos)
+      << result.output;
+  std::set<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(full)) {
+    files.insert(entry.path().filename().string());
+  }
+  EXPECT_EQ(files, (std::set<std::string>{"filler", "run.pt"}));  // no temporary
+  EXPECT_EQ(std::filesystem::file_size(full / "run.pt"), good);
+  std::filesystem::remove(full / "filler");
+  result = run_graphloom(train + " --epochs 2 --resume", dir.path());  // the kept one resumes
+  EXPECT_NE(result.output.find("resumed from 'full/run.pt' after epoch 1"), std::string::npos)
+      << result.output;
 }
 
 // Link prediction from the command line: splits made by convert, or the fixed splits of an

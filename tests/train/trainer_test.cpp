@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <map>
+#include <set>
 
 #include "graphloom/base/error.h"
 #include "graphloom/train/metrics_log.h"
@@ -182,6 +186,70 @@ TEST(Trainer, RunKilledMidEpochResumesFromItsStepCheckpointExactly) {
   FitOneWeight from_epoch;
   EXPECT_EQ(Trainer(epochs_only, nullptr).fit(from_epoch).steps, 20 - 10);
   EXPECT_EQ(from_epoch.weight(), straight.weight());
+}
+
+// The files of a directory, by name.
+std::set<std::string> files_in(const std::filesystem::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+// Makes every later write past `bytes` of a file fail with EFBIG, as a full disk fails with
+// ENOSPC, until destroyed (SIGXFSZ ignored, so the write returns the error instead).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    previous_ = std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limited{bytes, saved_.rlim_max};
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, previous_);
+  }
+
+ private:
+  rlimit saved_{};
+  void (*previous_)(int) = nullptr;
+};
+
+// A checkpoint that cannot be written leaves the last good one and no temporary; training goes
+// on with a warning by default, or stops with the writer's error when asked to.
+TEST(Trainer, ACheckpointThatCannotBeWrittenKeepsThePreviousOneAndTrainingGoesOn) {
+  const testing::TempDir dir;
+  TrainOptions first = engine_options(2);
+  first.checkpoint = dir.path() / "ckpt.pt";
+  FitOneWeight task;
+  Trainer(first, nullptr).fit(task);
+  const auto good = std::filesystem::file_size(first.checkpoint);
+
+  TrainOptions later = first;
+  later.epochs = 4;
+  later.resume = true;
+  {
+    const FileSizeLimit full(64);
+    FitOneWeight resumed;
+    const FitResult result = Trainer(later, nullptr).fit(resumed);  // no abort, no exception
+    EXPECT_EQ(result.epochs_run, 2);
+    later.on_checkpoint_failure = CheckpointFailure::kStop;
+    FitOneWeight stopping;
+    const std::string error = testing::error_of([&] { Trainer(later, nullptr).fit(stopping); });
+    EXPECT_NE(error.find("cannot write checkpoint '" + first.checkpoint.string() +
+                         "': File too "
+                         "large"),
+              std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(files_in(dir.path()), std::set<std::string>{"ckpt.pt"});  // no temporary left
+  EXPECT_EQ(std::filesystem::file_size(first.checkpoint), good);
+  TrainOptions check = later;  // the kept checkpoint still resumes: from epoch 2
+  check.on_checkpoint_failure = CheckpointFailure::kWarn;
+  FitOneWeight again;
+  EXPECT_EQ(Trainer(check, nullptr).fit(again).epochs_run, 2);
 }
 
 // Errors name the field (the CLI and Python say it in their own terms).

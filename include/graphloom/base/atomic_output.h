@@ -5,25 +5,34 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <fstream>
+#include <string>
 
 namespace graphloom {
 
+// Every write, the fsync, the close and the rename are checked: a full disk (ENOSPC) or an I/O
+// error (EIO) throws graphloom::Error naming the file and the reason, and the temporary is
+// removed. A `durable` file is on disk with its name once commit() returns (file and directory
+// fsynced): a crash or power loss then keeps the new file, before it the old one. Checkpoints
+// are durable; outputs rebuilt by rerunning their command need not pay the syncs.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::filesystem::path path);
+  // `what` names the file in errors ("checkpoint": "cannot write checkpoint '<path>': ...").
+  explicit AtomicFile(std::filesystem::path path, bool durable = false, std::string what = "");
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(const void* data, std::size_t size);
-  // Flushes, closes and renames the temporary onto the final path.
+  // Syncs, closes and renames the temporary onto the final path, then syncs the directory.
   void commit();
+  const std::filesystem::path& temporary_path() const { return temp_path_; }
 
  private:
   std::filesystem::path path_;
   std::filesystem::path temp_path_;
-  std::ofstream out_;
+  bool durable_;
+  std::string what_;
+  int fd_ = -1;
   bool committed_ = false;
 };
 

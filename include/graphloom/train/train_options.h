@@ -26,6 +26,10 @@ enum class Precision { kFp32, kBf16 };
 enum class SelfLoops { kAuto, kAdd, kKeep };
 // The "feat" rows as stored, or each divided by its sum (as the GCN and GAT papers do).
 enum class FeatureNormalization { kNone, kRow };
+// What a checkpoint that cannot be written (a full disk, an I/O error) does: a loud warning and
+// training goes on (the next checkpoint retries; the previous one stays intact), or the run
+// stops with the error (exit 1).
+enum class CheckpointFailure { kWarn, kStop };
 
 struct TrainOptions {
   nn::ModelConfig model;  // in/out are taken from the dataset
@@ -44,9 +48,10 @@ struct TrainOptions {
   SelfLoops self_loops = SelfLoops::kAuto;
   Precision precision = Precision::kFp32;
   uint64_t seed = 0;
-  std::filesystem::path checkpoint;   // written after every epoch (empty: none)
-  int64_t checkpoint_every = 0;       // also every this many optimizer steps (0: epochs only)
-  bool resume = false;                // continue from `checkpoint`, mid-epoch if it was saved so
+  std::filesystem::path checkpoint;  // written after every epoch (empty: none)
+  int64_t checkpoint_every = 0;      // also every this many optimizer steps (0: epochs only)
+  bool resume = false;               // continue from `checkpoint`, mid-epoch if it was saved so
+  CheckpointFailure on_checkpoint_failure = CheckpointFailure::kWarn;
   std::filesystem::path metrics_log;  // JSON lines, one per epoch (empty: none)
   int num_workers = 1;
   int prefetch = 1;
@@ -92,6 +97,11 @@ struct EnumNames<train::SelfLoops> {
       {{"auto", train::SelfLoops::kAuto},
        {"add", train::SelfLoops::kAdd},
        {"keep", train::SelfLoops::kKeep}}};
+};
+template <>
+struct EnumNames<train::CheckpointFailure> {
+  static constexpr std::array<std::pair<std::string_view, train::CheckpointFailure>, 2> kNames{
+      {{"warn", train::CheckpointFailure::kWarn}, {"stop", train::CheckpointFailure::kStop}}};
 };
 template <>
 struct EnumNames<train::FeatureNormalization> {
