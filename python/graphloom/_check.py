@@ -1,11 +1,12 @@
 """Argument checks shared by the package's front functions: each raises OptionError (a
 ValueError) or IdError (an IndexError) naming the argument and what was expected."""
 
+import numbers
 import os
 
 import torch
 
-from .errors import IdError, OptionError
+from .errors import IdError, MissingFileError, OptionError
 
 def _bad(name, message):
     return OptionError(message, name)
@@ -68,12 +69,28 @@ def node_ids(name, value, num_nodes):
     return ids
 
 
+def _is_integer(value):
+    if isinstance(value, torch.Tensor):  # a 0-d integer tensor, e.g. an element of one
+        return value.dim() == 0 and value.dtype in _INTEGER_DTYPES
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def integer_list(name, value):
+    """A list of ints from a sequence of integers (Python's or NumPy's; bool, floats and strings
+    are refused, never truncated or split into characters)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise _bad(name, f"{name} must be a list of integers, got {value!r}")
+    values = list(value)
+    bad = [v for v in values if not _is_integer(v)]
+    if bad:
+        raise _bad(name, f"{name} must be a list of integers, got {bad[0]!r} "
+                         f"({type(bad[0]).__name__}) in {values!r}")
+    return [int(v) for v in values]
+
+
 def fanouts(name, value, allow_zero=False):
     """Per-layer fanouts; `allow_zero` for one edge type's, where 0 skips the type."""
-    try:
-        values = [int(v) for v in value]
-    except TypeError as error:
-        raise _bad(name, f"{name} must be a list of integers, got {value!r}") from error
+    values = integer_list(name, value)
     lowest = 0 if allow_zero else 1
     if not values or any(v < lowest and v != -1 for v in values):
         raise _bad(name, f"{name} must list at least one layer, each -1 (all neighbors) or "
@@ -88,9 +105,17 @@ def choice(name, value, choices):
 
 
 def positive(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not _is_integer(value) or value < 1:
         raise _bad(name, f"{name} must be a positive integer, got {value!r}")
     return value
+
+
+def existing_path(name, value):
+    """A path that exists (MissingFileError naming the argument otherwise)."""
+    text = path(name, value)
+    if not os.path.exists(text):
+        raise MissingFileError(f"{name}: '{text}' does not exist")
+    return text
 
 
 def path(name, value):

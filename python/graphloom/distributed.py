@@ -19,7 +19,7 @@ import os
 
 import torch
 
-from . import _C
+from . import _C, _check
 from .errors import OptionError
 
 __all__ = ["initialize", "DistGraph", "DistTensor", "DistEmbedding", "GraphPartitionBook",
@@ -67,9 +67,14 @@ def initialize(ip_config=None, part_config=None, num_servers=None, token_file=No
     if not config.ip_config:
         raise OptionError("initialize: no ip_config (pass it, or run under graphloom launch, "
                           "which sets GRAPHLOOM_IP_CONFIG)", "ip_config")
+    config.ip_config = _check.existing_path("ip_config", config.ip_config)
     config.part_config = str(part_config or env.get("GRAPHLOOM_PART_CONFIG", ""))
+    if config.part_config:  # else DistGraph(part_config=...) names it
+        config.part_config = _check.existing_path("part_config", config.part_config)
     config.num_servers = int(num_servers or _environment_int("GRAPHLOOM_NUM_SERVERS", 1))
     config.token_file = str(token_file or env.get("GRAPHLOOM_TOKEN_FILE", ""))
+    if config.token_file:
+        config.token_file = _check.existing_path("token_file", config.token_file)
     config.cluster_id = str(cluster_id if cluster_id is not None
                             else env.get("GRAPHLOOM_CLUSTER_ID", ""))
     rank = _environment_int("RANK", 0)
@@ -232,7 +237,7 @@ class DistGraph:
             copy = _C.ClusterConfig()
             for field in ("ip_config", "num_servers", "machine", "cluster_id", "token_file"):
                 setattr(copy, field, getattr(config, field))
-            copy.part_config = str(part_config)
+            copy.part_config = _check.existing_path("part_config", part_config)
             config = copy
         if not config.part_config:
             raise OptionError("DistGraph: no part_config (pass it to initialize() or here)",

@@ -11,6 +11,7 @@ from torch_geometric.data import GraphStore as _PygGraphStore
 from torch_geometric.data import TensorAttr
 from torch_geometric.data.graph_store import EdgeLayout
 
+from . import _check
 from .data import Dataset
 from .errors import OptionError
 
@@ -87,7 +88,7 @@ class FeatureStore(_PygFeatureStore):
                                f"rows live on the servers)")
             rows, row_scale = table, scale
         else:
-            index = torch.as_tensor(index, dtype=torch.int64)
+            index = _check.node_ids(f"index of {attr.attr_name!r}", index, table.shape[0])
             rows = table.index_select(0, index)
             row_scale = None if scale is None else scale.index_select(0, index)
         if row_scale is not None or rows.dtype in (torch.float16, torch.bfloat16):

@@ -134,3 +134,18 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
     result = launch(cluster, script)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "rank 0 ok" in result.stdout and "rank 1 ok" in result.stdout
+
+
+def test_initialize_checks_that_its_files_exist(tmp_path):
+    import graphloom.distributed as gd
+
+    with pytest.raises(graphloom.MissingFileError, match="ip_config: '.*missing.txt' does not"):
+        gd.initialize(ip_config=tmp_path / "missing.txt", init_process_group=False)
+    ip_config = tmp_path / "ip.txt"
+    ip_config.write_text("127.0.0.1 30000\n")
+    with pytest.raises(FileNotFoundError, match="part_config: '.*no-parts' does not exist"):
+        gd.initialize(ip_config=ip_config, part_config=tmp_path / "no-parts",
+                      init_process_group=False)
+    with pytest.raises(graphloom.MissingFileError, match="token_file"):
+        gd.initialize(ip_config=ip_config, token_file=tmp_path / "no-token",
+                      init_process_group=False)

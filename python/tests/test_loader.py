@@ -5,6 +5,7 @@ import gc
 import os
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 
@@ -171,6 +172,25 @@ def test_items_outside_the_graph_are_an_index_error(planted):
 def test_bad_fanouts(planted, fanouts):
     with pytest.raises(graphloom.OptionError, match="fanouts"):
         graphloom.NeighborSampler(planted, fanouts=fanouts)
+
+
+@pytest.mark.parametrize("fanouts, shown", [("10,10", "'10,10'"), ([2.5, 3.7], "2.5 (float)"),
+                                            ([True, 2], "True (bool)"), (10, "10")])
+def test_fanouts_are_integers_only(planted, fanouts, shown):
+    # A string was split into characters, floats were truncated: both are errors now.
+    with pytest.raises(graphloom.OptionError, match="fanouts must be a list of integers") as raised:
+        graphloom.NeighborSampler(planted, fanouts=fanouts)
+    assert shown in str(raised.value)
+    assert raised.value.field == "fanouts"
+    # NumPy's integers and 0-d integer tensors are integers.
+    sampler = graphloom.NeighborSampler(planted, fanouts=[np.int64(3), torch.tensor(2)])
+    assert sampler.fanouts == [3, 2]
+
+
+def test_a_fanout_with_replacement_past_its_bound_is_an_option_error(planted):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[2**62], replace=True)
+    with pytest.raises(graphloom.OptionError, match="with replacement must be at most 1048576"):
+        sampler.sample(torch.tensor([0, 1]))
 
 
 def test_weighted_sampling_never_picks_a_zero_weight_edge(planted):

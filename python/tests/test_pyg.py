@@ -142,6 +142,10 @@ def test_feature_and_graph_store(planted):
     assert {attr.attr_name for attr in features.get_all_tensor_attrs()} == {"x", "y"}
     with pytest.raises(KeyError, match="has no tensor 'z'"):
         features.get_tensor(None, "z", None)
+    with pytest.raises(graphloom.IdError, match="index of 'x': node id 600 is outside"):
+        features.get_tensor(None, "x", index=torch.tensor([0, 600]))
+    with pytest.raises(graphloom.IdError, match="node id -1"):
+        features.get_tensor(None, "y", index=torch.tensor([-1]))
     (attr,) = graph.get_all_edge_attrs()
     assert attr.size == (600, 600)
     row, colptr = graph.get_edge_index(edge_type=None, layout="csc")
