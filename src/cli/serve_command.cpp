@@ -13,10 +13,12 @@ namespace {
 struct ServeCommand {
   distributed::ServeJob job;
   double max_message_mb = 64;
+  double max_request_mb = 256;
 };
 
 void run_serve(ServeCommand& command) {
   command.job.server.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
+  command.job.server.max_request_bytes = static_cast<int64_t>(command.max_request_mb * (1 << 20));
   exit_if_failed(distributed::run_serve_job(command.job));
 }
 
@@ -57,6 +59,11 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--max-message-mb", command->max_message_mb,
                   "Largest request or response accepted, in MiB")
       ->check(in_range(1.0, 1024.0));
+  cmd->add_option("--max-request-mb", command->max_request_mb,
+                  "Most memory one request may make a server allocate for its answer, in MiB: "
+                  "sampling and pulls over it (or over --max-message-mb) are refused with "
+                  "RESOURCE_EXHAUSTED before anything is allocated")
+      ->check(in_range(1.0, 1048576.0));
   add_enum_option(cmd, "--role", o.role, "Internal: set for the supervised servers")->group("");
   cmd->callback([command] { run_serve(*command); });
 }
