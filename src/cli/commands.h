@@ -31,6 +31,7 @@ void add_plot_command(CLI::App& app);
 // `graphloom serve`; `argv` as for add_train_command (--num-servers restarts it per server).
 void add_serve_command(CLI::App& app, const std::vector<std::string>& argv);
 void add_launch_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
 // `argv` as for add_train_command (`bench train --nproc`).
 void add_bench_command(CLI::App& app, const std::vector<std::string>& argv);
 // `command_line` is recorded in partition.json.

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   graphloom::cli::add_bench_command(app, arguments);
   graphloom::cli::add_serve_command(app, arguments);
   graphloom::cli::add_launch_command(app);
+  graphloom::cli::add_demo_command(app);
 
   try {
     app.parse(argc, argv);

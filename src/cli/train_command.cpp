@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "flag_checks.h"
+#include "graphloom/base/atomic_output.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/large_block_cache.h"
 #include "graphloom/base/system.h"
@@ -22,6 +23,7 @@ namespace {
 
 struct TrainCommand {
   train::TrainJob job;
+  std::filesystem::path result_json;
   bool no_progress = false;
   distributed::DataParallelOptions parallel;
 };
@@ -37,8 +39,15 @@ void run_train(TrainCommand& command, distributed::ProcessGroup* group) {
   job.options.progress = !command.no_progress;
   const train::TrainJobResult result = train::run_train_job(job, group);
   if (group != nullptr && group->rank() != 0) return;
-  fmt::print("{}",
-             train::describe_result(job, result, group ? group->world_size() : 1, timer.seconds()));
+  const int world_size = group ? group->world_size() : 1;
+  const double seconds = timer.seconds();
+  fmt::print("{}", train::describe_result(job, result, world_size, seconds));
+  if (!command.result_json.empty()) {
+    const std::string text = train::result_json(job, result, world_size, seconds).dump(2) + "\n";
+    AtomicFile file(command.result_json, /*durable=*/false, "result");
+    file.write(text.data(), text.size());
+    file.commit();
+  }
 }
 
 void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
@@ -229,6 +238,9 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "on (the previous checkpoint is kept, the next one retries), or 'stop' (exit 1)");
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint where the last run stopped");
   cmd->add_option("--metrics-log", o.metrics_log, "Per-epoch metrics as JSON lines");
+  cmd->add_option("--result-json", command->result_json,
+                  "The final figures printed at the end (scores, throughput, time per stage), "
+                  "also as a JSON file, for scripts");
   cmd->add_flag("--no-progress", command->no_progress, "No progress bar");
   cmd->add_option("--max-batches", o.max_batches,
                   "Stop every epoch after this many batches per trainer (quick runs, "

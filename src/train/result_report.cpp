@@ -72,4 +72,42 @@ std::string describe_result(const TrainJob& job, const TrainJobResult& result, i
   return text;
 }
 
+nlohmann::json result_json(const TrainJob& job, const TrainJobResult& result, int world_size,
+                           double seconds) {
+  const bool link = result.task == TaskKind::kLinkPrediction;
+  const StageTimes& t = link ? result.link.times : result.node.times;
+  nlohmann::json json = {{"task", name_of(result.task)},
+                         {"model", name_of(job.options.model.kind)},
+                         {"world_size", world_size},
+                         {"seconds", seconds},
+                         {"time",
+                          {{"sample", t.sample},
+                           {"fetch", t.fetch},
+                           {"wait", t.wait},
+                           {"forward", t.forward},
+                           {"backward", t.backward},
+                           {"optimizer", t.optimizer},
+                           {"allreduce", t.allreduce}}}};
+  if (link) {
+    const LinkResult& r = result.link;
+    json.update({{"epochs_run", r.epochs_run},
+                 {"best_epoch", r.best_epoch + 1},
+                 {"best_val_auc", r.best_val_auc},
+                 {"test_auc", r.test_auc},
+                 {"test_hits", r.test_hits},
+                 {"test_mrr", r.test_mrr},
+                 {"edges_per_second", r.edges_per_second}});
+  } else {
+    const TrainResult& r = result.node;
+    json.update({{"epochs_run", r.epochs_run},
+                 {"best_epoch", r.best_epoch + 1},
+                 {"best_val_acc", r.best_val_acc},
+                 {"test_acc", r.test_acc},
+                 {"test_f1", r.test_f1},
+                 {"seeds_per_second", r.seeds_per_second},
+                 {"train_seconds", r.train_seconds}});
+  }
+  return json;
+}
+
 }  // namespace graphloom::train

@@ -11,6 +11,7 @@
 
 #include "graphloom/base/shared_memory.h"
 #include "graphloom/distributed/rpc/graph_client.h"
+#include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/distributed/runtime/process_group.h"
 #include "support/test_support.h"
 
@@ -193,16 +194,22 @@ TEST_F(ServeCliTest, RefusesToStartWithoutTokenOrOnABadAddress) {
   EXPECT_NE(result.output.find("--token-file is required"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("--insecure serves without one"), std::string::npos)
       << result.output;
+  const std::string cluster = cluster_id("refused");
   result = run_graphloom(
-      "serve --part-config parts --part 0 --insecure --address 203.0.113.7:5000 --cluster-id "
-      "badaddr",
+      "serve --part-config parts --part 0 --insecure --address 203.0.113.7:5000 --cluster-id " +
+          cluster,
       dir_->path());
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("cannot listen on '203.0.113.7:5000'"), std::string::npos)
       << result.output;
-  result = run_graphloom("serve --part-config parts --part 5 --insecure", dir_->path());
+  // The failed main server left its error for the trainers of the machine, and nothing else.
+  EXPECT_EQ(segments(cluster), std::vector<std::string>{"graphloom-" + cluster + "-p0-failure"});
+  result = run_graphloom("serve --part-config parts --part 5 --insecure --cluster-id " + cluster,
+                         dir_->path());
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("part 5 does not exist"), std::string::npos) << result.output;
+  distributed::SharedPartition::remove_segments(cluster, 0);
+  distributed::SharedPartition::remove_segments(cluster, 5);
 }
 
 }  // namespace

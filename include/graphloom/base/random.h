@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 namespace graphloom {
 
@@ -70,5 +71,9 @@ class RandomStream {
   static constexpr uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t state_[4]{};
 };
+
+// 128 bits from the operating system's random source as 32 hex digits: a secret (a cluster
+// or rendezvous token), never a stream key.
+std::string random_token();
 
 }  // namespace graphloom

@@ -24,6 +24,11 @@ struct GraphServer::Impl {
 };
 
 GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
+  check_options(options);  // a usage error is no failure of the part's server
+  // A failure recorded by an earlier start is not this one's.
+  if (options.role == ServerRole::kMain) {
+    SharedPartition::clear_failure(options.cluster_id, options.part);
+  }
   try {
     start(options);
   } catch (const std::exception& e) {
@@ -37,7 +42,7 @@ GraphServer::GraphServer(const ServerOptions& options) : impl_(std::make_unique<
   }
 }
 
-void GraphServer::start(const ServerOptions& options) {
+void GraphServer::check_options(const ServerOptions& options) {
   if (!options.insecure && options.token.empty()) {
     throw OptionError("token",
                       "is required: a graph server needs the cluster token (or GRAPHLOOM_TOKEN); "
@@ -51,12 +56,6 @@ void GraphServer::start(const ServerOptions& options) {
     throw OptionError("max_request_bytes",
                       fmt::format("must be at least 1 MiB, got {}", options.max_request_bytes));
   }
-  impl_->service = make_graph_service(options, [impl = impl_.get()] {
-    // Shutdown waits for running calls, this one included: do it from another thread.
-    std::call_once(impl->shutdown_once, [impl] {
-      impl->shutdown_thread = std::thread([impl] { impl->server->Shutdown(); });
-    });
-  });
   if (options.tls_cert.empty() != options.tls_key.empty()) {
     throw OptionError(options.tls_cert.empty() ? "tls_cert" : "tls_key",
                       "is missing: TLS needs both `tls_cert` and `tls_key`");
@@ -64,6 +63,15 @@ void GraphServer::start(const ServerOptions& options) {
   if (!options.tls_ca.empty() && options.tls_cert.empty()) {
     throw OptionError("tls_ca", "(client certificates) needs `tls_cert` and `tls_key`");
   }
+}
+
+void GraphServer::start(const ServerOptions& options) {
+  impl_->service = make_graph_service(options, [impl = impl_.get()] {
+    // Shutdown waits for running calls, this one included: do it from another thread.
+    std::call_once(impl->shutdown_once, [impl] {
+      impl->shutdown_thread = std::thread([impl] { impl->server->Shutdown(); });
+    });
+  });
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.tls_cert.empty()) {
     grpc::SslServerCredentialsOptions tls(

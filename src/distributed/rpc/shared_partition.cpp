@@ -200,6 +200,13 @@ void SharedPartition::record_failure(const std::string& cluster, int64_t part_id
   }
 }
 
+void SharedPartition::clear_failure(const std::string& cluster, int64_t part_id) noexcept {
+  try {
+    SharedMemorySegment::remove(segment_prefix(cluster, part_id) + "failure");
+  } catch (const std::exception&) {  // an invalid cluster id: the start itself says so
+  }
+}
+
 bool SharedPartition::published(const std::string& cluster, int64_t part_id) {
   return SharedMemorySegment::exists(segment_prefix(cluster, part_id) + "manifest");
 }
@@ -212,10 +219,13 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
   while (!SharedMemorySegment::exists(prefix + "manifest")) {
     if (SharedMemorySegment::exists(prefix + "failure")) {
       const auto failure = SharedMemorySegment::open(prefix + "failure");
+      const auto age =
+          std::filesystem::file_time_type::clock::now() -
+          std::filesystem::last_write_time(SharedMemorySegment::path(prefix + "failure"));
       GL_THROW(
           "part {} of cluster '{}' is not served on this machine: its main server failed "
-          "to start: {}",
-          part_id, cluster,
+          "to start ({:.0f} s ago): {}",
+          part_id, cluster, std::chrono::duration<double>(age).count(),
           std::string(reinterpret_cast<const char*>(failure->data()), failure->size()));
     }
     GL_CHECK(std::chrono::steady_clock::now() < deadline,

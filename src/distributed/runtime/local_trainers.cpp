@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
-#include <random>
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/logging.h"
+#include "graphloom/base/random.h"
 #include "graphloom/distributed/rpc/graph_server.h"
 #include "graphloom/distributed/runtime/process_environment.h"
 #include "graphloom/distributed/runtime/process_launcher.h"
@@ -27,12 +27,6 @@ std::optional<std::string> rendezvous_token(const std::string& token_file) {
   }
   const std::string cluster = cluster_token(token_file);
   return cluster.empty() ? std::nullopt : std::optional<std::string>(cluster);
-}
-
-std::string random_token() {
-  std::random_device device;
-  return fmt::format("{:016x}{:016x}", (uint64_t{device()} << 32) | device(),
-                     (uint64_t{device()} << 32) | device());
 }
 
 }  // namespace

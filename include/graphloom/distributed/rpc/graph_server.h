@@ -66,6 +66,7 @@ class GraphServer {
   void shutdown();
 
  private:
+  static void check_options(const ServerOptions& options);
   void start(const ServerOptions& options);
 
   struct Impl;

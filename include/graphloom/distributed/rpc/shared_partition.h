@@ -37,6 +37,8 @@ class SharedPartition {
   // remove_segments() clear it. Never throws: it runs while another error is on its way out.
   static void record_failure(const std::string& cluster, int64_t part_id,
                              const std::string& message) noexcept;
+  // Removes a recorded failure (a main server starting again); never throws.
+  static void clear_failure(const std::string& cluster, int64_t part_id) noexcept;
   // Removes every segment of (cluster, part); returns how many there were.
   static int remove_segments(const std::string& cluster, int64_t part_id);
 
