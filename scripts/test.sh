@@ -3,10 +3,22 @@
 # C++ tests and python/tests, which ctest runs with pytest), then the unit and integration
 # tests again under ASan + UBSan in their own build (scripts/test-sanitizers.sh address).
 # Tests that need ../shared/datasets report SKIPPED when it is absent.
+# Ends with one line of seconds per stage, so that drift shows at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-.venv/bin/python -m pip install -q --disable-pip-version-check -r python/tests/requirements.txt
-bash scripts/build.sh
-(cd build && ctest --output-on-failure --timeout 900 -j "$(nproc)")
-bash scripts/test-sanitizers.sh address
+times=()
+stage() {  # stage NAME COMMAND...: runs it and records its seconds
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  times+=("$name $((SECONDS - start)) s")
+}
+install() {
+  bash scripts/install-deps.sh
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r python/tests/requirements.txt
+}
+stage install install
+stage build bash scripts/build.sh
+stage ctest bash -c 'cd build && ctest --output-on-failure --timeout 900 -j "$(nproc)"'
+stage sanitizers bash scripts/test-sanitizers.sh address
+echo "test.sh stages: ${times[*]/%/ |} total $SECONDS s"
