@@ -1,6 +1,9 @@
 """`python -m graphloom.bench` runs and prints its figures with their references (a smoke test:
 speed is judged from the figures it prints, not here)."""
 
+import os
+import re
+
 import pytest
 
 from conftest import run_python
@@ -46,3 +49,21 @@ def test_trimmed_model_gives_the_seeds_the_untrimmed_outputs(planted_dir, layout
             convs, batch.to_pyg(layout=torch.sparse_csr) if layout == "csr" else data, trim=True)
         assert trimmed.shape[0] < full.shape[0]  # it computed less
         torch.testing.assert_close(trimmed[: data.batch_size], full[: data.batch_size])
+
+
+def test_dgl_side_of_bench_all_samples_the_same_files(planted_dir):
+    """graphloom.bench_dgl (scripts/bench-all.sh's DGL columns) where DGL imports: set
+    GRAPHLOOM_DGL to a directory holding an installation (it is never fetched)."""
+    import graphloom
+
+    package_root = os.path.dirname(os.path.dirname(graphloom.__file__))
+    env = {"PYTHONPATH": os.pathsep.join([package_root, os.environ.get("GRAPHLOOM_DGL", ""),
+                                          os.environ.get("PYTHONPATH", "")])}
+    probe = run_python("-c", "import dgl", env=env)
+    if probe.returncode != 0:
+        pytest.skip("SKIPPED: dgl does not import here (GRAPHLOOM_DGL names no installation)")
+    result = run_python("-m", "graphloom.bench_dgl", "sample", "--data", planted_dir, "--batches",
+                        "2", "--fanouts", "5,5", env=env)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"dgl sample 5,5: \d+ seeds/s", result.stdout), result.stdout
+    assert re.search(r"dgl loader 5,5: \d+ seeds/s", result.stdout), result.stdout
