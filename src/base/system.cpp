@@ -86,8 +86,8 @@ int64_t available_memory_bytes() {
   return headroom >= 0 && available > 0 ? std::min(available, headroom) : available;
 }
 
-void keep_freed_heap_pages() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum: larger values are refused
+void keep_freed_heap_pages(int largest_kept_block) {
+  mallopt(M_MMAP_THRESHOLD, std::min(largest_kept_block, 32 << 20));  // glibc refuses more
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 

@@ -11,6 +11,12 @@
 
 namespace graphloom::train {
 
+nlohmann::json stage_times_json(const StageTimes& t) {
+  return {{"sample", t.sample},      {"fetch", t.fetch},       {"wait", t.wait},
+          {"forward", t.forward},    {"backward", t.backward}, {"optimizer", t.optimizer},
+          {"allreduce", t.allreduce}};
+}
+
 MetricsLog::MetricsLog(const std::filesystem::path& path, bool append) {
   if (path.empty()) return;
   out_.open(path, append ? std::ios::app : std::ios::trunc);

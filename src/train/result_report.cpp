@@ -1,6 +1,8 @@
 // The text of result_report.h, one line per kind of figure.
 #include "graphloom/train/result_report.h"
 
+#include "graphloom/train/metrics_log.h"
+
 #include <fmt/format.h>
 
 namespace graphloom::train {
@@ -80,14 +82,7 @@ nlohmann::json result_json(const TrainJob& job, const TrainJobResult& result, in
                          {"model", name_of(job.options.model.kind)},
                          {"world_size", world_size},
                          {"seconds", seconds},
-                         {"time",
-                          {{"sample", t.sample},
-                           {"fetch", t.fetch},
-                           {"wait", t.wait},
-                           {"forward", t.forward},
-                           {"backward", t.backward},
-                           {"optimizer", t.optimizer},
-                           {"allreduce", t.allreduce}}}};
+                         {"time", stage_times_json(t)}};
   if (link) {
     const LinkResult& r = result.link;
     json.update({{"epochs_run", r.epochs_run},

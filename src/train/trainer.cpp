@@ -373,15 +373,8 @@ nlohmann::json Trainer::epoch_record(const Task& task, int64_t epoch, const Epoc
   nlohmann::json record = {{"epoch", epoch},
                            {"loss", totals.loss_sum / items},
                            {task.names().items + "_per_s", totals.items / totals.seconds},
-                           {"time",
-                            {{"sample", t.sample},
-                             {"fetch", t.fetch},
-                             {"wait", t.wait},
-                             {"forward", t.forward},
-                             {"backward", t.backward},
-                             {"optimizer", t.optimizer},
-                             {"allreduce", t.allreduce},
-                             {"train", totals.seconds}}}};
+                           {"time", stage_times_json(t)}};
+  record["time"]["train"] = totals.seconds;
   for (const auto& [name, sum] : totals.sums) record[name] = sum / items;
   // The epoch's figures then cover only the batches after the resume.
   if (totals.first_batch > 0) record["resumed_at_batch"] = totals.first_batch;

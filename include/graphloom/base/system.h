@@ -20,11 +20,12 @@ int64_t available_memory_bytes();
 // to one malloc heap that is never trimmed.
 void configure_allocator();
 
-// Serves malloc blocks of up to 32 MB from heaps that are never trimmed, so that a block freed
-// after one request is reused by the next without page faults. For processes whose big
-// buffers come and go on many threads (graph servers' responses), where the single heap and
+// Serves malloc blocks of up to `largest_kept_block` bytes (at most 32 MB, glibc's maximum)
+// from heaps that are never trimmed, so that a block freed after one request is reused by the
+// next without page faults; larger ones are mapped and unmapped each time. For processes whose
+// big buffers come and go on many threads (graph servers' responses), where the single heap and
 // huge-page block cache of configure_allocator() are not wanted.
-void keep_freed_heap_pages();
+void keep_freed_heap_pages(int largest_kept_block = 32 << 20);
 
 // At most `arenas` malloc heaps, however many threads allocate (glibc's M_ARENA_MAX).
 void limit_malloc_arenas(int arenas);

@@ -6,7 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "graphloom/train/train_options.h"
+
 namespace graphloom::train {
+
+// The per-stage seconds as the metrics log and `--result-json` name them ("sample", "fetch",
+// "wait", "forward", "backward", "optimizer", "allreduce").
+nlohmann::json stage_times_json(const StageTimes& times);
 
 class MetricsLog {
  public:

@@ -29,11 +29,13 @@ void serve_until_stopped(const ServerOptions& options) {
   // Every Pull and SampleNeighbors response is a fresh multi-MB tensor. With glibc's defaults
   // the gRPC threads' arenas handed those pages back (MADV_DONTNEED) and faulted them in again:
   // ~38k page faults and twice the server's CPU time per 8 s of two-machine training.
-  // Kept pages go back once the server is idle (the graph service's memory trimmer). Fewer
-  // arenas than glibc's 8 per core fragment less: after the abuse test's burst and one trim, a
-  // server held 168 MB against 131 MB idle with the default, 130 MB with 4 arenas.
-  keep_freed_heap_pages();
-  limit_malloc_arenas(4);
+  // Blocks up to twice a client's 4 MB chunk are kept; larger ones come only from requests
+  // far above what graphloom's clients send, and go back to the kernel when freed. Kept pages
+  // go back once the server is idle (the graph service's memory trimmer), which glibc can do
+  // for its main heap only: the tops of per-thread arenas stay resident after malloc_trim (an
+  // abuse burst left 8-42 MB of them, 130 MB -> 138-190 MB). So all threads share one heap.
+  keep_freed_heap_pages(8 << 20);
+  limit_malloc_arenas(1);
   GraphServer server(options);
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
