@@ -37,6 +37,11 @@ def number(pattern, text):
     return float(match.group(1))
 
 
+def peak_rss_gb(time_output):
+    """The peak RSS that GNU time -v reports, in GB."""
+    return number(r"Maximum resident set size \(kbytes\): (\d+)", time_output) / 1e6
+
+
 def summary(values):
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
@@ -59,16 +64,19 @@ class Bench:
     def graphloom(self, *arguments):
         return run([self.cli, *arguments])
 
-    def sampling(self, data):
-        """graphloom bench sample / loader against DGL's sample_blocks, per fanouts."""
+    def sampling(self, data, memory):
+        """graphloom bench sample / loader against DGL's sample_blocks, per fanouts; `memory`
+        gets each side's peak RSS in GB (graphloom's loader, DGL's whole process)."""
         ours = {(mode, f): [] for mode in ("sample", "loader") for f in FANOUTS}
         theirs = {key: [] for key in ours}
+        memory.update({"graphloom": 0.0, "DGL": 0.0})
         for round_index in range(self.args.rounds):
             sides = ["graphloom", "dgl"] if round_index % 2 == 0 else ["dgl", "graphloom"]
             for side in sides:
                 if side == "dgl" and self.dgl_env:
-                    text = run([self.python, "-m", "graphloom.bench_dgl", "sample", "--data",
-                                data, "--fanouts", *FANOUTS], env=self.dgl_env)
+                    text = run(["/usr/bin/time", "-v", self.python, "-m", "graphloom.bench_dgl",
+                                "sample", "--data", data, "--fanouts", *FANOUTS], env=self.dgl_env)
+                    memory["DGL"] = max(memory["DGL"], peak_rss_gb(text))
                     for mode, f in theirs:
                         theirs[(mode, f)].append(
                             number(rf"dgl {mode} {f}: (\d+) seeds/s", text))
@@ -77,6 +85,9 @@ class Bench:
                         text = self.graphloom("bench", mode, "--data", data, "--fanouts",
                                               *f.split(","), "--batches", "98")
                         ours[(mode, f)].append(number(r"seeds/s\s+(\d+)", text))
+                        if mode == "loader":
+                            memory["graphloom"] = max(memory["graphloom"],
+                                                      number(r"peak RSS ([0-9.]+) GB", text))
         rows = []
         for (mode, f), values in ours.items():
             peer = theirs[(mode, f)]
@@ -99,15 +110,15 @@ class Bench:
         if self.dgl_env:
             commands["DGL"] = ([self.python, "-m", "graphloom.bench_dgl", "partition", "--data",
                                 data, "--parts", "4", "--out"], self.dgl_env)
-        rows = []
+        figures = {}
         with tempfile.TemporaryDirectory(dir=self.args.scratch) as scratch:
             for name, (command, env) in commands.items():
                 start = time.perf_counter()
                 text = run(["/usr/bin/time", "-v", *command, os.path.join(scratch, name)], env)
-                seconds = time.perf_counter() - start
-                rss = number(r"Maximum resident set size \(kbytes\): (\d+)", text) / 1e6
-                rows.append(f"| {name} | {seconds:.1f} s | {rss:.2f} GB |")
-        return rows
+                figures[name] = (time.perf_counter() - start, peak_rss_gb(text))
+        ours = figures["graphloom"]
+        return [f"| {name} | {seconds:.1f} s | {ours[0] / seconds:.2f}x | {rss:.2f} GB | "
+                f"{ours[1] / rss:.2f}x |" for name, (seconds, rss) in figures.items()]
 
     def distributed(self, data):
         text = self.graphloom("bench", "dist", "--data", data, "--batches", "20")
@@ -136,8 +147,10 @@ def main():
     print("## Sampling and loading (batch 1024, 98 batches, 2 threads)\n")
     print("| graph | job | fanouts | graphloom seeds/s | DGL seeds/s | ratio |")
     print("|---|---|---|---|---|---|")
+    memory = {}
     for name, data in graphs.items():
-        for row in bench.sampling(data):
+        memory[name] = {}
+        for row in bench.sampling(data, memory[name]):
             print(f"| {name} {row}")
     print("\n## Training (3-layer GraphSAGE, hidden 256, batch 1024, 20 batches)\n")
     print("| graph | seeds/s | time split (s) | peak RSS |")
@@ -145,11 +158,17 @@ def main():
     for name, data in graphs.items():
         print(f"| {name} {bench.training(data)}")
     print("\n## Partitioning (METIS, 4 parts, balanced training nodes)\n")
-    print("| graph | tool | time | peak RSS |")
-    print("|---|---|---|---|")
+    print("| graph | tool | time | graphloom's time / this | peak RSS | graphloom's / this |")
+    print("|---|---|---|---|---|---|")
     for name, data in graphs.items():
         for row in bench.partitioning(data):
             print(f"| {name} {row}")
+    print("\n## Memory (peak RSS of the sampling and loading runs above)\n")
+    print("| graph | graphloom `bench loader` | DGL process (graph, features, sampling) |")
+    print("|---|---|---|")
+    for name, figures in memory.items():
+        dgl = f"{figures['DGL']:.2f} GB" if figures["DGL"] else "not run"
+        print(f"| {name} | {figures['graphloom']:.2f} GB | {dgl} |")
     print("\n## Distributed (2 loopback servers, `graphloom bench dist`, ER 1M)\n")
     print("```")
     print("\n".join(bench.distributed(args.er)))
