@@ -144,7 +144,7 @@ def main():
     started = time.perf_counter()
     graphs = {"ER 1M": args.er, "R-MAT 1M": args.rmat}
 
-    print("## Sampling and loading (batch 1024, 98 batches, 2 threads)\n")
+    print("## Sampling and loading\n\nBatch 1024, 98 batches (one epoch), 2 threads.\n")
     print("| graph | job | fanouts | graphloom seeds/s | DGL seeds/s | ratio |")
     print("|---|---|---|---|---|---|")
     memory = {}
@@ -152,28 +152,29 @@ def main():
         memory[name] = {}
         for row in bench.sampling(data, memory[name]):
             print(f"| {name} {row}")
-    print("\n## Training (3-layer GraphSAGE, hidden 256, batch 1024, 20 batches)\n")
+    print("\n## Training\n\n`graphloom bench train`: 3-layer GraphSAGE, hidden 256, batch 1024, 20 "
+          "batches.\n")
     print("| graph | seeds/s | time split (s) | peak RSS |")
     print("|---|---|---|---|")
     for name, data in graphs.items():
         print(f"| {name} {bench.training(data)}")
-    print("\n## Partitioning (METIS, 4 parts, balanced training nodes)\n")
+    print("\n## Partitioning\n\nMETIS, 4 parts, balanced training nodes, under `/usr/bin/time -v`.\n")
     print("| graph | tool | time | graphloom's time / this | peak RSS | graphloom's / this |")
     print("|---|---|---|---|---|---|")
     for name, data in graphs.items():
         for row in bench.partitioning(data):
             print(f"| {name} {row}")
-    print("\n## Memory (peak RSS of the sampling and loading runs above)\n")
+    print("\n## Memory\n\nPeak RSS of the sampling and loading runs above.\n")
     print("| graph | graphloom `bench loader` | DGL process (graph, features, sampling) |")
     print("|---|---|---|")
     for name, figures in memory.items():
         dgl = f"{figures['DGL']:.2f} GB" if figures["DGL"] else "not run"
         print(f"| {name} | {figures['graphloom']:.2f} GB | {dgl} |")
-    print("\n## Distributed (2 loopback servers, `graphloom bench dist`, ER 1M)\n")
+    print("\n## Distributed\n\n`graphloom bench dist` on ER 1M: 2 parts, each served on loopback.\n")
     print("```")
     print("\n".join(bench.distributed(args.er)))
     print("```")
-    print("\n## Python loader (`python -m graphloom.bench loader`, ER 1M)\n")
+    print("\n## Python loader\n\n`python -m graphloom.bench loader` on ER 1M.\n")
     print("```")
     print("\n".join(bench.python_loader(args.er)))
     print("```")
