@@ -72,7 +72,7 @@ TEST(CliMovieLens, LightGcnBeatsPopularityOnTheRandomSplit) {
 // The temporal split: 47 of its 74 test users rated nothing before the test period, and tastes
 // drift. Time-aware training with the recency-weighted popularity prior lets LightGCN and
 // relational GraphSAGE beat plain popularity clearly; they stay near recency-weighted
-// popularity, their prior (docs/benchmarks.md has the figures).
+// popularity, their prior.
 TEST(CliMovieLens, TimeAwareModelsBeatPopularityOnTheTemporalSplit) {
   GL_REQUIRE_SHARED_DATASET(movielens, "movielens_small");
   testing::TempDir dir;
