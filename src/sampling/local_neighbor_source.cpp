@@ -18,6 +18,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/graph/transforms.h"
+#include "sampling_limits.h"
 
 namespace graphloom::sampling {
 namespace {
@@ -219,20 +220,6 @@ void read_column_bounds(const KernelType& kernel, const int64_t* seed, int64_t n
   }
 }
 
-// Turns the per-seed pick counts in indptr[1..] into offsets, refusing a total over
-// `max_picks` (or past int64) before the caller allocates the output: the counts come from the
-// request (with replacement, seeds x fanout), not from the graph.
-void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t max_picks) {
-  for (int64_t i = 0; i < num_seeds; ++i) {
-    if (__builtin_add_overflow(indptr[i], indptr[i + 1], &indptr[i + 1]) ||
-        indptr[i + 1] > max_picks) {
-      throw LimitError("max_picks", fmt::format("({}) is below the picks of {} seeds with "
-                                                "fanout {} (passed at seed {})",
-                                                max_picks, num_seeds, fanout, i + 1));
-    }
-  }
-}
-
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
                         uint64_t random_key, int64_t first_node, int64_t max_picks) {
@@ -376,17 +363,6 @@ SampledEdges run_any_kernel(const graph::CscGraph& graph, const at::Tensor& seed
     default:
       return run_typed_kernel<Index, Weight, kReplace, kWeighted, int64_t>(graph, seeds, fanout,
                                                                            options);
-  }
-}
-
-void check_fanout(int64_t fanout, bool replace, const char* field) {
-  if (fanout < -1) {
-    throw OptionError(field, fmt::format("must be -1 (all neighbors) or >= 0, got {}", fanout));
-  }
-  if (replace && fanout > kMaxReplacementFanout) {
-    throw LimitError(field, fmt::format("with replacement must be at most {} (each seed gets "
-                                        "exactly that many picks, whatever its degree), got {}",
-                                        kMaxReplacementFanout, fanout));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
+#include "sampling_limits.h"
 
 namespace graphloom::sampling {
 
@@ -32,14 +33,7 @@ NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOp
     : source_(source), options_(std::move(options)) {
   GL_CHECK(source_ != nullptr, "NeighborSampler needs a neighbor source");
   check_fanouts(options_.fanouts);
-  for (const int64_t fanout : options_.fanouts) {
-    if (options_.replace && fanout > kMaxReplacementFanout) {
-      throw LimitError("fanouts",
-                       fmt::format("with replacement must be at most {} (each node "
-                                   "gets exactly that many picks), got {}",
-                                   kMaxReplacementFanout, fmt::join(options_.fanouts, ",")));
-    }
-  }
+  for (const int64_t fanout : options_.fanouts) check_fanout(fanout, options_.replace, "fanouts");
   GL_CHECK(options_.edge_type_fanouts.empty() ||
                options_.edge_type_fanouts.size() == options_.fanouts.size(),
            "per-edge-type fanouts name {} layers but fanouts name {}",

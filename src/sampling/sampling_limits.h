@@ -1,0 +1,18 @@
+// The sampling front's limits (internal to the sampling module): the bound on fanouts with
+// replacement and the overflow-checked pick budget of one call (SampleOptions::max_picks).
+#pragma once
+
+#include <cstdint>
+
+namespace graphloom::sampling {
+
+// OptionError for a fanout below -1, LimitError (naming `field`) for one with replacement above
+// kMaxReplacementFanout.
+void check_fanout(int64_t fanout, bool replace, const char* field);
+
+// Turns the per-seed pick counts in indptr[1..] into offsets, refusing a total over
+// `max_picks` (or past int64) with LimitError before the caller allocates the output: the
+// counts come from the request (with replacement, seeds x fanout), not from the graph.
+void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t max_picks);
+
+}  // namespace graphloom::sampling
