@@ -27,6 +27,35 @@ if(NOT Torch_DIR)
   # The torch folder itself too: TorchConfig's find_library calls then take its lib/ before
   # a libtorch in the system's folders (Debian's libtorch-dev, if installed).
   list(PREPEND CMAKE_PREFIX_PATH ${torch_prefix})
+  # A CUDA wheel's TorchConfig looks for libnvrtc in the CUDA toolkit, which here lacks it; the
+  # wheel carries its own beside its CUDA runtime (site-packages/nvidia/cu13/lib).
+  list(GET torch_prefix 1 torch_dir)
+  file(GLOB wheel_nvrtc "${torch_dir}/../nvidia/cu*/lib/libnvrtc.so.*[0-9]")
+  if(wheel_nvrtc AND NOT CUDA_nvrtc_LIBRARY)
+    list(GET wheel_nvrtc 0 wheel_nvrtc)
+    set(CUDA_nvrtc_LIBRARY "${wheel_nvrtc}" CACHE FILEPATH "libnvrtc of the CUDA wheel")
+  endif()
+endif()
+# A CUDA wheel's TorchConfig finds the CUDA toolkit from nvcc's folder, and /usr/local/bin/nvcc
+# may be a wrapper script outside it: name the toolkit itself (CUDA_HOME, else /usr/local/cuda).
+# A CPU wheel ignores these.
+if(NOT CUDA_TOOLKIT_ROOT_DIR)
+  set(cuda_home "/usr/local/cuda")
+  if(DEFINED ENV{CUDA_HOME})
+    set(cuda_home "$ENV{CUDA_HOME}")
+  endif()
+  if(EXISTS "${cuda_home}/bin/nvcc")
+    set(CUDA_TOOLKIT_ROOT_DIR "${cuda_home}" CACHE PATH "The CUDA toolkit")
+    set(CUDAToolkit_ROOT "${cuda_home}")
+    if(NOT CMAKE_CUDA_COMPILER)
+      set(CMAKE_CUDA_COMPILER "${cuda_home}/bin/nvcc" CACHE FILEPATH "nvcc")
+    endif()
+  endif()
+endif()
+# Without a list TorchConfig probes the machine's GPUs with a test program, which fails on a
+# machine without one and under C++20; graphloom's own kernels take GRAPHLOOM_CUDA_ARCHITECTURES.
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
 endif()
 find_package(Torch REQUIRED)
 message(STATUS "graphloom: libtorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")

@@ -10,11 +10,13 @@
 #include <cstring>
 #include <thread>
 
+#include "graphloom/base/device.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/system.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/features/dataset_rows.h"
+#include "graphloom/features/device_rows.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/dataset.h"
@@ -23,6 +25,7 @@
 #include "graphloom/sampling/item_sampler.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"
+#include "graphloom/sampling/tensor_neighbor_source.h"
 
 namespace graphloom::benchmarks {
 namespace {
@@ -104,9 +107,80 @@ void bench_encoded_gather(const at::Tensor& table, const at::Tensor& ids, int re
   }
 }
 
+bool same_blocks(const sampling::MiniBatch& a, const sampling::MiniBatch& b) {
+  if (a.blocks.size() != b.blocks.size()) return false;
+  for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+    const sampling::Block& x = a.blocks[l];
+    const sampling::Block& y = b.blocks[l];
+    if (!at::equal(x.src_ids, y.src_ids.cpu()) || !at::equal(x.indptr, y.indptr.cpu()) ||
+        !at::equal(x.indices, y.indices.cpu()) || !at::equal(x.edge_ids, y.edge_ids.cpu()))
+      return false;
+  }
+  return true;
+}
+
+// The tensor-op sampler on `device`, one caller (its ops are parallel on the CPU and
+// asynchronous on a GPU), against the C++ kernel's `reference` figure; the first batches are
+// compared block for block with the C++ sampler's.
+void bench_tensor_sampler(const io::Dataset& dataset, const sampling::NeighborSampler& cpp,
+                          const std::vector<at::Tensor>& seeds, int64_t total,
+                          const SamplingBenchOptions& o, const SamplingFigures& reference) {
+  const c10::Device device = parse_device(o.device);
+  const sampling::TensorNeighborSource source(dataset.graph, device);
+  const sampling::NeighborSampler sampler(
+      &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
+  const int64_t checked = std::min<int64_t>(total, 8);
+  int64_t equal = 0;
+  for (int64_t i = 0; i < checked; ++i) {
+    equal += same_blocks(cpp.sample(seeds[i], 0, i), sampler.sample(seeds[i], 0, i));
+  }
+  sampler.sample(seeds[0].to(device), 0, 0);  // warm-up
+  int64_t edges = 0, done = 0;
+  Timer timer;
+  for (int64_t i = 0; i < total; ++i) {
+    const sampling::MiniBatch batch = sampler.sample(seeds[i].to(device), 0, i);
+    edges += batch.num_sampled_edges();  // reads sizes only: the last batch syncs below
+    done += batch.seeds.numel();
+    if (i + 1 == total) batch.blocks.front().src_ids.sum().item<int64_t>();
+  }
+  const double seconds = timer.seconds();
+  fmt::print("  tensor-op sampler on {}: {:.0f} seeds/s, {:.3g} sampled edges/s; {:.2f}x the "
+             "C++ kernel; blocks equal to the C++ sampler's in {} of {} batches\n",
+             device.str(), done / seconds, edges / seconds,
+             (done / seconds) / (reference.seeds / reference.seconds), equal, checked);
+}
+
+// Each feature placement's gather of `ids` onto `device` (GB/s), the rows checked against the
+// CPU gather once.
+void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int repeats,
+                         const std::string& device_name, double cpu_seconds) {
+  const c10::Device device = parse_device(device_name);
+  const at::Tensor want = table.index_select(0, ids);
+  const double bytes = static_cast<double>(want.nbytes());
+  fmt::print("  onto {} ({} rows, median of {}):\n", device.str(), ids.numel(), repeats);
+  for (const auto placement : {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
+                               features::FeaturePlacement::kDevice}) {
+    const features::DeviceRows rows(table, device, placement);
+    const at::Tensor device_ids = ids.to(device);
+    const bool equal = at::equal(rows.gather(device_ids).cpu(), want);  // also the warm-up
+    std::vector<double> seconds;
+    for (int r = 0; r < repeats; ++r) {
+      Timer timer;
+      rows.gather(device_ids).sum().item<double>();  // waits for the device
+      seconds.push_back(timer.seconds());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    fmt::print("  {:<8} {:>8.2f} GB/s  {:.2f}x the CPU gather  rows equal: {}\n",
+               features::feature_placement_name(placement), bytes / median / 1e9,
+               cpu_seconds / median, equal ? "yes" : "NO");
+  }
+}
+
 }  // namespace
 
 void run_sample_bench(const SamplingBenchOptions& o) {
+  if (!o.device.empty()) parse_device(o.device);  // refuse before the long part
   const io::Dataset dataset = load_or_generate(o.data);
   const sampling::LocalNeighborSource source(dataset.graph);
   const sampling::NeighborSampler sampler(
@@ -143,10 +217,12 @@ void run_sample_bench(const SamplingBenchOptions& o) {
                r.seeds / r.seconds, plain_rate, static_cast<double>(r.edges) / total);
     fmt::print("  typed / untyped sampled edges/s: {:.2f}\n", typed_rate / plain_rate);
   }
+  if (!o.device.empty()) bench_tensor_sampler(dataset, sampler, seeds, total, o, f);
   print_rss();
 }
 
 void run_gather_bench(const GatherBenchOptions& o) {
+  if (!o.device.empty()) parse_device(o.device);  // refuse before the long part
   const int repeats = o.repeats;
   const io::Dataset dataset = load_or_generate(o.data, /*tables_in_memory=*/!o.memory_map);
   GL_CHECK(dataset.node_features.count("feat"), "bench gather needs a node feature named 'feat'");
@@ -203,6 +279,7 @@ void run_gather_bench(const GatherBenchOptions& o) {
   if (table.scalar_type() == at::kFloat && table.dim() == 2) {
     bench_encoded_gather(table, ids, repeats, gather);
   }
+  if (!o.device.empty()) bench_device_gather(table, ids, repeats, o.device, gather);
   print_rss();
 }
 

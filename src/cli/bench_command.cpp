@@ -28,12 +28,19 @@ void add_sampling_flags(CLI::App* cmd, benchmarks::SamplingBenchOptions& o) {
   cmd->add_option("--seed", o.seed, "Random seed");
 }
 
+void add_device_flag(CLI::App* cmd, std::string& device, const char* what) {
+  cmd->add_option("--device", device, what);
+}
+
 void add_sampling_benchmarks(CLI::App* bench) {
   {
     auto o = std::make_shared<benchmarks::SamplingBenchOptions>();
     CLI::App* cmd = bench->add_subcommand(
         "sample", "Multi-layer neighbor sampling throughput: seeds/s and sampled edges/s");
     add_sampling_flags(cmd, *o);
+    add_device_flag(cmd, o->device,
+                    "Also sample with the tensor-op sampler on this device (cpu, cuda, cuda:N): "
+                    "seeds/s against the C++ kernel, blocks checked against its batches");
     cmd->callback([o] { benchmarks::run_sample_bench(*o); });
   }
   {
@@ -48,6 +55,9 @@ void add_sampling_benchmarks(CLI::App* bench) {
     cmd->add_flag("--memory-map", o->memory_map,
                   "Gather from the feature file's memory map (4 KB pages) instead of the table "
                   "read into memory on huge pages, as training does");
+    add_device_flag(cmd, o->device,
+                    "Also gather the rows onto this CUDA device (cuda, cuda:N) with each feature "
+                    "placement: cpu (staged), pinned (zero-copy), device (resident)");
     cmd->callback([o] { benchmarks::run_gather_bench(*o); });
   }
   {

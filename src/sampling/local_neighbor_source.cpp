@@ -23,9 +23,6 @@
 namespace graphloom::sampling {
 namespace {
 
-// Floyd's algorithm checks membership by scanning the picks so far: O(k^2), best for small k.
-constexpr int64_t kFloydMaxPicks = 64;
-
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 class Kernel {
  public:

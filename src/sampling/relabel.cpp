@@ -17,6 +17,7 @@ RelabelWorkspace::RelabelWorkspace(int64_t num_nodes)
     : table(empty_on_huge_pages({num_nodes}, at::kInt).fill_(-1)) {}
 
 Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWorkspace& workspace) {
+  if (!neighbors.is_cpu()) return relabel_with_tensor_ops(dst.to(neighbors.device()), neighbors);
   const int64_t num_dst = dst.numel();
   const int64_t num_picks = neighbors.numel();
   const int64_t* dst_ptr = dst.data_ptr<int64_t>();
@@ -52,6 +53,34 @@ Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWor
   }
   for (int64_t i = 0; i < count; ++i) table[src[i]] = -1;
   return {src_ids.slice(0, 0, count), indices};
+}
+
+
+// Sorting dst and the picks together (stably) groups each node's occurrences with its first
+// one in front; numbering the groups by the position of that first occurrence gives the table
+// pass's first-appearance order.
+Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neighbors) {
+  const int64_t num_dst = dst.numel();
+  const at::Tensor all = at::cat({dst, neighbors});
+  if (all.numel() == 0) return {all, neighbors.clone()};
+  const auto [sorted, order] = all.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const at::Tensor starts_group =
+      at::cat({at::ones({1}, sorted.options().dtype(at::kBool)),
+               sorted.slice(0, 1) != sorted.slice(0, 0, sorted.numel() - 1)});
+  const at::Tensor group = starts_group.cumsum(0) - 1;
+  const at::Tensor first_position = order.masked_select(starts_group);
+  const auto [src_positions, group_by_rank] = first_position.sort();
+  at::Tensor local_of_group = at::empty_like(group_by_rank);
+  local_of_group.index_put_({group_by_rank}, at::arange(group_by_rank.numel(), order.options()));
+  at::Tensor local = at::empty_like(order);
+  local.index_put_({order}, local_of_group.index_select(0, group));
+  // Distinct destinations number themselves 0..num_dst-1; the first that does not repeats one.
+  const at::Tensor repeated =
+      (local.slice(0, 0, num_dst) != at::arange(num_dst, order.options())).nonzero();
+  if (repeated.numel() > 0) {
+    GL_THROW("duplicate seed node {} in one mini-batch", dst[repeated[0][0]].item<int64_t>());
+  }
+  return {all.index_select(0, src_positions), local.slice(0, num_dst)};
 }
 
 }  // namespace graphloom::sampling

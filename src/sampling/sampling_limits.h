@@ -1,10 +1,16 @@
 // The sampling front's limits (internal to the sampling module): the bound on fanouts with
-// replacement and the overflow-checked pick budget of one call (SampleOptions::max_picks).
+// replacement, the overflow-checked pick budget of one call (SampleOptions::max_picks), and
+// the switch between the two algorithms both uniform kernels (C++ and tensor ops) share.
 #pragma once
 
 #include <cstdint>
 
 namespace graphloom::sampling {
+
+// Without replacement, up to this many picks are drawn by Floyd's algorithm (which checks
+// membership by scanning the picks so far, O(k^2): best for small k), more by a partial
+// Fisher-Yates. The tensor sampler follows the same switch to draw the same numbers.
+constexpr int64_t kFloydMaxPicks = 64;
 
 // OptionError for a fanout below -1, LimitError (naming `field`) for one with replacement above
 // kMaxReplacementFanout.

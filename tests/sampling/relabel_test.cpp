@@ -56,6 +56,11 @@ TEST_P(RelabelTest, MatchesTheReferenceAndLeavesTheTableClean) {
     expect_relabeled(dst, picks, relabel(dst, picks, workspace));
     expect_clean(workspace);
   }
+  // The device path (sorting, in tensor ops) numbers the sources exactly as the table does.
+  const Relabeled by_table = relabel(dst, picks, workspace);
+  const Relabeled by_sorting = relabel_with_tensor_ops(dst, picks);
+  EXPECT_TRUE(at::equal(by_table.src_ids, by_sorting.src_ids));
+  EXPECT_TRUE(at::equal(by_table.indices, by_sorting.indices));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, RelabelTest,
@@ -78,6 +83,13 @@ TEST(Relabel, RepeatedDestinationThrowsNamingItAndLeavesTheWorkspaceClean) {
         << error.what();
   }
   expect_clean(workspace);
+  try {
+    relabel_with_tensor_ops(at::tensor({7, 4, 9, 4}, at::kLong), picks);
+    FAIL() << "expected graphloom::Error from the tensor-op relabeling";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("duplicate seed node 4"), std::string::npos)
+        << error.what();
+  }
   const at::Tensor good = at::tensor({4, 9}, at::kLong);
   expect_relabeled(good, picks, relabel(good, picks, workspace));
 }

@@ -16,6 +16,9 @@ struct SamplingBenchOptions {
   int64_t batches = 200;                     // mini-batches to measure
   bool replace = false;                      // sample with replacement
   uint64_t seed = 0;
+  // Also sample with the tensor-op sampler on this device ("cpu", "cuda", "cuda:N"), against
+  // the C++ kernel's figure and checked block for block against its batches; empty: no.
+  std::string device;
 };
 
 // `bench gather`.
@@ -26,6 +29,9 @@ struct GatherBenchOptions {
   // Gather from the feature file's memory map (4 KB pages) instead of the table read into
   // memory on huge pages, as training does.
   bool memory_map = false;
+  // Also gather the rows onto this device ("cuda", "cuda:N") with each feature placement
+  // (cpu staging, pinned zero-copy, device-resident); empty: no.
+  std::string device;
 };
 
 // `bench loader`.

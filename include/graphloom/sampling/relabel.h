@@ -28,7 +28,12 @@ struct Relabeled {
 };
 
 // Relabels `neighbors` (global ids) against `dst` (distinct global ids). Throws
-// graphloom::Error on a repeated destination node.
+// graphloom::Error on a repeated destination node. Picks on a device other than the CPU are
+// relabeled there, by relabel_with_tensor_ops (the workspace is then unused).
 Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWorkspace& workspace);
+
+// The same relabeling by sorting, in tensor ops that run on any device: the same src_ids and
+// indices as the table pass. Throws graphloom::Error on a repeated destination node.
+Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neighbors);
 
 }  // namespace graphloom::sampling

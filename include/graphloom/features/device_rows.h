@@ -1,0 +1,62 @@
+// DeviceRows: a host feature matrix read onto a device, by one of three placements (GraphBolt's
+// pinned/UVA features, DGL's `graph.to(device)`), all behind one gather call.
+//
+//   cpu     gather on the CPU into a pinned staging buffer, then a non-blocking copy;
+//   pinned  the matrix's own host memory (process memory, a partition's shared memory or an
+//           mmap) is registered as pinned (cudaHostRegister) and a CUDA kernel reads the rows
+//           straight into device memory by zero-copy (UVA): no CPU gather;
+//   device  the whole matrix is copied to the device once.
+//
+// On the CPU device every placement is a plain gather: pinned memory is plain memory there, so
+// the same calls run (and are tested) on a machine without a GPU.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+namespace graphloom::features {
+
+enum class FeaturePlacement { kAuto, kCpu, kPinned, kDevice };
+
+// "auto", "cpu", "pinned", "device"; throws OptionError(field) for anything else.
+FeaturePlacement feature_placement_from_name(const std::string& name,
+                                             const char* field = "feature_placement");
+std::string feature_placement_name(FeaturePlacement placement);
+
+// What kAuto means for a matrix of `table_bytes` on a device with `free_device_bytes` free: the
+// whole matrix on the device when it takes at most half the free memory (the rest is for the
+// model and the batches), else pinned. On the CPU device: cpu.
+FeaturePlacement choose_feature_placement(int64_t table_bytes, int64_t free_device_bytes,
+                                          c10::Device device);
+
+class DeviceRows {
+ public:
+  // `table`: [num_rows, ...] in host memory, contiguous; kept alive (and, when pinned,
+  // registered) for the lifetime of this object. Throws OptionError("feature_placement") for a
+  // placement this build or device cannot give, and OptionError("device") for a device it
+  // cannot use.
+  DeviceRows(at::Tensor table, c10::Device device, FeaturePlacement placement);
+  ~DeviceRows();
+  DeviceRows(const DeviceRows&) = delete;
+  DeviceRows& operator=(const DeviceRows&) = delete;
+
+  // Rows `ids` (int64, on any device) as a tensor on device(). Throws RangeError naming the
+  // first id outside [0, num_rows).
+  at::Tensor gather(const at::Tensor& ids) const;
+
+  c10::Device device() const { return device_; }
+  FeaturePlacement placement() const { return placement_; }
+  int64_t num_rows() const { return host_table_.size(0); }
+
+ private:
+  at::Tensor host_table_;
+  at::Tensor device_table_;  // kDevice only
+  c10::Device device_;
+  FeaturePlacement placement_;
+  bool registered_ = false;  // this object registered host_table_'s memory (kPinned)
+};
+
+}  // namespace graphloom::features

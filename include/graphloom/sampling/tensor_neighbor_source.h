@@ -1,0 +1,43 @@
+// TensorNeighborSource: uniform one-hop neighbor sampling written once over ATen tensor ops,
+// so that it runs wherever the graph's tensors live (the CPU, or a CUDA device's memory).
+//
+// It returns exactly what LocalNeighborSource returns for the same graph, seeds and options:
+// every seed draws from the same keyed xoshiro stream (base/random.h), emulated lane by lane in
+// int64 tensor arithmetic, and picks by the same algorithms (all neighbors when they fit, Floyd
+// up to 64 picks, a partial Fisher-Yates above, Lemire's bounded draws). A batch sampled on a
+// GPU can therefore be checked bit for bit against the CPU kernel.
+//
+// A seed costs one stream and `fanout` draws only when it has more neighbors than the fanout;
+// a hub's other edges are never touched. Not covered yet (OptionError): weighted sampling,
+// typed graphs (per-edge-type fanouts) and out-edge sampling.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "graphloom/graph/csc_graph.h"
+#include "graphloom/sampling/neighbor_source.h"
+
+namespace graphloom::sampling {
+
+class TensorNeighborSource : public NeighborSource {
+ public:
+  // Copies the CSC's indptr, indices and edge ids to `device` (no copy when already there).
+  // Throws graphloom::Error when the device is not available.
+  TensorNeighborSource(const graph::CscGraph& graph, c10::Device device);
+
+  int64_t num_nodes() const override { return num_nodes_; }
+  // Seeds may live on any device; the result lives on device().
+  SampledEdges sample_neighbors(const at::Tensor& seeds, int64_t fanout,
+                                const SampleOptions& options) const override;
+  c10::Device device() const { return device_; }
+
+ private:
+  c10::Device device_;
+  int64_t num_nodes_;
+  at::Tensor indptr_;    // int64 [num_nodes + 1]
+  at::Tensor indices_;   // int32 or int64 [num_edges]
+  at::Tensor edge_ids_;  // int64 [num_edges], or undefined: a pick's id is its position
+};
+
+}  // namespace graphloom::sampling

@@ -1,0 +1,96 @@
+// DeviceRows (device_rows.h): the three placements of a feature matrix behind one gather. The
+// CUDA-only steps go through the seam in cuda/uva.h, which a build without CUDA fills with
+// refusals; on the CPU device no placement reaches it.
+#include "graphloom/features/device_rows.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "cuda/uva.h"
+#include "graphloom/base/device.h"
+#include "graphloom/base/error.h"
+
+namespace graphloom::features {
+
+FeaturePlacement feature_placement_from_name(const std::string& name, const char* field) {
+  if (name == "auto") return FeaturePlacement::kAuto;
+  if (name == "cpu") return FeaturePlacement::kCpu;
+  if (name == "pinned") return FeaturePlacement::kPinned;
+  if (name == "device") return FeaturePlacement::kDevice;
+  throw OptionError(field, fmt::format("must be auto, cpu, pinned or device, got '{}'", name));
+}
+
+std::string feature_placement_name(FeaturePlacement placement) {
+  switch (placement) {
+    case FeaturePlacement::kAuto: return "auto";
+    case FeaturePlacement::kCpu: return "cpu";
+    case FeaturePlacement::kPinned: return "pinned";
+    case FeaturePlacement::kDevice: return "device";
+  }
+  return "unknown";
+}
+
+FeaturePlacement choose_feature_placement(int64_t table_bytes, int64_t free_device_bytes,
+                                          c10::Device device) {
+  if (device.is_cpu()) return FeaturePlacement::kCpu;
+  return table_bytes <= free_device_bytes / 2 ? FeaturePlacement::kDevice
+                                              : FeaturePlacement::kPinned;
+}
+
+DeviceRows::DeviceRows(at::Tensor table, c10::Device device, FeaturePlacement placement)
+    : host_table_(std::move(table)), device_(device), placement_(placement) {
+  require_device(device);
+  GL_CHECK(host_table_.defined() && host_table_.dim() >= 1 && host_table_.is_cpu(),
+           "DeviceRows needs a host matrix of at least one dimension");
+  host_table_ = host_table_.contiguous();
+  if (placement_ == FeaturePlacement::kAuto) {
+    const int64_t bytes = host_table_.numel() * host_table_.element_size();
+    placement_ = choose_feature_placement(
+        bytes, device.is_cpu() ? 0 : cuda::free_device_bytes(device), device);
+  }
+  if (device.is_cpu()) return;  // every placement is the plain gather
+  if (placement_ == FeaturePlacement::kDevice) {
+    device_table_ = host_table_.to(device);
+  } else if (placement_ == FeaturePlacement::kPinned && host_table_.numel() > 0) {
+    registered_ = cuda::register_host_memory(
+        host_table_.data_ptr(), static_cast<std::size_t>(host_table_.numel()) *
+                                    static_cast<std::size_t>(host_table_.element_size()));
+  }
+}
+
+DeviceRows::~DeviceRows() {
+  if (registered_) cuda::unregister_host_memory(host_table_.data_ptr());
+}
+
+at::Tensor DeviceRows::gather(const at::Tensor& ids) const {
+  GL_CHECK(ids.scalar_type() == at::kLong && ids.dim() == 1,
+           "row ids must be a 1-D int64 tensor, got {} with {} dims",
+           c10::toString(ids.scalar_type()), ids.dim());
+  if (ids.numel() > 0) {
+    const int64_t low = ids.min().item<int64_t>();
+    const int64_t high = ids.max().item<int64_t>();
+    GL_CHECK_AS(RangeError, low >= 0 && high < num_rows(), "row id {} is outside [0, {})",
+                low < 0 ? low : high, num_rows());
+  }
+  if (device_.is_cpu()) return host_table_.index_select(0, ids.cpu());
+  switch (placement_) {
+    case FeaturePlacement::kDevice:
+      return device_table_.index_select(0, ids.to(device_));
+    case FeaturePlacement::kPinned:
+      return cuda::gather_registered_rows(host_table_, ids.to(device_), device_);
+    default: {
+      // Gathered on the CPU into pinned memory, so that the copy can overlap compute.
+      at::Tensor staged = at::empty(
+          [&] {
+            std::vector<int64_t> shape = host_table_.sizes().vec();
+            shape[0] = ids.numel();
+            return shape;
+          }(),
+          host_table_.options().pinned_memory(true));
+      at::index_select_out(staged, host_table_, 0, ids.cpu());
+      return staged.to(device_, /*non_blocking=*/true);
+    }
+  }
+}
+
+}  // namespace graphloom::features

@@ -1,0 +1,98 @@
+// The CUDA paths against their CPU counterparts, bit for bit: the tensor sampler on a device
+// against the C++ kernel, and each feature placement's gather against index_select. ctest
+// label `cuda`; without a CUDA build or a GPU every test reports SKIPPED by name.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <vector>
+
+#include "graphloom/base/device.h"
+#include "graphloom/features/device_rows.h"
+#include "graphloom/graph/build.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/tensor_neighbor_source.h"
+
+namespace graphloom {
+namespace {
+
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) {
+      GTEST_SKIP() << "SKIPPED: no CUDA device (a CUDA build of graphloom and a GPU are needed)";
+    }
+  }
+  const c10::Device device_{c10::DeviceType::CUDA, 0};
+};
+
+graph::CscGraph hub_graph() {
+  at::manual_seed(11);
+  graph::CooInput input;
+  const at::Tensor hub_edges = at::zeros({5000}, at::kLong);
+  input.src = at::cat({at::randint(3000, {60000}, at::kLong), at::randint(3000, {5000}, at::kLong)});
+  input.dst = at::cat({at::randint(3000, {60000}, at::kLong), hub_edges});
+  input.num_nodes = 3000;
+  input.keep_edge_ids = true;
+  return graph::csc_from_coo(input);
+}
+
+TEST_F(Cuda, TensorSamplerOnTheDevicePicksWhatTheCppKernelPicks) {
+  const graph::CscGraph graph = hub_graph();
+  const sampling::LocalNeighborSource cpp(graph);
+  const sampling::TensorNeighborSource gpu(graph, device_);
+  const at::Tensor seeds = at::cat({at::zeros({3}, at::kLong), at::randint(3000, {2000}, at::kLong)});
+  for (const bool replace : {false, true}) {
+    for (const int64_t fanout : {-1, 1, 10, 25, 100}) {
+      sampling::SampleOptions options;
+      options.replace = replace;
+      options.random_key = 77 + static_cast<uint64_t>(fanout);
+      const sampling::SampledEdges want = cpp.sample_neighbors(seeds, fanout, options);
+      const sampling::SampledEdges got = gpu.sample_neighbors(seeds.to(device_), fanout, options);
+      ASSERT_TRUE(got.neighbors.is_cuda());
+      EXPECT_TRUE(at::equal(want.indptr, got.indptr.cpu())) << replace << " " << fanout;
+      EXPECT_TRUE(at::equal(want.neighbors, got.neighbors.cpu())) << replace << " " << fanout;
+      EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << replace << " " << fanout;
+    }
+  }
+}
+
+// Row sizes that take each word width of the kernel: 16-byte, 4-byte and single bytes.
+std::vector<at::Tensor> tables() {
+  at::manual_seed(5);
+  return {at::randn({5000, 64}), at::randn({5000, 3}), at::randint(-9, 9, {5000, 3}, at::kChar),
+          at::randn({5000, 5, 2}).to(at::kHalf)};
+}
+
+TEST_F(Cuda, EveryPlacementGathersTheRowsIndexSelectGathers) {
+  const at::Tensor ids = at::randint(5000, {4096}, at::kLong);
+  for (const at::Tensor& table : tables()) {
+    for (const auto placement : {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
+                                 features::FeaturePlacement::kDevice, features::FeaturePlacement::kAuto}) {
+      const features::DeviceRows rows(table, device_, placement);
+      const at::Tensor got = rows.gather(ids.to(device_));
+      ASSERT_TRUE(got.is_cuda());
+      EXPECT_TRUE(at::equal(got.cpu(), table.index_select(0, ids)))
+          << features::feature_placement_name(placement) << " " << table.sizes();
+    }
+  }
+}
+
+TEST_F(Cuda, PinnedPlacementReadsAMappedMatrixInPlace) {
+  // An mmap stands for a partition's shared memory or a memory-mapped .npy file.
+  const int64_t rows = 1000, dim = 33;
+  const std::size_t bytes = rows * dim * sizeof(float);
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  {
+    const at::Tensor table = at::from_blob(memory, {rows, dim}, at::kFloat);
+    table.copy_(at::randn({rows, dim}));
+    const features::DeviceRows placed(table, device_, features::FeaturePlacement::kPinned);
+    const at::Tensor ids = at::randint(rows, {777}, at::kLong);
+    EXPECT_TRUE(at::equal(placed.gather(ids).cpu(), table.index_select(0, ids)));
+  }
+  ::munmap(memory, bytes);
+}
+
+}  // namespace
+}  // namespace graphloom

@@ -1,0 +1,78 @@
+// DeviceRows on the CPU device (every placement is a plain gather there) and the placement
+// rules; the CUDA placements themselves are checked by tests/cuda on a machine with a GPU.
+#include "graphloom/features/device_rows.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "graphloom/base/device.h"
+#include "graphloom/base/error.h"
+
+namespace graphloom::features {
+namespace {
+
+const c10::Device kCpu(c10::DeviceType::CPU);
+
+TEST(FeaturePlacement, NamesRoundTripAndUnknownNamesAreRefusedByField) {
+  for (const char* name : {"auto", "cpu", "pinned", "device"}) {
+    EXPECT_EQ(feature_placement_name(feature_placement_from_name(name)), name);
+  }
+  try {
+    feature_placement_from_name("gpu", "--feature-placement");
+    ADD_FAILURE() << "gpu parsed";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "--feature-placement");
+  }
+}
+
+TEST(FeaturePlacement, AutoPutsAMatrixOnTheDeviceOnlyWhenHalfTheFreeMemoryHoldsIt) {
+  const c10::Device cuda(c10::DeviceType::CUDA, 0);
+  EXPECT_EQ(choose_feature_placement(100, 1000, kCpu), FeaturePlacement::kCpu);
+  EXPECT_EQ(choose_feature_placement(500, 1000, cuda), FeaturePlacement::kDevice);
+  EXPECT_EQ(choose_feature_placement(501, 1000, cuda), FeaturePlacement::kPinned);
+}
+
+TEST(DeviceRows, EveryPlacementGathersTheRowsOnTheCpu) {
+  at::manual_seed(3);
+  const at::Tensor ids = at::tensor({int64_t{5}, int64_t{0}, int64_t{5}, int64_t{99}});
+  for (const at::Tensor& table :
+       {at::randn({100, 7}), at::randn({100, 3, 2}).to(at::kHalf),
+        at::randint(-100, 100, {100, 5}, at::kChar), at::randint(9, {100}, at::kLong)}) {
+    for (const auto placement : {FeaturePlacement::kAuto, FeaturePlacement::kCpu,
+                                 FeaturePlacement::kPinned, FeaturePlacement::kDevice}) {
+      const DeviceRows rows(table, kCpu, placement);
+      const at::Tensor got = rows.gather(ids);
+      EXPECT_TRUE(got.device().is_cpu());
+      EXPECT_TRUE(at::equal(got, table.index_select(0, ids)))
+          << feature_placement_name(placement) << " " << table.sizes();
+    }
+  }
+  const DeviceRows rows(at::randn({10, 4}), kCpu, FeaturePlacement::kAuto);
+  EXPECT_EQ(rows.placement(), FeaturePlacement::kCpu);
+  EXPECT_EQ(rows.gather(at::empty({0}, at::kLong)).sizes(), (std::vector<int64_t>{0, 4}));
+}
+
+TEST(DeviceRows, IdsOutsideTheMatrixAreRangeErrorsNamingTheId) {
+  const DeviceRows rows(at::randn({10, 4}), kCpu, FeaturePlacement::kCpu);
+  try {
+    rows.gather(at::tensor({int64_t{3}, int64_t{10}}));
+    ADD_FAILURE() << "id 10 of 10 rows gathered";
+  } catch (const RangeError& e) {
+    EXPECT_NE(std::string(e.what()).find("row id 10"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(rows.gather(at::tensor({-1}).to(at::kLong)), RangeError);
+  EXPECT_THROW(rows.gather(at::tensor({1}).to(at::kInt)), Error);
+}
+
+TEST(DeviceRows, ACudaDeviceWithoutOneIsAnOptionErrorOnTheDevice) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  try {
+    const DeviceRows rows(at::randn({10, 4}), c10::Device("cuda:0"), FeaturePlacement::kPinned);
+    ADD_FAILURE() << "placed on a CUDA device that is not there";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "device");
+  }
+}
+
+}  // namespace
+}  // namespace graphloom::features

@@ -1,0 +1,180 @@
+// The tensor-op sampler on the CPU against the C++ kernel: the same streams, the same picks,
+// the same blocks, bit for bit; and its refusals.
+#include "graphloom/sampling/tensor_neighbor_source.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "graphloom/base/error.h"
+#include "graphloom/base/random.h"
+#include "graphloom/graph/build.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+#include "sampling_fixtures.h"
+#include "tensor_random_streams.h"  // internal to the sampling module
+
+namespace graphloom::sampling {
+namespace {
+
+const c10::Device kCpu(c10::DeviceType::CPU);
+
+std::vector<int64_t> to_vector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).cpu().contiguous();
+  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+}
+
+// Every kind of column at once: nodes without in-edges, short columns, columns a little above
+// and below the fanouts, and hubs of 300-2000 in-edges; edge ids a permutation.
+graph::CscGraph mixed_degree_graph(int64_t nodes = 400) {
+  at::manual_seed(7);
+  std::vector<at::Tensor> src, dst;
+  src.push_back(at::randint(nodes, {3 * nodes}, at::kLong));
+  dst.push_back(at::randint(nodes / 2, {3 * nodes}, at::kLong));  // the upper half has none
+  for (const int64_t hub : {int64_t{3}, int64_t{11}, int64_t{50}}) {
+    const int64_t degree = 300 + 850 * (hub % 3);
+    src.push_back(at::randint(nodes, {degree}, at::kLong));
+    dst.push_back(at::full({degree}, hub, at::kLong));
+  }
+  graph::CooInput input;
+  input.src = at::cat(src);
+  input.dst = at::cat(dst);
+  input.num_nodes = nodes;
+  input.keep_edge_ids = true;
+  graph::CscGraph graph = graph::csc_from_coo(input);
+  graph.edge_ids = at::randperm(graph.num_edges(), at::kLong);
+  return graph;
+}
+
+void expect_same(const SampledEdges& want, const SampledEdges& got, const std::string& what) {
+  EXPECT_EQ(to_vector(want.indptr), to_vector(got.indptr)) << what;
+  EXPECT_EQ(to_vector(want.neighbors), to_vector(got.neighbors)) << what;
+  ASSERT_EQ(want.edge_ids.defined(), got.edge_ids.defined()) << what;
+  if (want.edge_ids.defined()) {
+    EXPECT_EQ(to_vector(want.edge_ids), to_vector(got.edge_ids)) << what;
+  }
+}
+
+TEST(TensorRandomStreams, DrawExactlyWhatTheScalarStreamsDraw) {
+  const std::vector<uint64_t> keys = {0, 1, 42, 0x8000000000000000ULL, ~uint64_t{0},
+                                      stream_key({5, 9})};
+  at::Tensor key_tensor = at::empty({static_cast<int64_t>(keys.size())}, at::kLong);
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    key_tensor[static_cast<int64_t>(i)] = static_cast<int64_t>(keys[i]);
+  // Bounds near 2^62 reject about a quarter of their draws: the redraws must match too.
+  const std::vector<int64_t> bounds = {1, 2, 3, 1000, (int64_t{1} << 40) + 7,
+                                       (int64_t{1} << 62) + 12345, (int64_t{1} << 62) + 1};
+  TensorRandomStreams streams(key_tensor);
+  std::vector<RandomStream> scalar;
+  for (const uint64_t key : keys) scalar.emplace_back(key);
+  const at::Tensor all = at::ones({key_tensor.numel()}, at::kBool);
+  for (int round = 0; round < 40; ++round) {
+    const int64_t bound = bounds[round % bounds.size()];
+    // Odd rounds draw in every other lane only; the others must not advance.
+    const at::Tensor active = round % 2 == 0 ? all : at::arange(key_tensor.numel()) % 2 == 0;
+    const std::vector<int64_t> got =
+        to_vector(streams.uniform(at::full({key_tensor.numel()}, bound, at::kLong), active));
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!active[static_cast<int64_t>(i)].item<bool>()) continue;
+      EXPECT_EQ(static_cast<uint64_t>(got[i]), scalar[i].uniform(static_cast<uint64_t>(bound)))
+          << "round " << round << " lane " << i << " bound " << bound;
+    }
+  }
+}
+
+TEST(TensorRandomStreams, KeysAreTheScalarStreamKeys) {
+  const at::Tensor parts = at::tensor({int64_t{0}, int64_t{17}, int64_t{-1}, int64_t{1} << 50});
+  const std::vector<int64_t> got = to_vector(stream_keys(99, parts));
+  for (int64_t i = 0; i < parts.numel(); ++i) {
+    EXPECT_EQ(static_cast<uint64_t>(got[i]),
+              stream_key({99, static_cast<uint64_t>(parts[i].item<int64_t>())}));
+  }
+}
+
+TEST(TensorNeighborSource, PicksWhatTheCppKernelPicksForEveryFanoutAndMode) {
+  const graph::CscGraph graph = mixed_degree_graph();
+  const LocalNeighborSource cpp(graph);
+  const TensorNeighborSource tensor(graph, kCpu);
+  // Duplicates, hubs, empty columns, in no particular order.
+  const at::Tensor seeds = at::cat({at::randint(graph.num_nodes, {300}, at::kLong),
+                                    at::tensor({int64_t{3}, int64_t{11}, int64_t{50},
+                                                int64_t{3}, int64_t{399}})});
+  for (const bool replace : {false, true}) {
+    for (const int64_t fanout : {-1, 0, 1, 2, 5, 10, 25, 64, 65, 200}) {
+      for (const bool edge_ids : {true, false}) {
+        SampleOptions options;
+        options.replace = replace;
+        options.random_key = 1234 + static_cast<uint64_t>(fanout);
+        options.edge_ids = edge_ids;
+        expect_same(cpp.sample_neighbors(seeds, fanout, options),
+                    tensor.sample_neighbors(seeds, fanout, options),
+                    fmt::format("replace {} fanout {} edge ids {}", replace, fanout, edge_ids));
+      }
+    }
+  }
+}
+
+TEST(TensorNeighborSource, KeysAPartitionsStreamsByGlobalId) {
+  graph::CscGraph graph = mixed_degree_graph();
+  graph.edge_ids = at::Tensor();  // ids are then CSC positions
+  const LocalNeighborSource cpp(graph);
+  const TensorNeighborSource tensor(graph, kCpu);
+  SampleOptions options;
+  options.first_node = 1000;
+  options.random_key = 5;
+  const at::Tensor seeds = at::arange(1000, 1400, at::kLong);
+  for (const int64_t fanout : {3, 10, 80}) {
+    expect_same(cpp.sample_neighbors(seeds, fanout, options),
+                tensor.sample_neighbors(seeds, fanout, options), fmt::format("fanout {}", fanout));
+  }
+}
+
+TEST(TensorNeighborSource, NeighborSamplerBuildsTheSameBlocksOnEitherSource) {
+  const graph::CscGraph graph = testing::random_graph(2000, 30000, 3);
+  const LocalNeighborSource cpp(graph);
+  const TensorNeighborSource tensor(graph, kCpu);
+  NeighborSamplerOptions options;
+  options.fanouts = {5, 10, 15};
+  options.seed = 77;
+  const NeighborSampler cpp_sampler(&cpp, options);
+  const NeighborSampler tensor_sampler(&tensor, options);
+  const at::Tensor seeds = at::randperm(2000, at::kLong).slice(0, 0, 64);
+  for (uint64_t batch = 0; batch < 3; ++batch) {
+    const MiniBatch want = cpp_sampler.sample(seeds, 2, batch);
+    const MiniBatch got = tensor_sampler.sample(seeds, 2, batch);
+    ASSERT_EQ(want.blocks.size(), got.blocks.size());
+    for (std::size_t l = 0; l < want.blocks.size(); ++l) {
+      EXPECT_EQ(to_vector(want.blocks[l].src_ids), to_vector(got.blocks[l].src_ids));
+      EXPECT_EQ(to_vector(want.blocks[l].indptr), to_vector(got.blocks[l].indptr));
+      EXPECT_EQ(to_vector(want.blocks[l].indices), to_vector(got.blocks[l].indices));
+      EXPECT_EQ(to_vector(want.blocks[l].edge_ids), to_vector(got.blocks[l].edge_ids));
+    }
+  }
+}
+
+TEST(TensorNeighborSource, RefusesWhatItCannotSampleYetAndBadRequestsByName) {
+  const graph::CscGraph graph = testing::star_graph(100, at::ones({100}, at::kFloat));
+  const TensorNeighborSource tensor(graph, kCpu);
+  const at::Tensor seeds = at::zeros({4}, at::kLong);
+  SampleOptions weighted;
+  weighted.weighted = true;
+  EXPECT_THROW(tensor.sample_neighbors(seeds, 5, weighted), OptionError);
+  SampleOptions out_edges;
+  out_edges.direction = EdgeDirection::kOut;
+  EXPECT_THROW(tensor.sample_neighbors(seeds, 5, out_edges), OptionError);
+  EXPECT_THROW(tensor.sample_neighbors(at::tensor({int64_t{101}}), 5, {}), RangeError);
+  EXPECT_THROW(tensor.sample_neighbors(seeds, -2, {}), OptionError);
+  SampleOptions small_budget;
+  small_budget.max_picks = 19;
+  EXPECT_THROW(tensor.sample_neighbors(seeds, 5, small_budget), LimitError);
+  try {
+    const TensorNeighborSource on_cuda(graph, c10::Device("cuda:0"));
+    // Only a machine with a GPU gets here; the cuda tests check that path.
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "device");
+  }
+}
+
+}  // namespace
+}  // namespace graphloom::sampling
