@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: install what is missing, build, run ctest (the
 # C++ tests and python/tests, which ctest runs with pytest), then the unit and integration
-# tests again under ASan + UBSan in their own build (scripts/test-sanitizers.sh address).
+# tests again under ASan + UBSan in their own build (scripts/test-sanitizers.sh address), and
+# compiles the CUDA code against the CUDA torch, running its tests (scripts/build-cuda.sh
+# check: SKIPPED without a GPU), so that a broken kernel fails the suite.
 # Tests that need ../shared/datasets report SKIPPED when it is absent.
 # Ends with one line of seconds per stage, so that drift shows at once.
 set -euo pipefail
@@ -21,4 +23,5 @@ stage install install
 stage build bash scripts/build.sh
 stage ctest bash -c 'cd build && ctest --output-on-failure --timeout 900 -j "$(nproc)"'
 stage sanitizers bash scripts/test-sanitizers.sh address
+stage cuda bash scripts/build-cuda.sh check
 echo "test.sh stages: ${times[*]/%/ |} total $SECONDS s"
