@@ -5,6 +5,7 @@
 #include "aggregate_kernels.h"
 #include "graphloom/base/error.h"
 #include "graphloom/nn/sparse_ops.h"
+#include "tensor_sparse_ops.h"
 
 namespace graphloom::nn {
 namespace {
@@ -106,6 +107,15 @@ at::Tensor out_degrees(const BlockView& block) {
   return at::bincount(block.indices, {}, block.num_src);
 }
 
+namespace {
+thread_local bool generic_ops = false;
+}  // namespace
+
+bool use_native_kernels(const at::Tensor& x) { return x.is_cpu() && !generic_ops; }
+
+GenericOpsScope::GenericOpsScope() : previous_(generic_ops) { generic_ops = true; }
+GenericOpsScope::~GenericOpsScope() { generic_ops = previous_; }
+
 at::Tensor full_precision(const at::Tensor& x) {
   const auto dtype = x.scalar_type();
   return dtype == at::kBFloat16 || dtype == at::kHalf ? x.to(at::kFloat) : x;
@@ -128,8 +138,10 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& input, Reduce red
         weight.sizes());
     w = weight.reshape({block.num_edges(), x3.size(1)}).to(x.scalar_type()).contiguous();
   }
-  const at::Tensor out = AggregateFunction::apply(x3, w, block.indptr, block.indices, block.num_src,
-                                                  static_cast<int64_t>(reduce));
+  const at::Tensor out =
+      use_native_kernels(x3) ? AggregateFunction::apply(x3, w, block.indptr, block.indices, block.num_src,
+                                             static_cast<int64_t>(reduce))
+                  : tensor_ops::aggregate(block, x3, reduce, w);
   return x.dim() == 2 ? out.squeeze(1) : out;
 }
 

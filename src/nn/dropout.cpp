@@ -191,12 +191,14 @@ void relu_dropout_gradient(const uint64_t* positive, const at::Tensor& grad_y, i
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool training) {
   GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
   if (!training || p == 0) return x;
+  if (!use_native_kernels(x)) return at::dropout(x, p, /*train=*/true);
   return DropoutFunction::apply(full_precision(x), static_cast<int64_t>(next_dropout_key()), p);
 }
 
 at::Tensor relu_dropout(const at::Tensor& x, double p, bool training) {
   GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
   if (!training) return at::relu(x);
+  if (!use_native_kernels(x)) return at::dropout(at::relu(x), p, /*train=*/true);
   // With p = 0 every element is kept (no key drawn, as fast_dropout): still one bit saved
   // per element instead of relu's saved output.
   const uint64_t key = p > 0 ? next_dropout_key() : 0;

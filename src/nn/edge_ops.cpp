@@ -8,6 +8,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/nn/sparse_ops.h"
+#include "tensor_sparse_ops.h"
 
 namespace graphloom::nn {
 namespace {
@@ -132,6 +133,7 @@ at::Tensor edge_add(const BlockView& block, const at::Tensor& a, const at::Tenso
                b.size(0) == block.num_dst(),
            "edge_add: expected a [num_src = {}, H] and b [num_dst = {}, H], got {} and {}",
            block.num_src, block.num_dst(), a.sizes(), b.sizes());
+  if (!use_native_kernels(a)) return tensor_ops::edge_add(block, full_precision(a), full_precision(b));
   return EdgeAddFunction::apply(full_precision(a).contiguous(), full_precision(b).contiguous(),
                                 block.indptr, block.indices);
 }
@@ -139,6 +141,7 @@ at::Tensor edge_add(const BlockView& block, const at::Tensor& a, const at::Tenso
 at::Tensor edge_softmax(const BlockView& block, const at::Tensor& scores) {
   GL_CHECK(scores.dim() == 2 && scores.size(0) == block.num_edges(),
            "edge_softmax: scores must be [E = {}, H], got {}", block.num_edges(), scores.sizes());
+  if (!use_native_kernels(scores)) return tensor_ops::edge_softmax(block, full_precision(scores));
   return EdgeSoftmaxFunction::apply(full_precision(scores).contiguous(), block.indptr);
 }
 

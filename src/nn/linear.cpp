@@ -13,6 +13,7 @@
 #include "dropout_mask.h"
 #include "graphloom/base/error.h"
 #include "graphloom/nn/dropout.h"
+#include "graphloom/nn/sparse_ops.h"
 
 namespace graphloom::nn {
 namespace {
@@ -132,7 +133,7 @@ class LinearReluDropoutFunction : public torch::autograd::Function<LinearReluDro
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (at::autocast::is_autocast_enabled(at::kCPU)) {
+  if (at::autocast::is_autocast_enabled(at::kCPU) || !use_native_kernels(x)) {
     return bias.defined() ? at::addmm(bias, x, weight.t()) : at::mm(x, weight.t());
   }
   return LinearFunction::apply(x.contiguous(), weight, bias_or_empty(bias, weight));
@@ -141,7 +142,7 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 at::Tensor linear_relu_dropout(const at::Tensor& x, const at::Tensor& weight,
                                const at::Tensor& bias, double p, bool training) {
   if (!training) return at::relu(linear(x, weight, bias));
-  if (at::autocast::is_autocast_enabled(at::kCPU))
+  if (at::autocast::is_autocast_enabled(at::kCPU) || !use_native_kernels(x))
     return relu_dropout(linear(x, weight, bias), p, training);
   GL_CHECK(p >= 0 && p < 1, "dropout probability must be in [0, 1), got {}", p);
   const uint64_t key = p > 0 ? detail::next_dropout_key() : 0;  // as relu_dropout draws it

@@ -10,6 +10,7 @@
 #include "aggregate_kernels.h"
 #include "graphloom/base/error.h"
 #include "graphloom/nn/sparse_ops.h"
+#include "tensor_sparse_ops.h"
 
 namespace graphloom::nn {
 namespace {
@@ -86,6 +87,7 @@ at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& input, R
   GL_CHECK(x.dim() == 2 && x.is_floating_point() && (table || x.size(0) == block.num_src),
            "self_and_neighbors: x must be a float tensor [num_src = {}, F], got {}", block.num_src,
            x.sizes());
+  if (!use_native_kernels(x)) return tensor_ops::self_and_neighbors(block, x, reduce);
   const BlockView edges = table ? block.over_table(x.size(0)) : block;
   const at::Tensor dst_rows = table ? block.source_rows.slice(0, 0, block.num_dst()).contiguous()
                                     : at::empty({0}, at::kLong);

@@ -13,6 +13,24 @@ namespace graphloom::nn {
 
 enum class Reduce { kSum, kMean, kMax };
 
+// Whether graphloom's native CPU kernels (message passing, dense products, dropout) run on x:
+// when it lives on the CPU, unless a GenericOpsScope is active on this thread. Tensors on any
+// other device always take ATen's generic ops (differentiated by ATen's autograd).
+bool use_native_kernels(const at::Tensor& x);
+
+// While one lives, this thread's layers take the generic path on the CPU too: what a GPU
+// runs, so that it can be tested against the native kernels on a machine without one.
+class GenericOpsScope {
+ public:
+  GenericOpsScope();
+  ~GenericOpsScope();
+  GenericOpsScope(const GenericOpsScope&) = delete;
+  GenericOpsScope& operator=(const GenericOpsScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // The native kernels work in float32/float64: inputs in a 16-bit float (from bfloat16 autocast
 // of the dense layers) are widened, so sums over many neighbors keep full precision.
 at::Tensor full_precision(const at::Tensor& x);
