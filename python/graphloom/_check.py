@@ -123,3 +123,27 @@ def path(name, value):
         return os.fspath(value)
     except TypeError as error:
         raise _bad(name, f"{name} must be a path, got {type(value).__name__}") from error
+
+
+def device(name, value):
+    """A torch.device from None (the CPU), a name or a torch.device; a CUDA device must be
+    usable by this process's torch."""
+    if value is None:
+        return torch.device("cpu")
+    try:
+        result = torch.device(value)
+    except (RuntimeError, TypeError) as error:
+        raise _bad(name, f"{name} must be 'cpu', 'cuda', 'cuda:N' or a torch.device, got "
+                         f"{value!r} ({error})") from None
+    if result.type == "cpu":
+        return result
+    if result.type != "cuda":
+        raise _bad(name, f"{name}={value!r}: graphloom delivers batches to 'cpu' or 'cuda' devices")
+    if not torch.cuda.is_available():
+        build = f"CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        raise _bad(name, f"{name}={value!r}: this torch ({torch.__version__}, {build}) sees no "
+                         f"CUDA device; pass device='cpu'")
+    if result.index is not None and result.index >= torch.cuda.device_count():
+        raise _bad(name, f"{name}={value!r}: this machine has {torch.cuda.device_count()} CUDA "
+                         f"device(s)")
+    return result

@@ -56,7 +56,19 @@ class Block:
 
     def dst_positions(self):
         """int64 ``[num_edges]``: each edge's destination, as a position in ``src_ids``."""
-        return torch.repeat_interleave(torch.arange(self.num_dst), self.indptr.diff())
+        return torch.repeat_interleave(torch.arange(self.num_dst, device=self.indptr.device),
+                                       self.indptr.diff())
+
+    def to(self, device, non_blocking=False):
+        """This block with every tensor on ``device`` (DGL's ``block.to(device)``); a new
+        Block, unless everything already lives there."""
+        moved = object.__new__(Block)
+        moved.num_dst = self.num_dst
+        for name in ("src_ids", "indptr", "indices", "edge_ids", "edge_types"):
+            value = getattr(self, name)
+            setattr(moved, name,
+                    None if value is None else value.to(device, non_blocking=non_blocking))
+        return moved
 
     def edge_index(self):
         """``[2, num_edges]`` local (source position, destination position) pairs, PyG's
@@ -92,6 +104,19 @@ class MiniBatch:
     @property
     def batch_size(self):
         return self.seeds.numel()
+
+    def to(self, device, non_blocking=False):
+        """This batch with its seeds, blocks, features and labels on ``device`` (a new
+        MiniBatch; PyG's ``Data.to``, DGL's ``block.to``)."""
+        moved = object.__new__(MiniBatch)
+        moved.__dict__.update(self.__dict__)
+        move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
+        moved.seeds = move(self.seeds)
+        moved.blocks = [block.to(device, non_blocking) for block in self.blocks]
+        moved.input_nodes = move(self.input_nodes)
+        moved.input_features = {name: move(rows) for name, rows in self.input_features.items()}
+        moved.labels = move(self.labels)
+        return moved
 
     def num_sampled_nodes(self):
         """Nodes first reached at each hop, seeds first (PyG's ``num_sampled_nodes``)."""
@@ -197,6 +222,17 @@ class MiniBatch:
                 f"input_features={ {k: list(v.shape) for k, v in self.input_features.items()} })")
 
 
+def _to_device(batch, device):
+    """The batch on a CUDA device, copied from pinned memory so that the copies overlap."""
+    pinned = batch.to("cpu")
+    for name in ("seeds", "input_nodes", "labels"):
+        value = getattr(pinned, name)
+        if value is not None:
+            setattr(pinned, name, value.pin_memory())
+    pinned.input_features = {k: v.pin_memory() for k, v in pinned.input_features.items()}
+    return pinned.to(device, non_blocking=True)
+
+
 def _csr_by_target(edge_index, num_nodes):
     """The transposed adjacency of `edge_index`, whose targets are in ascending order, as a
     torch CSR tensor: the row pointer is the targets' running count."""
@@ -241,6 +277,9 @@ class DataLoader:
             distributed item samplers split them (default: torch.distributed's rank and world
             size when it is initialized, else 0 and 1; on a DistGraph 0 and 1, since
             ``node_split`` already gave each trainer its share).
+        device: where the batches are delivered (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a
+            ``torch.device``; default: the CPU, where they are prepared). On a CUDA device each
+            batch is pinned and copied without blocking (GraphBolt's ``copy_to``).
 
     ``len(loader)`` is the number of batches per epoch; each iteration runs the next epoch.
     Leaving an epoch early (``break``, an exception, Ctrl-C) stops the threads; so does
@@ -251,9 +290,11 @@ class DataLoader:
                  shuffle: bool = False, drop_last: bool = False,
                  features: Sequence[str] = ("feat",), labels: bool = True,
                  num_workers: int = 1, prefetch: int = 2, seed: int = 0,
-                 rank: Optional[int] = None, world_size: Optional[int] = None):
+                 rank: Optional[int] = None, world_size: Optional[int] = None,
+                 device: Any = None):
         from .distributed import DistGraph
 
+        self.device = _check.device("device", device)
         if isinstance(source, Dataset):
             num_nodes = source.num_nodes
             has_feature = source.node_features.__contains__
@@ -318,6 +359,7 @@ class DataLoader:
                 batch = self._impl.next()
                 if batch is None:
                     return
-                yield MiniBatch(batch, self._label_rows)
+                batch = MiniBatch(batch, self._label_rows)
+                yield batch if self.device.type == "cpu" else _to_device(batch, self.device)
         finally:
             self._impl.cancel()

@@ -217,3 +217,44 @@ def test_sage_conv_adds_the_mean_of_the_in_neighbors(planted):
         sources = block.indices[block.indptr[d]: block.indptr[d + 1]]
         expected = h[d] + 2 * h[sources].mean(0)
         assert torch.allclose(out[d], expected, atol=1e-5)
+
+
+def test_batches_move_to_a_device_whole(planted):
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[3, 3])
+    loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=50,
+                                  device="cpu")
+    assert loader.device == torch.device("cpu")
+    batch = next(iter(loader))
+    moved = batch.to(torch.device("cpu"))
+    assert moved is not batch
+    for a, b in zip(batch.blocks, moved.blocks):
+        assert torch.equal(a.indices, b.indices) and a.num_dst == b.num_dst
+        assert torch.equal(a.edge_index(), b.edge_index())
+    assert torch.equal(moved.input_features["feat"], batch.input_features["feat"])
+    assert torch.equal(moved.labels, batch.labels)
+    # meta tensors stand in for a device's: every tensor moves, none is left behind.
+    on_meta = batch.to("meta")
+    assert on_meta.seeds.device.type == "meta"
+    assert all(b.indptr.device.type == "meta" for b in on_meta.blocks)
+    assert on_meta.input_features["feat"].device.type == "meta"
+
+
+@pytest.mark.parametrize("device, message", [
+    ("gpu", "must be 'cpu', 'cuda'"),
+    ("meta", "'cpu' or 'cuda'"),
+])
+def test_a_device_the_loader_cannot_deliver_to_is_an_option_error(planted, device, message):
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[2])
+    with pytest.raises(ValueError, match=message) as raised:
+        graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=8,
+                             device=device)
+    assert raised.value.field == "device"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_cuda_without_a_gpu_says_why(planted):
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[2])
+    with pytest.raises(ValueError, match="sees no CUDA device") as raised:
+        graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=8,
+                             device="cuda")
+    assert raised.value.field == "device"

@@ -144,10 +144,11 @@ void bench_tensor_sampler(const io::Dataset& dataset, const sampling::NeighborSa
     if (i + 1 == total) batch.blocks.front().src_ids.sum().item<int64_t>();
   }
   const double seconds = timer.seconds();
-  fmt::print("  tensor-op sampler on {}: {:.0f} seeds/s, {:.3g} sampled edges/s; {:.2f}x the "
-             "C++ kernel; blocks equal to the C++ sampler's in {} of {} batches\n",
-             device.str(), done / seconds, edges / seconds,
-             (done / seconds) / (reference.seeds / reference.seconds), equal, checked);
+  fmt::print(
+      "  tensor-op sampler on {}: {:.0f} seeds/s, {:.3g} sampled edges/s; {:.2f}x the "
+      "C++ kernel; blocks equal to the C++ sampler's in {} of {} batches\n",
+      device.str(), done / seconds, edges / seconds,
+      (done / seconds) / (reference.seeds / reference.seconds), equal, checked);
 }
 
 // Each feature placement's gather of `ids` onto `device` (GB/s), the rows checked against the
@@ -158,8 +159,9 @@ void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int rep
   const at::Tensor want = table.index_select(0, ids);
   const double bytes = static_cast<double>(want.nbytes());
   fmt::print("  onto {} ({} rows, median of {}):\n", device.str(), ids.numel(), repeats);
-  for (const auto placement : {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
-                               features::FeaturePlacement::kDevice}) {
+  for (const auto placement :
+       {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
+        features::FeaturePlacement::kDevice}) {
     const features::DeviceRows rows(table, device, placement);
     const at::Tensor device_ids = ids.to(device);
     const bool equal = at::equal(rows.gather(device_ids).cpu(), want);  // also the warm-up
@@ -172,7 +174,7 @@ void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int rep
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
     fmt::print("  {:<8} {:>8.2f} GB/s  {:.2f}x the CPU gather  rows equal: {}\n",
-               features::feature_placement_name(placement), bytes / median / 1e9,
+               name_of(placement), bytes / median / 1e9,
                cpu_seconds / median, equal ? "yes" : "NO");
   }
 }

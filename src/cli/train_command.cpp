@@ -141,8 +141,19 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "the number of layers")
       ->delimiter(',');
   add_enum_option(cmd, "--precision", o.precision,
-                  "fp32, or bf16: dense layers in bfloat16 (CPU autocast), sparse aggregation and "
-                  "the loss in float32");
+                  "fp32; bf16 or fp16: dense layers in that type (autocast on the training "
+                  "device), sparse aggregation and the loss in float32; fp16 adds dynamic loss "
+                  "scaling (steps with inf/NaN gradients are skipped)");
+  cmd->add_option("--device", o.device,
+                  "Train the model on this device: cpu, cuda or cuda:N (a CUDA build of "
+                  "graphloom, see the README); sampling and feature gathering stay on the CPU "
+                  "and each batch is copied to the device (node classification)");
+  add_enum_option(cmd, "--feature-placement", o.feature_placement,
+                  "How input features reach --device: cpu (gathered into each batch, then "
+                  "copied), pinned (the matrix registered as pinned host memory, rows read by "
+                  "the GPU through zero-copy), device (the whole matrix on the GPU), or auto "
+                  "(device when it takes at most half the GPU's free memory, else pinned; cpu on "
+                  "the CPU). pinned and device need a local dataset with uncompressed features");
   cmd->add_flag("--checkpoint-layers", o.model.checkpoint_layers,
                 "Recompute each layer's activations in backward instead of keeping them: less "
                 "memory for deep models, one more forward per step");

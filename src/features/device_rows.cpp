@@ -12,24 +12,6 @@
 
 namespace graphloom::features {
 
-FeaturePlacement feature_placement_from_name(const std::string& name, const char* field) {
-  if (name == "auto") return FeaturePlacement::kAuto;
-  if (name == "cpu") return FeaturePlacement::kCpu;
-  if (name == "pinned") return FeaturePlacement::kPinned;
-  if (name == "device") return FeaturePlacement::kDevice;
-  throw OptionError(field, fmt::format("must be auto, cpu, pinned or device, got '{}'", name));
-}
-
-std::string feature_placement_name(FeaturePlacement placement) {
-  switch (placement) {
-    case FeaturePlacement::kAuto: return "auto";
-    case FeaturePlacement::kCpu: return "cpu";
-    case FeaturePlacement::kPinned: return "pinned";
-    case FeaturePlacement::kDevice: return "device";
-  }
-  return "unknown";
-}
-
 FeaturePlacement choose_feature_placement(int64_t table_bytes, int64_t free_device_bytes,
                                           c10::Device device) {
   if (device.is_cpu()) return FeaturePlacement::kCpu;

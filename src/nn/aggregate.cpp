@@ -138,10 +138,10 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& input, Reduce red
         weight.sizes());
     w = weight.reshape({block.num_edges(), x3.size(1)}).to(x.scalar_type()).contiguous();
   }
-  const at::Tensor out =
-      use_native_kernels(x3) ? AggregateFunction::apply(x3, w, block.indptr, block.indices, block.num_src,
-                                             static_cast<int64_t>(reduce))
-                  : tensor_ops::aggregate(block, x3, reduce, w);
+  const at::Tensor out = use_native_kernels(x3)
+                             ? AggregateFunction::apply(x3, w, block.indptr, block.indices,
+                                                        block.num_src, static_cast<int64_t>(reduce))
+                             : tensor_ops::aggregate(block, x3, reduce, w);
   return x.dim() == 2 ? out.squeeze(1) : out;
 }
 

@@ -133,7 +133,8 @@ at::Tensor edge_add(const BlockView& block, const at::Tensor& a, const at::Tenso
                b.size(0) == block.num_dst(),
            "edge_add: expected a [num_src = {}, H] and b [num_dst = {}, H], got {} and {}",
            block.num_src, block.num_dst(), a.sizes(), b.sizes());
-  if (!use_native_kernels(a)) return tensor_ops::edge_add(block, full_precision(a), full_precision(b));
+  if (!use_native_kernels(a))
+    return tensor_ops::edge_add(block, full_precision(a), full_precision(b));
   return EdgeAddFunction::apply(full_precision(a).contiguous(), full_precision(b).contiguous(),
                                 block.indptr, block.indices);
 }

@@ -92,14 +92,20 @@ torch::Tensor GraphConvImpl::forward(const BlockView& block, const torch::Tensor
   const torch::Tensor sampled = in_degrees(block).clamp_min(1).to(dtype).unsqueeze(1);
   if (graph_in_degrees_.defined()) {
     GL_CHECK(block.src_ids.defined(), "GraphConv with graph degrees needs the block's src_ids");
-    const at::Tensor dst_ids = block.src_ids.slice(0, 0, block.num_dst());
-    src_norm = graph_out_degrees_.index_select(0, block.src_ids)
+    // The whole graph's degrees stay in host memory; a batch on a device reads its rows there.
+    const at::Tensor src_ids = block.src_ids.to(graph_out_degrees_.device());
+    const at::Tensor dst_ids = src_ids.slice(0, 0, block.num_dst());
+    src_norm = graph_out_degrees_.index_select(0, src_ids)
+                   .to(x.device())
                    .clamp_min(1)
                    .to(dtype)
                    .pow(-0.5)
                    .unsqueeze(1);
-    const torch::Tensor dst_degree =
-        graph_in_degrees_.index_select(0, dst_ids).clamp_min(1).to(dtype).unsqueeze(1);
+    const torch::Tensor dst_degree = graph_in_degrees_.index_select(0, dst_ids)
+                                         .to(x.device())
+                                         .clamp_min(1)
+                                         .to(dtype)
+                                         .unsqueeze(1);
     dst_norm = dst_degree.pow(0.5) / sampled;  // d^-1/2 * (d / sampled)
   } else {
     src_norm = out_degrees(block).clamp_min(1).to(dtype).pow(-0.5).unsqueeze(1);

@@ -12,6 +12,11 @@
 
 namespace graphloom::nn {
 
+c10::Device GnnModel::device() const {
+  const auto all = parameters();
+  return all.empty() ? c10::Device(c10::DeviceType::CPU) : all.front().device();
+}
+
 torch::Tensor GnnModel::forward(const std::vector<sampling::Block>& blocks, torch::Tensor x,
                                 const at::Tensor& x_rows) {
   GL_CHECK(static_cast<int64_t>(blocks.size()) == num_layers(),

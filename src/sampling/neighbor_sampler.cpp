@@ -14,12 +14,6 @@
 
 namespace graphloom::sampling {
 
-int64_t MiniBatch::num_sampled_edges() const {
-  int64_t total = 0;
-  for (const Block& block : blocks) total += block.num_edges();
-  return total;
-}
-
 void check_fanouts(const std::vector<int64_t>& fanouts) {
   if (fanouts.empty()) throw OptionError("fanouts", "must name at least one layer (e.g. 10,10,10)");
   for (const int64_t fanout : fanouts) {

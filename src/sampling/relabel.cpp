@@ -55,7 +55,6 @@ Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWor
   return {src_ids.slice(0, 0, count), indices};
 }
 
-
 // Sorting dst and the picks together (stably) groups each node's occurrences with its first
 // one in front; numbering the groups by the position of that first occurrence gives the table
 // pass's first-appearance order.

@@ -135,12 +135,12 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
     if (lanes.numel() > 0) {
       TensorRandomStreams rng(stream_keys(options.random_key, global.index_select(0, lanes)));
       const at::Tensor lane_degree = degree.index_select(0, lanes);
-      const at::Tensor picked =
-          options.replace            ? picks_with_replacement(rng, lane_degree, fanout)
-          : fanout <= kFloydMaxPicks ? floyd_picks(rng, lane_degree, fanout)
-                                     : fisher_yates_picks(rng, lane_degree, fanout);
-      const at::Tensor slots = out.indptr.index_select(0, lanes).unsqueeze(1) +
-                               at::arange(fanout, begin.options());
+      const at::Tensor picked = options.replace ? picks_with_replacement(rng, lane_degree, fanout)
+                                : fanout <= kFloydMaxPicks
+                                    ? floyd_picks(rng, lane_degree, fanout)
+                                    : fisher_yates_picks(rng, lane_degree, fanout);
+      const at::Tensor slots =
+          out.indptr.index_select(0, lanes).unsqueeze(1) + at::arange(fanout, begin.options());
       positions.index_put_({slots.flatten()},
                            (begin.index_select(0, lanes).unsqueeze(1) + picked).flatten());
     }

@@ -37,15 +37,16 @@ at::Tensor multiply_high(const at::Tensor& x, const at::Tensor& y) {
   const at::Tensor low_low = x_low * y_low;
   const at::Tensor low_high = x_low * y_high;
   const at::Tensor high_low = x_high * y_low;
-  const at::Tensor cross =
-      shift_right(low_low, 32) + at::bitwise_and(low_high, kLow32) + at::bitwise_and(high_low, kLow32);
+  const at::Tensor cross = shift_right(low_low, 32) + at::bitwise_and(low_high, kLow32) +
+                           at::bitwise_and(high_low, kLow32);
   return x_high * y_high + shift_right(low_high, 32) + shift_right(high_low, 32) +
          shift_right(cross, 32);
 }
 
 // 2^64 mod b for 1 <= b < 2^63, which is what `-b % b` computes on uint64_t.
 at::Tensor two_to_64_mod(const at::Tensor& b) {
-  const at::Tensor two_to_63_mod = at::remainder(at::remainder(at::full_like(b, std::numeric_limits<int64_t>::max()), b) + 1, b);
+  const at::Tensor two_to_63_mod =
+      at::remainder(at::remainder(at::full_like(b, std::numeric_limits<int64_t>::max()), b) + 1, b);
   return at::remainder(two_to_63_mod * 2, b);
 }
 
@@ -72,7 +73,7 @@ TensorRandomStreams::TensorRandomStreams(const at::Tensor& keys) {
 }
 
 at::Tensor TensorRandomStreams::next(const at::Tensor& active) {
-  at::Tensor (&s)[4] = state_;
+  at::Tensor(&s)[4] = state_;
   const at::Tensor result = rotate_left(s[1] * 5, 7) * 9;
   const at::Tensor t = shift_left(s[1], 17);
   at::Tensor s2 = at::bitwise_xor(s[2], s[0]);

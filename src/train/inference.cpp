@@ -42,6 +42,7 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
   show_progress = show_progress && (!distributed || group->rank() == 0);
   const int64_t batches = (last - first + batch_size - 1) / batch_size;
   RowReader layer_inputs = inputs;
+  const c10::Device device = model.device();
   for (int64_t layer = 0; layer < model.num_layers(); ++layer) {
     ProgressBar progress(fmt::format("inference layer {}/{}", layer + 1, model.num_layers()),
                          batches, "batches");
@@ -50,8 +51,11 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
       const int64_t end = std::min(last, begin + batch_size);
       const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
       const sampling::Block& block = one_hop.blocks[0];
+      // On a GPU each chunk's block and input rows go to the device and its output comes back.
+      const at::Tensor x = layer_inputs(block.src_ids).to(device);
       out.write(begin,
-                model.layer_forward(layer, nn::BlockView::of(block), layer_inputs(block.src_ids)));
+                model.layer_forward(layer, nn::BlockView::of(sampling::to_device(block, device)), x)
+                    .to(at::kCPU));
       if (show_progress) progress.advance(1, end - begin);
     }
     if (show_progress) progress.finish();

@@ -353,6 +353,11 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 
 LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, distributed::ProcessGroup* group) {
+  if (options.device != "cpu") {
+    throw OptionError("device", fmt::format("{}: link prediction trains on the cpu only so far "
+                                            "(node classification takes a GPU)",
+                                            options.device));
+  }
   Trainer trainer(options, group, inputs.epoch_counters);
   LinkPredictionTask task(inputs, options, link, group);
   const FitResult fit = trainer.fit(task);

@@ -7,8 +7,10 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/features/device_rows.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/train/dataset_inputs.h"
@@ -20,18 +22,20 @@
 namespace graphloom::train {
 namespace {
 
-// bfloat16 autocast of the dense layers on CPU while it lives (thread-local, as autocast is);
-// the sparse kernels widen their inputs back to float32.
+// Autocast of the dense layers on the training device while it lives (thread-local, as
+// autocast is), in bfloat16 or float16; the sparse kernels widen their inputs back to float32.
 class AutocastScope {
  public:
-  explicit AutocastScope(bool enabled) : enabled_(enabled) {
+  AutocastScope(Precision precision, c10::Device device)
+      : enabled_(precision != Precision::kFp32), device_type_(device.type()) {
     if (!enabled_) return;
-    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(device_type_,
+                                     precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
+    at::autocast::set_autocast_enabled(device_type_, true);
   }
   ~AutocastScope() {
     if (!enabled_) return;
-    at::autocast::set_autocast_enabled(at::kCPU, false);
+    at::autocast::set_autocast_enabled(device_type_, false);
     at::autocast::clear_cache();
   }
   AutocastScope(const AutocastScope&) = delete;
@@ -39,6 +43,7 @@ class AutocastScope {
 
  private:
   bool enabled_;
+  c10::DeviceType device_type_;
 };
 
 using nn::full_precision;
@@ -57,8 +62,11 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
   at::Tensor out = at::zeros({n, model.output_dim(model.num_layers() - 1)}, at::kFloat);
   for (int64_t begin = first; begin < last; begin += batch_size) {
     const int64_t end = std::min(last, begin + batch_size);
-    const sampling::MiniBatch batch = sampler.sample(nodes.slice(0, begin, end), ~0ULL, begin);
-    out.slice(0, begin, end).copy_(model.forward(batch.blocks, input_rows(batch.input_nodes())));
+    const sampling::MiniBatch batch = sampling::to_device(
+        sampler.sample(nodes.slice(0, begin, end), ~0ULL, begin), model.device());
+    out.slice(0, begin, end)
+        .copy_(
+            model.forward(batch.blocks, input_rows(batch.input_nodes().cpu()).to(model.device())));
   }
   if (data_parallel(group)) group->allreduce(out);
   model.train();
@@ -75,6 +83,33 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
            "GCN needs whole-graph degrees, which '{}' does not provide (partition it again with "
            "this graphloom, which records them, or use sage, gat or mlp)",
            inputs.name);
+  if (inputs.embedding != nullptr && options.device != "cpu") {
+    throw OptionError("device", fmt::format("{}: learnable input embeddings (no node feature "
+                                            "'feat') train on the cpu only so far",
+                                            options.device));
+  }
+}
+
+// The "feat" rows placed for the device (features::DeviceRows), or null when the loader gathers
+// them: what TrainOptions::feature_placement asks, where the matrix is in this process's memory.
+std::unique_ptr<features::DeviceRows> placed_rows(const features::FeatureSource& rows,
+                                                  const distributed::DistEmbedding* embedding,
+                                                  const TrainOptions& options,
+                                                  c10::Device device) {
+  using features::FeaturePlacement;
+  const FeaturePlacement placement = options.feature_placement;
+  if (embedding != nullptr || placement == FeaturePlacement::kCpu) return nullptr;
+  if (placement == FeaturePlacement::kAuto && device.is_cpu()) return nullptr;
+  const at::Tensor table = rows.whole_table("feat");
+  if (!table.defined()) {
+    if (placement == FeaturePlacement::kAuto) return nullptr;
+    throw OptionError("feature_placement",
+                      fmt::format("{} needs the 'feat' matrix in this process's memory as stored "
+                                  "(a local dataset; not compressed features or remote rows): "
+                                  "use cpu",
+                                  name_of(placement)));
+  }
+  return std::make_unique<features::DeviceRows>(table, device, placement);
 }
 
 class NodeClassificationTask : public Task {
@@ -113,7 +148,7 @@ class NodeClassificationTask : public Task {
   distributed::ProcessGroup* group_;
   const features::FeatureSource& rows_;
   distributed::DistEmbedding* embedding_;  // learnable input rows instead of "feat", or null
-  bool bf16_;
+  c10::Device device_;
   sampling::NeighborSampler sampler_;
   sampling::ItemSampler items_;
   RowReader input_rows_;
@@ -121,6 +156,9 @@ class NodeClassificationTask : public Task {
   // A model that reads its input in place gets the whole feature table and the input nodes as
   // its rows: the loader gathers no copy of them (the biggest tensor of a batch by far).
   at::Tensor feature_table_;
+  // The input rows read onto the device by placement (pinned or device-resident); null when
+  // the loader gathers them into the batch.
+  std::unique_ptr<features::DeviceRows> device_rows_;
   std::unique_ptr<loader::DataLoader> loader_;
   at::Tensor valid_labels_;
   torch::Tensor input_;  // this batch's embedding rows, whose gradient after_step() sends
@@ -134,7 +172,7 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       group_(group),
       rows_(*inputs.rows),
       embedding_(inputs.embedding),
-      bf16_(options.precision == Precision::kBf16),
+      device_(parse_device(options.device)),
       sampler_(inputs.graph, {.fanouts = options.fanouts,
                               .edge_type_fanouts = options.edge_type_fanouts,
                               .seed = options.seed,
@@ -152,11 +190,15 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
         return embedding_ != nullptr ? embedding_->pull(ids) : rows_.gather("feat", ids);
       }),
       model_(make(options)),
-      feature_table_(embedding_ == nullptr && model_->reads_input_table()
+      // On a GPU the batch's rows are gathered and copied (the table stays in host memory).
+      feature_table_(embedding_ == nullptr && model_->reads_input_table() && device_.is_cpu()
                          ? rows_.whole_table("feat")
                          : at::Tensor()),
+      device_rows_(placed_rows(rows_, embedding_, options, device_)),
       valid_labels_(rows_.gather("label", inputs.valid_nodes)) {
-  const bool gather_features = embedding_ == nullptr && !feature_table_.defined();
+  if (device_rows_) feature_table_ = at::Tensor();
+  const bool gather_features =
+      embedding_ == nullptr && !feature_table_.defined() && device_rows_ == nullptr;
   loader_ = std::make_unique<loader::DataLoader>(
       &items_, &sampler_, &rows_,
       loader::DataLoaderOptions{.num_workers = options.num_workers,
@@ -175,6 +217,7 @@ std::shared_ptr<nn::GnnModel> NodeClassificationTask::make(const TrainOptions& o
   if (inputs_.in_degrees.defined()) {
     model->set_graph_degrees(inputs_.in_degrees, inputs_.out_degrees);
   }
+  model->to(device_);
   return model;
 }
 
@@ -193,14 +236,17 @@ at::Tensor NodeClassificationTask::logits(const at::Tensor& nodes) const {
       .index_select(0, nodes);
 }
 
-StepOutput NodeClassificationTask::step(const sampling::MiniBatch& batch) {
+StepOutput NodeClassificationTask::step(const sampling::MiniBatch& host_batch) {
+  const sampling::MiniBatch batch =
+      device_.is_cpu() ? host_batch : sampling::to_device(host_batch, device_);
   // Embedding rows are pulled here, as leaves whose gradient goes back to their owners.
   input_ = feature_table_.defined() ? feature_table_
+           : device_rows_           ? device_rows_->gather(host_batch.input_nodes())
            : embedding_ != nullptr  ? embedding_->pull(batch.input_nodes()).set_requires_grad(true)
                                     : batch.features.at("feat");
   torch::Tensor logits;
   {
-    const AutocastScope autocast(bf16_);
+    const AutocastScope autocast(options_.precision, device_);
     logits = full_precision(model_->forward(
         batch.blocks, input_, feature_table_.defined() ? batch.input_nodes() : at::Tensor()));
   }

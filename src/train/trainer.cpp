@@ -8,10 +8,12 @@
 
 #include <vector>
 
+#include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/sampling/neighbor_sampler.h"
+#include "graphloom/train/grad_scaler.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/metrics_log.h"
 
@@ -75,6 +77,12 @@ void check_at_least(const char* field, T value, T least) {
   if (value < least) throw OptionError(field, fmt::format("must be >= {}, got {}", least, value));
 }
 
+std::vector<at::Tensor> grads_of(torch::nn::Module& model) {
+  std::vector<at::Tensor> grads;
+  for (const auto& parameter : model.parameters()) grads.push_back(parameter.grad());
+  return grads;
+}
+
 }  // namespace
 
 void TrainOptions::validate() const {
@@ -93,6 +101,7 @@ void TrainOptions::validate() const {
   if (checkpoint_every > 0 && checkpoint.empty()) {
     throw OptionError("checkpoint_every", "needs `checkpoint` FILE");
   }
+  parse_device(device, "device");
 }
 
 struct Trainer::EpochTotals {
@@ -125,6 +134,10 @@ void Trainer::prepare(Task& task) {
       model.parameters(),
       torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
   for (const auto& parameter : model.parameters()) result_.parameters += parameter.numel();
+  if (options_.precision == Precision::kFp16) {
+    scaler_ =
+        std::make_unique<GradScaler>(GradScalerOptions{}, parse_device(options_.device, "device"));
+  }
   if (options_.resume) resume(task);
   if (data_parallel(group_)) {
     sync_.emplace(model.parameters(), *group_, options_.sync);
@@ -283,7 +296,7 @@ Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
       checkpoint(task);
     }
   }
-  join(totals);
+  join(task, totals);
   totals.seconds = epoch_timer.seconds();
   if (totals.progress) totals.progress->finish();
   reduce(totals);
@@ -295,11 +308,20 @@ void Trainer::train_batch(Task& task, const sampling::MiniBatch& batch, EpochTot
   t.sample += batch.sample_seconds;
   t.fetch += batch.fetch_seconds;
   Timer timer;
-  StepOutput out = task.step(batch);
-  t.forward += timer.seconds();
-  timer.reset();
-  optimizer_->zero_grad();
-  out.loss.backward();
+  StepOutput out;
+  try {
+    out = task.step(batch);
+    t.forward += timer.seconds();
+    timer.reset();
+    optimizer_->zero_grad();
+    (scaler_ ? scaler_->scale(out.loss) : out.loss).backward();
+  } catch (const c10::OutOfMemoryError& e) {
+    const std::string what = e.what_without_backtrace();
+    throw Error(
+        fmt::format("out of memory on {} in a training step ({}): lower --batch-size, "
+                    "--fanouts or --hidden, or try --precision bf16",
+                    options_.device, what.substr(0, what.find('\n'))));
+  }
   t.backward += timer.seconds();
   if (sync_) {
     timer.reset();
@@ -307,8 +329,14 @@ void Trainer::train_batch(Task& task, const sampling::MiniBatch& batch, EpochTot
     t.allreduce += timer.seconds();
   }
   timer.reset();
-  optimizer_->step();
-  task.after_step(batch);
+  // fp16: the gradients are unscaled after the sync, so every rank skips the same steps.
+  if (!scaler_ || scaler_->unscale(grads_of(task.model()))) {
+    optimizer_->step();
+    task.after_step(batch);
+  } else {
+    ++result_.skipped_steps;
+  }
+  if (scaler_) scaler_->update();
   t.optimizer += timer.seconds();
   after_step();
   const double loss = out.loss.item<double>();
@@ -325,11 +353,14 @@ void Trainer::train_batch(Task& task, const sampling::MiniBatch& batch, EpochTot
 }
 
 // Join: shadow the others' steps (zero gradients, weight 0) until every rank is done.
-void Trainer::join(EpochTotals& totals) {
+void Trainer::join(Task& task, EpochTotals& totals) {
   if (!sync_) return;
   Timer timer;
   while (sync_->join() > 0) {
-    optimizer_->step();
+    // The shadow step gets the others' averaged gradients: under fp16 it unscales and skips
+    // exactly as they do, so that every rank's scale stays the same.
+    if (!scaler_ || scaler_->unscale(grads_of(task.model()))) optimizer_->step();
+    if (scaler_) scaler_->update();
     after_step();
   }
   totals.times.allreduce += timer.seconds();

@@ -337,6 +337,16 @@ TEST(CliTrain, EncodedFeaturesBfloat16AndCheckpointingTrainAsWellAsFloat32) {
   EXPECT_NEAR(accuracy("--data g-int8"), reference, 0.03);
   EXPECT_NEAR(accuracy("--data g-bfloat16"), reference, 0.03);
   EXPECT_NEAR(accuracy("--data g --precision bf16"), reference, 0.03);
+  EXPECT_NEAR(accuracy("--data g --precision fp16"), reference, 0.03);
+  // On the CPU every placement is a plain gather: the rows read through DeviceRows train as
+  // the loader's do.
+  EXPECT_NEAR(accuracy("--data g --feature-placement device"), reference, 0.01);
+  const auto placed_int8 =
+      run_graphloom("train --data g-int8 --feature-placement pinned --epochs 1", dir.path());
+  EXPECT_EQ(placed_int8.exit_code, 2) << placed_int8.output;
+  EXPECT_NE(placed_int8.output.find("--feature-placement pinned needs the 'feat' matrix"),
+            std::string::npos)
+      << placed_int8.output;
   EXPECT_NEAR(accuracy("--data g --checkpoint-layers"), reference, 0.03);
   EXPECT_EQ(
       run_graphloom("convert --from graphloom g g2 --feature-dtype int4", dir.path()).exit_code, 2);

@@ -30,7 +30,8 @@ graph::CscGraph hub_graph() {
   at::manual_seed(11);
   graph::CooInput input;
   const at::Tensor hub_edges = at::zeros({5000}, at::kLong);
-  input.src = at::cat({at::randint(3000, {60000}, at::kLong), at::randint(3000, {5000}, at::kLong)});
+  input.src =
+      at::cat({at::randint(3000, {60000}, at::kLong), at::randint(3000, {5000}, at::kLong)});
   input.dst = at::cat({at::randint(3000, {60000}, at::kLong), hub_edges});
   input.num_nodes = 3000;
   input.keep_edge_ids = true;
@@ -41,7 +42,8 @@ TEST_F(Cuda, TensorSamplerOnTheDevicePicksWhatTheCppKernelPicks) {
   const graph::CscGraph graph = hub_graph();
   const sampling::LocalNeighborSource cpp(graph);
   const sampling::TensorNeighborSource gpu(graph, device_);
-  const at::Tensor seeds = at::cat({at::zeros({3}, at::kLong), at::randint(3000, {2000}, at::kLong)});
+  const at::Tensor seeds =
+      at::cat({at::zeros({3}, at::kLong), at::randint(3000, {2000}, at::kLong)});
   for (const bool replace : {false, true}) {
     for (const int64_t fanout : {-1, 1, 10, 25, 100}) {
       sampling::SampleOptions options;
@@ -67,13 +69,14 @@ std::vector<at::Tensor> tables() {
 TEST_F(Cuda, EveryPlacementGathersTheRowsIndexSelectGathers) {
   const at::Tensor ids = at::randint(5000, {4096}, at::kLong);
   for (const at::Tensor& table : tables()) {
-    for (const auto placement : {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
-                                 features::FeaturePlacement::kDevice, features::FeaturePlacement::kAuto}) {
+    for (const auto placement :
+         {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
+          features::FeaturePlacement::kDevice, features::FeaturePlacement::kAuto}) {
       const features::DeviceRows rows(table, device_, placement);
       const at::Tensor got = rows.gather(ids.to(device_));
       ASSERT_TRUE(got.is_cuda());
       EXPECT_TRUE(at::equal(got.cpu(), table.index_select(0, ids)))
-          << features::feature_placement_name(placement) << " " << table.sizes();
+          << name_of(placement) << " " << table.sizes();
     }
   }
 }

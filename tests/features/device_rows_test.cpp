@@ -15,10 +15,10 @@ const c10::Device kCpu(c10::DeviceType::CPU);
 
 TEST(FeaturePlacement, NamesRoundTripAndUnknownNamesAreRefusedByField) {
   for (const char* name : {"auto", "cpu", "pinned", "device"}) {
-    EXPECT_EQ(feature_placement_name(feature_placement_from_name(name)), name);
+    EXPECT_EQ(name_of(enum_from_name<FeaturePlacement>("feature_placement", name)), name);
   }
   try {
-    feature_placement_from_name("gpu", "--feature-placement");
+    enum_from_name<FeaturePlacement>("--feature-placement", "gpu");
     ADD_FAILURE() << "gpu parsed";
   } catch (const OptionError& e) {
     EXPECT_EQ(e.field(), "--feature-placement");
@@ -44,7 +44,7 @@ TEST(DeviceRows, EveryPlacementGathersTheRowsOnTheCpu) {
       const at::Tensor got = rows.gather(ids);
       EXPECT_TRUE(got.device().is_cpu());
       EXPECT_TRUE(at::equal(got, table.index_select(0, ids)))
-          << feature_placement_name(placement) << " " << table.sizes();
+          << name_of(placement) << " " << table.sizes();
     }
   }
   const DeviceRows rows(at::randn({10, 4}), kCpu, FeaturePlacement::kAuto);

@@ -62,10 +62,10 @@ TEST(GenericOps, AggregationMatchesTheNativeKernels) {
   const torch::Tensor weight = torch::rand({block.num_edges(), 3});
   for (const Reduce reduce : {Reduce::kSum, Reduce::kMean, Reduce::kMax}) {
     const std::string name = "reduce " + std::to_string(static_cast<int>(reduce));
-    expect_same_on_both_paths([&](const auto& in) { return aggregate(block, in[0], reduce); },
-                              {x2}, name + " 2-D");
-    expect_same_on_both_paths([&](const auto& in) { return aggregate(block, in[0], reduce); },
-                              {x3}, name + " 3-D");
+    expect_same_on_both_paths([&](const auto& in) { return aggregate(block, in[0], reduce); }, {x2},
+                              name + " 2-D");
+    expect_same_on_both_paths([&](const auto& in) { return aggregate(block, in[0], reduce); }, {x3},
+                              name + " 3-D");
   }
   expect_same_on_both_paths(
       [&](const auto& in) { return aggregate(block, in[0], Reduce::kSum, in[1]); }, {x3, weight},
@@ -121,8 +121,14 @@ TEST(GenericOps, EveryModelGivesTheNativeOutputsAndGradients) {
                         Case{ModelKind::kSage, "pool"}, Case{ModelKind::kGcn, "mean"},
                         Case{ModelKind::kGat, "mean"}, Case{ModelKind::kMlp, "mean"}}) {
     torch::manual_seed(2);
-    auto model = make_model({.kind = c.kind, .in = 8, .hidden = 16, .out = 3, .layers = 2,
-                             .dropout = 0.0, .aggregator = c.aggregator, .heads = 2,
+    auto model = make_model({.kind = c.kind,
+                             .in = 8,
+                             .hidden = 16,
+                             .out = 3,
+                             .layers = 2,
+                             .dropout = 0.0,
+                             .aggregator = c.aggregator,
+                             .heads = 2,
                              .attention_dropout = 0.0});
     model->train();
     std::vector<torch::Tensor> outputs, grads[2];

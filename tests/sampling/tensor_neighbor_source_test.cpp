@@ -57,14 +57,14 @@ void expect_same(const SampledEdges& want, const SampledEdges& got, const std::s
 }
 
 TEST(TensorRandomStreams, DrawExactlyWhatTheScalarStreamsDraw) {
-  const std::vector<uint64_t> keys = {0, 1, 42, 0x8000000000000000ULL, ~uint64_t{0},
-                                      stream_key({5, 9})};
+  const std::vector<uint64_t> keys = {
+      0, 1, 42, 0x8000000000000000ULL, ~uint64_t{0}, stream_key({5, 9})};
   at::Tensor key_tensor = at::empty({static_cast<int64_t>(keys.size())}, at::kLong);
   for (std::size_t i = 0; i < keys.size(); ++i)
     key_tensor[static_cast<int64_t>(i)] = static_cast<int64_t>(keys[i]);
   // Bounds near 2^62 reject about a quarter of their draws: the redraws must match too.
-  const std::vector<int64_t> bounds = {1, 2, 3, 1000, (int64_t{1} << 40) + 7,
-                                       (int64_t{1} << 62) + 12345, (int64_t{1} << 62) + 1};
+  const std::vector<int64_t> bounds = {
+      1, 2, 3, 1000, (int64_t{1} << 40) + 7, (int64_t{1} << 62) + 12345, (int64_t{1} << 62) + 1};
   TensorRandomStreams streams(key_tensor);
   std::vector<RandomStream> scalar;
   for (const uint64_t key : keys) scalar.emplace_back(key);
@@ -97,9 +97,9 @@ TEST(TensorNeighborSource, PicksWhatTheCppKernelPicksForEveryFanoutAndMode) {
   const LocalNeighborSource cpp(graph);
   const TensorNeighborSource tensor(graph, kCpu);
   // Duplicates, hubs, empty columns, in no particular order.
-  const at::Tensor seeds = at::cat({at::randint(graph.num_nodes, {300}, at::kLong),
-                                    at::tensor({int64_t{3}, int64_t{11}, int64_t{50},
-                                                int64_t{3}, int64_t{399}})});
+  const at::Tensor seeds =
+      at::cat({at::randint(graph.num_nodes, {300}, at::kLong),
+               at::tensor({int64_t{3}, int64_t{11}, int64_t{50}, int64_t{3}, int64_t{399}})});
   for (const bool replace : {false, true}) {
     for (const int64_t fanout : {-1, 0, 1, 2, 5, 10, 25, 64, 65, 200}) {
       for (const bool edge_ids : {true, false}) {

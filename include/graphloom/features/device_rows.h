@@ -14,17 +14,16 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <array>
 #include <cstdint>
-#include <string>
+#include <string_view>
+#include <utility>
+
+#include "graphloom/base/enum_names.h"
 
 namespace graphloom::features {
 
 enum class FeaturePlacement { kAuto, kCpu, kPinned, kDevice };
-
-// "auto", "cpu", "pinned", "device"; throws OptionError(field) for anything else.
-FeaturePlacement feature_placement_from_name(const std::string& name,
-                                             const char* field = "feature_placement");
-std::string feature_placement_name(FeaturePlacement placement);
 
 // What kAuto means for a matrix of `table_bytes` on a device with `free_device_bytes` free: the
 // whole matrix on the device when it takes at most half the free memory (the rest is for the
@@ -60,3 +59,16 @@ class DeviceRows {
 };
 
 }  // namespace graphloom::features
+
+namespace graphloom {
+
+template <>
+struct EnumNames<features::FeaturePlacement> {
+  static constexpr std::array<std::pair<std::string_view, features::FeaturePlacement>, 4> kNames{
+      {{"auto", features::FeaturePlacement::kAuto},
+       {"cpu", features::FeaturePlacement::kCpu},
+       {"pinned", features::FeaturePlacement::kPinned},
+       {"device", features::FeaturePlacement::kDevice}}};
+};
+
+}  // namespace graphloom

@@ -37,6 +37,8 @@ class GnnModel : public torch::nn::Module {
   // callers should rather gather the rows where it overlaps with training (the loader).
   virtual bool reads_input_table() const { return false; }
   void set_checkpoint_layers(bool enabled) { checkpoint_layers_ = enabled; }
+  // Where the parameters live (after to(device)); the CPU for a model without any.
+  c10::Device device() const;
 
  private:
   bool checkpoint_layers_ = false;

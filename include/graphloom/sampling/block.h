@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
 #include <map>
@@ -55,5 +56,11 @@ struct MiniBatch {
   const at::Tensor& input_nodes() const { return blocks.empty() ? seeds : blocks.front().src_ids; }
   int64_t num_sampled_edges() const;
 };
+
+// The batch with every tensor on `device` (the same tensors when they already are there). With
+// `non_blocking`, copies from pinned host memory overlap the caller's work on the device's
+// current stream, as torch's Tensor.to(non_blocking=True).
+Block to_device(const Block& block, c10::Device device, bool non_blocking = false);
+MiniBatch to_device(const MiniBatch& batch, c10::Device device, bool non_blocking = false);
 
 }  // namespace graphloom::sampling

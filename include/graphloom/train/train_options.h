@@ -11,6 +11,7 @@
 
 #include "graphloom/base/enum_names.h"
 
+#include "graphloom/features/device_rows.h"
 #include "graphloom/nn/model_config.h"
 #include "graphloom/train/gradient_sync.h"
 
@@ -20,8 +21,9 @@ enum class TaskKind { kNodeClassification, kLinkPrediction };
 // How validation and the test compute logits: layer-wise full-neighbor inference over all
 // nodes, or mini-batches sampled with the training fanouts.
 enum class EvalMode { kFull, kSampled };
-// fp32, or bf16: CPU autocast of the dense layers (sparse kernels and the loss in float32).
-enum class Precision { kFp32, kBf16 };
+// fp32; bf16 or fp16: autocast of the dense layers on the training device (sparse kernels and
+// the loss in float32); fp16 adds dynamic loss scaling (GradScaler).
+enum class Precision { kFp32, kBf16, kFp16 };
 // One self-loop per node: added for gcn and gat (as their papers), added, or the graph kept.
 enum class SelfLoops { kAuto, kAdd, kKeep };
 // The "feat" rows as stored, or each divided by its sum (as the GCN and GAT papers do).
@@ -47,6 +49,16 @@ struct TrainOptions {
   FeatureNormalization normalize_features = FeatureNormalization::kNone;
   SelfLoops self_loops = SelfLoops::kAuto;
   Precision precision = Precision::kFp32;
+  // Where the model, its optimizer and each batch live: "cpu", "cuda" or "cuda:N" (a CUDA
+  // build of graphloom and a GPU). Sampling and feature gathering stay on the CPU; each batch
+  // is copied to the device before its step.
+  std::string device = "cpu";
+  // How the model's input rows reach the device (features::DeviceRows): auto gathers on the
+  // CPU into the batch (the loader's gather) unless the device is a GPU and the "feat" matrix is
+  // in this process's memory, then device-resident if it takes at most half the free memory,
+  // else pinned (zero-copy); cpu, pinned and device force one. pinned and device need the
+  // matrix in memory as stored (a local dataset, not compressed features or remote rows).
+  features::FeaturePlacement feature_placement = features::FeaturePlacement::kAuto;
   uint64_t seed = 0;
   std::filesystem::path checkpoint;  // written after every epoch (empty: none)
   int64_t checkpoint_every = 0;      // also every this many optimizer steps (0: epochs only)
@@ -88,8 +100,10 @@ struct EnumNames<train::EvalMode> {
 };
 template <>
 struct EnumNames<train::Precision> {
-  static constexpr std::array<std::pair<std::string_view, train::Precision>, 2> kNames{
-      {{"fp32", train::Precision::kFp32}, {"bf16", train::Precision::kBf16}}};
+  static constexpr std::array<std::pair<std::string_view, train::Precision>, 3> kNames{
+      {{"fp32", train::Precision::kFp32},
+       {"bf16", train::Precision::kBf16},
+       {"fp16", train::Precision::kFp16}}};
 };
 template <>
 struct EnumNames<train::SelfLoops> {

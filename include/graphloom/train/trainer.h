@@ -24,12 +24,14 @@ class Adam;
 namespace graphloom::train {
 
 class MetricsLog;
+class GradScaler;
 
 struct FitResult {
   double best_val = -1;  // the best Validation::score
   int64_t best_epoch = -1;
   int64_t epochs_run = 0;
   int64_t steps = 0;                       // optimizer steps (data-parallel: gradient rounds)
+  int64_t skipped_steps = 0;               // fp16: steps skipped for inf/NaN gradients
   int64_t parameters = 0;                  // model parameters (gradient floats per step)
   double items_per_second = 0;             // training items over all epochs and ranks
   double train_seconds = 0;                // wall time of the training batches (the slowest rank's)
@@ -61,7 +63,7 @@ class Trainer {
   int64_t batches_per_epoch(Task& task) const;
   EpochTotals train_epoch(Task& task, int64_t epoch);
   void train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals);
-  void join(EpochTotals& totals);
+  void join(Task& task, EpochTotals& totals);
   void after_step();
   void reduce(EpochTotals& totals);
   nlohmann::json epoch_record(const Task& task, int64_t epoch, const EpochTotals& totals);
@@ -74,6 +76,7 @@ class Trainer {
   bool main_rank_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::optional<GradientSynchronizer> sync_;
+  std::unique_ptr<GradScaler> scaler_;  // fp16 only
   std::unique_ptr<MetricsLog> log_;
   TrainState state_;
   FitResult result_;

@@ -10,8 +10,9 @@ namespace graphloom::features::cuda {
 namespace {
 
 [[noreturn]] void refuse(const char* what) {
-  throw OptionError("feature_placement",
-                    fmt::format("{} needs graphloom built with CUDA (README: the CUDA build)", what));
+  throw OptionError(
+      "feature_placement",
+      fmt::format("{} needs graphloom built with CUDA (README: the CUDA build)", what));
 }
 
 }  // namespace
