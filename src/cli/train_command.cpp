@@ -154,6 +154,10 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "the GPU through zero-copy), device (the whole matrix on the GPU), or auto "
                   "(device when it takes at most half the GPU's free memory, else pinned; cpu on "
                   "the CPU). pinned and device need a local dataset with uncompressed features");
+  add_enum_option(cmd, "--graph-placement", o.graph_placement,
+                  "Where training batches are sampled: cpu (the C++ sampler, host memory) or "
+                  "device (the graph copied to --device and sampled there by the tensor-op "
+                  "sampler, which returns the same blocks; a local, untyped graph)");
   cmd->add_flag("--checkpoint-layers", o.model.checkpoint_layers,
                 "Recompute each layer's activations in backward instead of keeping them: less "
                 "memory for deep models, one more forward per step");

@@ -125,7 +125,8 @@ sampling::MiniBatch DataLoader::prepare(int64_t index) const {
 at::Tensor DataLoader::gather(const std::string& name, const at::Tensor& ids) const {
   const features::FeatureInfo info = pipeline_.features->info(name);
   at::Tensor rows = buffers_.take(name, info.dtype, info.row_shape, ids.numel());
-  pipeline_.features->gather(name, ids, rows);
+  // Blocks sampled on a device name their nodes there; the rows are gathered on the host.
+  pipeline_.features->gather(name, ids.cpu(), rows);
   return rows;
 }
 

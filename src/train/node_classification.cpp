@@ -11,6 +11,8 @@
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/features/device_rows.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/tensor_neighbor_source.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/nn/models.h"
 #include "graphloom/train/dataset_inputs.h"
@@ -112,6 +114,23 @@ std::unique_ptr<features::DeviceRows> placed_rows(const features::FeatureSource&
   return std::make_unique<features::DeviceRows>(table, device, placement);
 }
 
+// The training graph copied to `device` for the tensor sampler when
+// TrainOptions::graph_placement asks, else null (the C++ kernel samples on the host).
+std::unique_ptr<sampling::TensorNeighborSource> placed_graph(const TrainingInputs& inputs,
+                                                             const TrainOptions& options,
+                                                             c10::Device device) {
+  if (options.graph_placement == GraphPlacement::kCpu) return nullptr;
+  const auto* local = dynamic_cast<const sampling::LocalNeighborSource*>(inputs.graph);
+  if (local == nullptr) {
+    throw OptionError("graph_placement", "device needs the whole training graph in this "
+                                         "process (a local dataset, not a partition's servers)");
+  }
+  if (local->graph().type_per_edge.defined() || !options.edge_type_fanouts.empty()) {
+    throw OptionError("graph_placement", "device samples untyped graphs only so far: use cpu");
+  }
+  return std::make_unique<sampling::TensorNeighborSource>(local->graph(), device);
+}
+
 class NodeClassificationTask : public Task {
  public:
   NodeClassificationTask(const TrainingInputs& inputs, const TrainOptions& options,
@@ -149,6 +168,8 @@ class NodeClassificationTask : public Task {
   const features::FeatureSource& rows_;
   distributed::DistEmbedding* embedding_;  // learnable input rows instead of "feat", or null
   c10::Device device_;
+  // graph_placement device: the training graph on the device, sampled there.
+  std::unique_ptr<sampling::TensorNeighborSource> device_graph_;
   sampling::NeighborSampler sampler_;
   sampling::ItemSampler items_;
   RowReader input_rows_;
@@ -173,7 +194,9 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       rows_(*inputs.rows),
       embedding_(inputs.embedding),
       device_(parse_device(options.device)),
-      sampler_(inputs.graph, {.fanouts = options.fanouts,
+      device_graph_(placed_graph(inputs, options, device_)),
+      sampler_(device_graph_ ? device_graph_.get() : inputs.graph,
+               {.fanouts = options.fanouts,
                               .edge_type_fanouts = options.edge_type_fanouts,
                               .seed = options.seed,
                               .edge_ids = false}),

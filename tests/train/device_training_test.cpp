@@ -67,6 +67,20 @@ TEST(DeviceTraining, Fp16WithLossScalingTrainsAsFp32Does) {
   EXPECT_NEAR(fp16.test_acc, fp32.test_acc, 0.03);
 }
 
+// The tensor-op sampler returns the C++ sampler's blocks bit for bit, so a run that samples
+// with it (here on the CPU) is the same run.
+TEST(DeviceTraining, SamplingWithTheGraphOnTheDeviceIsTheSameRun) {
+  const io::Dataset data = planted();
+  TrainOptions o = options_for(nn::ModelKind::kSage);
+  o.model.dropout = 0.5;  // the same masks too: nothing else differs between the runs
+  const TrainResult host = train_node_classification(data, o);
+  o.graph_placement = GraphPlacement::kDevice;
+  const TrainResult device = train_node_classification(data, o);
+  EXPECT_EQ(device.test_acc, host.test_acc);
+  EXPECT_EQ(device.best_val_acc, host.best_val_acc);
+  EXPECT_EQ(device.test_f1, host.test_f1);
+}
+
 TEST(DeviceTraining, MovingABatchToTheCpuKeepsEveryTensor) {
   sampling::MiniBatch batch;
   batch.seeds = torch::arange(4, torch::kLong);

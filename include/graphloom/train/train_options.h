@@ -24,6 +24,10 @@ enum class EvalMode { kFull, kSampled };
 // fp32; bf16 or fp16: autocast of the dense layers on the training device (sparse kernels and
 // the loss in float32); fp16 adds dynamic loss scaling (GradScaler).
 enum class Precision { kFp32, kBf16, kFp16 };
+// Where training batches are sampled: on the host by the C++ kernel, or by the tensor-op
+// sampler (sampling::TensorNeighborSource) with the graph copied to the training device. Both
+// return the same blocks for the same seed.
+enum class GraphPlacement { kCpu, kDevice };
 // One self-loop per node: added for gcn and gat (as their papers), added, or the graph kept.
 enum class SelfLoops { kAuto, kAdd, kKeep };
 // The "feat" rows as stored, or each divided by its sum (as the GCN and GAT papers do).
@@ -59,6 +63,9 @@ struct TrainOptions {
   // else pinned (zero-copy); cpu, pinned and device force one. pinned and device need the
   // matrix in memory as stored (a local dataset, not compressed features or remote rows).
   features::FeaturePlacement feature_placement = features::FeaturePlacement::kAuto;
+  // device: the training graph's CSC on `device`, sampled there (needs the whole graph in this
+  // process, uniform sampling of an untyped graph).
+  GraphPlacement graph_placement = GraphPlacement::kCpu;
   uint64_t seed = 0;
   std::filesystem::path checkpoint;  // written after every epoch (empty: none)
   int64_t checkpoint_every = 0;      // also every this many optimizer steps (0: epochs only)
@@ -104,6 +111,11 @@ struct EnumNames<train::Precision> {
       {{"fp32", train::Precision::kFp32},
        {"bf16", train::Precision::kBf16},
        {"fp16", train::Precision::kFp16}}};
+};
+template <>
+struct EnumNames<train::GraphPlacement> {
+  static constexpr std::array<std::pair<std::string_view, train::GraphPlacement>, 2> kNames{
+      {{"cpu", train::GraphPlacement::kCpu}, {"device", train::GraphPlacement::kDevice}}};
 };
 template <>
 struct EnumNames<train::SelfLoops> {
