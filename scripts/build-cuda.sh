@@ -27,7 +27,24 @@ if [[ ! -x .venv-cuda/bin/python ]]; then
 fi
 index_args=()
 [[ -n "${GRAPHLOOM_TORCH_INDEX:-}" ]] && index_args=(--extra-index-url "$GRAPHLOOM_TORCH_INDEX")
-.venv-cuda/bin/python -m pip install -q --disable-pip-version-check "${index_args[@]}" -r requirements-cuda.txt
+pip=(.venv-cuda/bin/python -m pip --disable-pip-version-check)
+# A CUDA torch is several GB: take it from local disk (this project's machines have it), and
+# download it only when GRAPHLOOM_TORCH_INDEX says where from.
+if ! .venv-cuda/bin/python -c 'import torch' 2>/dev/null && [[ -z "${GRAPHLOOM_TORCH_INDEX:-}" ]]; then
+  report=$(mktemp)
+  "${pip[@]}" install -q --dry-run --report "$report" -r requirements-cuda.txt
+  torch_url=$(.venv-cuda/bin/python -c 'import json, sys
+for item in json.load(open(sys.argv[1]))["install"]:
+    if item["metadata"]["name"] == "torch": print(item["download_info"]["url"])' "$report")
+  rm -f "$report"
+  if [[ -n $torch_url && $torch_url != file://* ]]; then
+    echo "build-cuda: SKIPPED: the CUDA torch of requirements-cuda.txt is not on local disk" \
+         "(pip would download $torch_url); set GRAPHLOOM_TORCH_INDEX to allow the download" >&2
+    [[ $mode == check ]] && exit 0
+    exit 1
+  fi
+fi
+"${pip[@]}" install -q "${index_args[@]}" -r requirements-cuda.txt
 torch_cuda=$(.venv-cuda/bin/python -c 'import torch; print(torch.version.cuda or "")')
 [[ -n $torch_cuda ]] || { echo "build-cuda: the torch of .venv-cuda is not a CUDA build" >&2; exit 1; }
 echo "build-cuda: torch $(.venv-cuda/bin/python -c 'import torch; print(torch.__version__)') (CUDA $torch_cuda)"

@@ -6,8 +6,9 @@
 #   - the C++ sampler on every CPU thread against the tensor-op sampler on the GPU, with the
 #     GPU's blocks checked against the CPU's on a sample of batches;
 #   - feature gathering onto the GPU by placement (cpu staging, pinned zero-copy, device) in
-#     GB/s, against the CPU's own random-row gather.
-# Training on the GPU is not in this build yet (train --device: issue 46); its rows say so.
+#     GB/s, against the CPU's own random-row gather;
+#   - training seeds/s (GraphSAGE, bench train, 100 batches) on every CPU thread against the
+#     GPU in fp32 and bf16, with the graph sampled on the host or on the GPU.
 #
 # Usage: bash scripts/gpu-check.sh [OUT_DIR]   (default: gpu-check/; logs and the table)
 set -euo pipefail
@@ -32,6 +33,16 @@ for kind in er rmat; do
   echo "== $kind: feature gather onto the GPU"
   $gl bench gather --data "$data/$kind" --repeats 7 --device cuda 2>&1 | tee "$out/gather-$kind.log"
 done
+train_runs=("cpu fp32:--device cpu" "cuda fp32:--device cuda" "cuda bf16:--device cuda --precision bf16"
+            "cuda bf16, graph on the GPU:--device cuda --precision bf16 --graph-placement device")
+for kind in er rmat; do
+  for run in "${train_runs[@]}"; do
+    name=${run%%:*}
+    echo "== $kind: training, $name"
+    $gl bench train --data "$data/$kind" --batches 100 ${run#*:} 2>&1 |
+      tee "$out/train-$kind-${name//[ ,]/_}.log"
+  done
+done
 {
   echo "| graph | C++ sampler, CPU (seeds/s) | tensor-op sampler, GPU (seeds/s) | GPU / CPU | blocks equal |"
   echo "| --- | --- | --- | --- | --- |"
@@ -51,6 +62,15 @@ done
       awk -v k="$kind" '{print "| " k " | " $1 " | " $2 " | " $4 " | " $NF " |"}'
   done
   echo
-  echo "training seeds/s, CPU against GPU (fp32, bf16): not measured: train --device is not built yet"
+  echo "| graph | training run | seeds/s | vs CPU fp32 |"
+  echo "| --- | --- | --- | --- |"
+  for kind in er rmat; do
+    base=$(grep -m1 '^  seeds/s' "$out/train-$kind-cpu_fp32.log" | awk '{print $2}')
+    for run in "${train_runs[@]}"; do
+      name=${run%%:*}
+      rate=$(grep -m1 '^  seeds/s' "$out/train-$kind-${name//[ ,]/_}.log" | awk '{print $2}')
+      echo "| $kind | $name | $rate | $(awk -v a="$rate" -v b="$base" 'BEGIN { if (b > 0) printf "%.2fx", a / b }') |"
+    done
+  done
 } | tee "$out/table.md"
 echo "gpu-check: $((SECONDS - start)) s; logs in $out/"
