@@ -30,9 +30,14 @@ class Block:
         indices: int64 ``[num_edges]``: each edge's source, as a position in ``src_ids``.
         edge_ids: int64 ``[num_edges]`` global edge ids.
         edge_types: int64 ``[num_edges]`` on typed graphs, else None.
+        srcdata, dstdata: DGL's per-node data of the block's sources and destinations, as
+            dicts: ``"_ID"`` (``dgl.NID``) holds the global ids; a loader's batch adds the
+            input features to the first block's ``srcdata`` and the labels to the last
+            block's ``dstdata`` (``blocks[0].srcdata["feat"]``, ``blocks[-1].dstdata["label"]``).
     """
 
-    __slots__ = ("src_ids", "num_dst", "indptr", "indices", "edge_ids", "edge_types")
+    __slots__ = ("src_ids", "num_dst", "indptr", "indices", "edge_ids", "edge_types", "srcdata",
+                 "dstdata")
 
     def __init__(self, impl):
         self.src_ids = impl.src_ids
@@ -41,6 +46,21 @@ class Block:
         self.indices = impl.indices
         self.edge_ids = _check.optional_tensor(impl.edge_ids)
         self.edge_types = _check.optional_tensor(impl.edge_types)
+        self.srcdata = {"_ID": self.src_ids}
+        self.dstdata = {"_ID": self.dst_ids}
+
+    def num_src_nodes(self):
+        """DGL's name: the number of source nodes."""
+        return self.num_src
+
+    def num_dst_nodes(self):
+        """DGL's name: the number of destination nodes."""
+        return self.num_dst
+
+    def edges(self):
+        """DGL's ``block.edges()``: (source, destination) local ids of every edge, the source
+        a position in ``src_ids``, the destination one in ``dst_ids``."""
+        return self.indices, self.dst_positions()
 
     @property
     def num_src(self):
@@ -62,12 +82,13 @@ class Block:
     def to(self, device, non_blocking=False):
         """This block with every tensor on ``device`` (DGL's ``block.to(device)``); a new
         Block, unless everything already lives there."""
+        move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
         moved = object.__new__(Block)
         moved.num_dst = self.num_dst
         for name in ("src_ids", "indptr", "indices", "edge_ids", "edge_types"):
-            value = getattr(self, name)
-            setattr(moved, name,
-                    None if value is None else value.to(device, non_blocking=non_blocking))
+            setattr(moved, name, move(getattr(self, name)))
+        moved.srcdata = {name: move(value) for name, value in self.srcdata.items()}
+        moved.dstdata = {name: move(value) for name, value in self.dstdata.items()}
         return moved
 
     def edge_index(self):
@@ -81,6 +102,9 @@ class Block:
 
 class MiniBatch:
     """A sampled mini-batch.
+
+    Unpacks as DGL's loaders yield: ``input_nodes, output_nodes, blocks = batch`` (so
+    ``for input_nodes, output_nodes, blocks in loader`` works).
 
     Attributes:
         seeds: int64 ``[batch_size]`` the batch's seed nodes.
@@ -100,6 +124,13 @@ class MiniBatch:
         self.sample_seconds = impl.sample_seconds
         self.fetch_seconds = impl.fetch_seconds
         self._label_rows = label_rows  # node ids -> labels, for to_pyg()'s y
+        if self.blocks:  # DGL's places for the same tensors
+            self.blocks[0].srcdata.update(self.input_features)
+            if self.labels is not None:
+                self.blocks[-1].dstdata["label"] = self.labels
+
+    def __iter__(self):
+        return iter((self.input_nodes, self.seeds, self.blocks))
 
     @property
     def batch_size(self):
@@ -116,6 +147,10 @@ class MiniBatch:
         moved.input_nodes = move(self.input_nodes)
         moved.input_features = {name: move(rows) for name, rows in self.input_features.items()}
         moved.labels = move(self.labels)
+        if moved.blocks:
+            moved.blocks[0].srcdata.update(moved.input_features)
+            if moved.labels is not None:
+                moved.blocks[-1].dstdata["label"] = moved.labels
         return moved
 
     def num_sampled_nodes(self):
@@ -270,7 +305,9 @@ class DataLoader:
         drop_last: drop the last, smaller batch.
         features: names of the node features gathered for the input nodes; () for none.
         labels: gather the seeds' labels (the dataset must have labels).
-        num_workers: batches prepared concurrently.
+        num_workers: batches prepared concurrently, each by a C++ thread of this process (0,
+            DGL's and PyG's "in the main process", means one: graphloom's workers are threads
+            that release the GIL, never processes).
         prefetch: most batches prepared ahead of the consumer (at least num_workers).
         seed: random seed of the shuffle and of the sampler.
         rank, world_size: this trainer's share of the items, as DGL's and GraphBolt's
@@ -336,7 +373,7 @@ class DataLoader:
         item_options.world_size = world_size
         item_options.seed = seed
         options = _C.DataLoaderOptions()
-        options.num_workers = num_workers
+        options.num_workers = 1 if num_workers == 0 else num_workers
         options.prefetch = prefetch
         options.feature_names = list(features)
         options.label_name = "label" if labels else ""

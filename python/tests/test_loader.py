@@ -148,7 +148,7 @@ def test_ctrl_c_mid_epoch_stops_cleanly():
 
 @pytest.mark.parametrize("kwargs, field, message", [
     (dict(batch_size=0), "batch_size", "positive"),
-    (dict(num_workers=0), "num_workers", "num_workers must be >= 1"),
+    (dict(num_workers=-1), "num_workers", "num_workers must be >= 1"),
     (dict(num_workers=2, prefetch=1), "prefetch", "at least `num_workers`"),
     (dict(features=("nope",)), "features", "no feature 'nope'"),
 ])
@@ -258,3 +258,22 @@ def test_cuda_without_a_gpu_says_why(planted):
         graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=8,
                              device="cuda")
     assert raised.value.field == "device"
+
+
+def test_dgl_habits_work_on_batches_and_blocks(planted):
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[3, 2])
+    loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=40,
+                                  num_workers=0)  # DGL's and PyG's default: one thread here
+    for input_nodes, output_nodes, blocks in loader:
+        assert torch.equal(input_nodes, blocks[0].src_ids)
+        assert torch.equal(output_nodes, blocks[-1].dst_ids)
+        first, last = blocks[0], blocks[-1]
+        assert first.num_src_nodes() == first.num_src and last.num_dst_nodes() == last.num_dst
+        assert torch.equal(first.srcdata["feat"], planted.node_features["feat"][input_nodes])
+        assert torch.equal(last.dstdata["label"], planted.labels[output_nodes])
+        assert torch.equal(first.srcdata["_ID"], input_nodes)
+        src, dst = first.edges()
+        assert torch.equal(torch.stack([src, dst]), first.edge_index())
+        moved = blocks[0].to("meta")
+        assert moved.srcdata["feat"].device.type == "meta"
+        break

@@ -1,0 +1,40 @@
+// TrainOptions::validate: the checks every task's options pass before anything is built.
+#include <fmt/format.h>
+
+#include "graphloom/base/device.h"
+#include "graphloom/base/error.h"
+#include "graphloom/loader/data_loader.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+#include "graphloom/train/train_options.h"
+
+namespace graphloom::train {
+namespace {
+
+// "must be >= 1, got 0" for `field` unless value >= least.
+template <class T>
+void check_at_least(const char* field, T value, T least) {
+  if (value < least) throw OptionError(field, fmt::format("must be >= {}, got {}", least, value));
+}
+
+}  // namespace
+
+void TrainOptions::validate() const {
+  sampling::check_fanouts(fanouts);
+  check_at_least("batch_size", batch_size, int64_t{1});
+  check_at_least("epochs", epochs, int64_t{1});
+  if (!(lr >= 0)) throw OptionError("lr", fmt::format("must be >= 0, got {}", lr));
+  check_at_least("weight_decay", weight_decay, 0.0);
+  check_at_least("patience", patience, int64_t{0});
+  check_at_least("eval_every", eval_every, int64_t{0});
+  check_at_least("eval_batch_size", eval_batch_size, int64_t{1});
+  loader::check_pipeline_options({.num_workers = num_workers, .prefetch = prefetch});
+  check_at_least("max_batches", max_batches, int64_t{0});
+  check_at_least("check_sync_every", check_sync_every, int64_t{0});
+  check_at_least("checkpoint_every", checkpoint_every, int64_t{0});
+  if (checkpoint_every > 0 && checkpoint.empty()) {
+    throw OptionError("checkpoint_every", "needs `checkpoint` FILE");
+  }
+  parse_device(device, "device");
+}
+
+}  // namespace graphloom::train
