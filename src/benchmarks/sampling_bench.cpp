@@ -174,8 +174,8 @@ void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int rep
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
     fmt::print("  {:<8} {:>8.2f} GB/s  {:.2f}x the CPU gather  rows equal: {}\n",
-               name_of(placement), bytes / median / 1e9,
-               cpu_seconds / median, equal ? "yes" : "NO");
+               name_of(placement), bytes / median / 1e9, cpu_seconds / median,
+               equal ? "yes" : "NO");
   }
 }
 

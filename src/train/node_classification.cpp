@@ -11,10 +11,10 @@
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/features/device_rows.h"
-#include "graphloom/sampling/local_neighbor_source.h"
-#include "graphloom/sampling/tensor_neighbor_source.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/nn/models.h"
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/tensor_neighbor_source.h"
 #include "graphloom/train/dataset_inputs.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/inference.h"
@@ -96,8 +96,7 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
 // them: what TrainOptions::feature_placement asks, where the matrix is in this process's memory.
 std::unique_ptr<features::DeviceRows> placed_rows(const features::FeatureSource& rows,
                                                   const distributed::DistEmbedding* embedding,
-                                                  const TrainOptions& options,
-                                                  c10::Device device) {
+                                                  const TrainOptions& options, c10::Device device) {
   using features::FeaturePlacement;
   const FeaturePlacement placement = options.feature_placement;
   if (embedding != nullptr || placement == FeaturePlacement::kCpu) return nullptr;
@@ -122,8 +121,9 @@ std::unique_ptr<sampling::TensorNeighborSource> placed_graph(const TrainingInput
   if (options.graph_placement == GraphPlacement::kCpu) return nullptr;
   const auto* local = dynamic_cast<const sampling::LocalNeighborSource*>(inputs.graph);
   if (local == nullptr) {
-    throw OptionError("graph_placement", "device needs the whole training graph in this "
-                                         "process (a local dataset, not a partition's servers)");
+    throw OptionError("graph_placement",
+                      "device needs the whole training graph in this "
+                      "process (a local dataset, not a partition's servers)");
   }
   if (local->graph().type_per_edge.defined() || !options.edge_type_fanouts.empty()) {
     throw OptionError("graph_placement", "device samples untyped graphs only so far: use cpu");
@@ -197,9 +197,9 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       device_graph_(placed_graph(inputs, options, device_)),
       sampler_(device_graph_ ? device_graph_.get() : inputs.graph,
                {.fanouts = options.fanouts,
-                              .edge_type_fanouts = options.edge_type_fanouts,
-                              .seed = options.seed,
-                              .edge_ids = false}),
+                .edge_type_fanouts = options.edge_type_fanouts,
+                .seed = options.seed,
+                .edge_ids = false}),
       // Nodes already split per trainer (node_split) are this rank's whole item set.
       items_(inputs.train_nodes,
              {.batch_size = options.batch_size,
