@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include "graphloom/features/cached_feature_source.h"
+
 namespace graphloom::cli {
 namespace {
 
@@ -54,6 +56,19 @@ CLI::Validator in_range(double minimum, double maximum) {
                        });
 }
 
+CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          text = std::to_string(features::parse_byte_size(text));
+          return "";
+        } catch (const Error& e) {
+          return e.what();
+        }
+      },
+      "SIZE");
+}
+
 namespace {
 
 // Fields whose flag is not their name with dashes.
@@ -69,6 +84,7 @@ const std::map<std::string, std::string>& renamed_fields() {
       {"embed_optimizer.kind", "--embed-optimizer"},
       {"edge_type_fanouts", "--edge-type-fanout"},
       {"token", "--token-file"},
+      {"device_cache_bytes", "--device-cache-size"},
   };
   return flags;
 }

@@ -17,6 +17,8 @@ CLI::Validator positive();
 CLI::Validator non_negative();
 // minimum <= value <= maximum.
 CLI::Validator in_range(double minimum, double maximum);
+// A byte size ("256M", "2G", "4096"), replaced by its number of bytes.
+CLI::Validator byte_size();
 
 // The flag of an options field: "batch_size" -> "--batch-size", "num_workers" -> "--workers",
 // "model.hidden" -> "--hidden".

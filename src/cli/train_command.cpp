@@ -83,16 +83,7 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
                   "edges refer to most) or sieve (dynamic, GraphBolt's default)");
   cmd->add_option("--cache-size", cluster.cache_bytes,
                   "Bytes of the feature cache per trainer, e.g. 256M or 2G")
-      ->transform(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              text = std::to_string(features::parse_byte_size(text));
-              return "";
-            } catch (const Error& e) {
-              return e.what();
-            }
-          },
-          "SIZE"));
+      ->transform(byte_size());
 }
 
 // `train --task link`'s flags.
@@ -154,6 +145,11 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "the GPU through zero-copy), device (the whole matrix on the GPU), or auto "
                   "(device when it takes at most half the GPU's free memory, else pinned; cpu on "
                   "the CPU). pinned and device need a local dataset with uncompressed features");
+  cmd->add_option("--device-cache-size", o.device_cache_bytes,
+                  "Bytes of input feature rows also kept on --device, the nodes of highest "
+                  "out-degree first (a GPU feature cache; its hit rate is logged at the end), "
+                  "e.g. 512M; 0 = none. Needs a local dataset with uncompressed features")
+      ->transform(byte_size());
   add_enum_option(cmd, "--graph-placement", o.graph_placement,
                   "Where training batches are sampled: cpu (the C++ sampler, host memory) or "
                   "device (the graph copied to --device and sampled there by the tensor-op "

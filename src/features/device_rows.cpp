@@ -44,16 +44,61 @@ DeviceRows::~DeviceRows() {
   if (registered_) cuda::unregister_host_memory(host_table_.data_ptr());
 }
 
-at::Tensor DeviceRows::gather(const at::Tensor& ids) const {
+namespace {
+
+void check_row_ids(const at::Tensor& ids, int64_t num_rows, const char* what) {
   GL_CHECK(ids.scalar_type() == at::kLong && ids.dim() == 1,
-           "row ids must be a 1-D int64 tensor, got {} with {} dims",
+           "{} must be a 1-D int64 tensor, got {} with {} dims", what,
            c10::toString(ids.scalar_type()), ids.dim());
-  if (ids.numel() > 0) {
-    const int64_t low = ids.min().item<int64_t>();
-    const int64_t high = ids.max().item<int64_t>();
-    GL_CHECK_AS(RangeError, low >= 0 && high < num_rows(), "row id {} is outside [0, {})",
-                low < 0 ? low : high, num_rows());
+  if (ids.numel() == 0) return;
+  const int64_t low = ids.min().item<int64_t>();
+  const int64_t high = ids.max().item<int64_t>();
+  GL_CHECK_AS(RangeError, low >= 0 && high < num_rows, "{}: row id {} is outside [0, {})", what,
+              low < 0 ? low : high, num_rows);
+}
+
+// The shape of `rows` rows of `table`.
+std::vector<int64_t> rows_shape(const at::Tensor& table, int64_t rows) {
+  std::vector<int64_t> shape = table.sizes().vec();
+  shape[0] = rows;
+  return shape;
+}
+
+}  // namespace
+
+void DeviceRows::cache_rows(const at::Tensor& hot_rows) {
+  check_row_ids(hot_rows, num_rows(), "cached rows");
+  const at::Tensor rows = hot_rows.to(device_);
+  at::Tensor slots = at::full({num_rows()}, -1, at::TensorOptions(device_).dtype(at::kInt));
+  slots.index_put_({rows}, at::arange(rows.numel(), slots.options()));
+  GL_CHECK((slots >= 0).sum().item<int64_t>() == rows.numel(),
+           "cached rows: {} ids name fewer distinct rows", rows.numel());
+  cache_ = host_table_.index_select(0, hot_rows.cpu()).to(device_);
+  slot_of_row_ = slots;
+  lookups_ = 0;
+  hits_ = 0;
+}
+
+at::Tensor DeviceRows::gather(const at::Tensor& ids) const {
+  check_row_ids(ids, num_rows(), "row ids");
+  if (!cache_.defined()) return gather_by_placement(ids);
+  const at::Tensor on_device = ids.to(device_);
+  const at::Tensor slot = slot_of_row_.index_select(0, on_device).to(at::kLong);
+  const at::Tensor hit = slot >= 0;
+  const at::Tensor hit_at = hit.nonzero().squeeze(1);
+  const at::Tensor miss_at = hit.logical_not().nonzero().squeeze(1);
+  lookups_ += ids.numel();
+  hits_ += hit_at.numel();
+  at::Tensor out =
+      at::empty(rows_shape(host_table_, ids.numel()), host_table_.options().device(device_));
+  out.index_copy_(0, hit_at, cache_.index_select(0, slot.index_select(0, hit_at)));
+  if (miss_at.numel() > 0) {
+    out.index_copy_(0, miss_at, gather_by_placement(on_device.index_select(0, miss_at)));
   }
+  return out;
+}
+
+at::Tensor DeviceRows::gather_by_placement(const at::Tensor& ids) const {
   if (device_.is_cpu()) return host_table_.index_select(0, ids.cpu());
   switch (placement_) {
     case FeaturePlacement::kDevice:
@@ -62,13 +107,8 @@ at::Tensor DeviceRows::gather(const at::Tensor& ids) const {
       return cuda::gather_registered_rows(host_table_, ids.to(device_), device_);
     default: {
       // Gathered on the CPU into pinned memory, so that the copy can overlap compute.
-      at::Tensor staged = at::empty(
-          [&] {
-            std::vector<int64_t> shape = host_table_.sizes().vec();
-            shape[0] = ids.numel();
-            return shape;
-          }(),
-          host_table_.options().pinned_memory(true));
+      at::Tensor staged = at::empty(rows_shape(host_table_, ids.numel()),
+                                    host_table_.options().pinned_memory(true));
       at::index_select_out(staged, host_table_, 0, ids.cpu());
       return staged.to(device_, /*non_blocking=*/true);
     }

@@ -92,25 +92,44 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
   }
 }
 
+// The rows of `table` that fit in `bytes`, the nodes that most edges leave first: those that
+// sampling reaches most often.
+at::Tensor hottest_rows(const TrainingInputs& inputs, int64_t bytes, const at::Tensor& table) {
+  at::Tensor degrees = inputs.out_degrees;
+  if (!degrees.defined()) {
+    const auto* local = dynamic_cast<const sampling::LocalNeighborSource*>(inputs.graph);
+    GL_CHECK(local != nullptr, "a device cache needs the graph's degrees");
+    degrees = local->graph().out_degrees();
+  }
+  const int64_t row_bytes = table.numel() / std::max<int64_t>(table.size(0), 1) *
+                            static_cast<int64_t>(table.element_size());
+  const int64_t rows = std::min<int64_t>(table.size(0), bytes / std::max<int64_t>(row_bytes, 1));
+  return std::get<1>(degrees.topk(rows)).contiguous();
+}
+
 // The "feat" rows placed for the device (features::DeviceRows), or null when the loader gathers
-// them: what TrainOptions::feature_placement asks, where the matrix is in this process's memory.
-std::unique_ptr<features::DeviceRows> placed_rows(const features::FeatureSource& rows,
-                                                  const distributed::DistEmbedding* embedding,
+// them: what TrainOptions::feature_placement and device_cache_bytes ask, where the matrix is in
+// this process's memory.
+std::unique_ptr<features::DeviceRows> placed_rows(const TrainingInputs& inputs,
                                                   const TrainOptions& options, c10::Device device) {
   using features::FeaturePlacement;
-  const FeaturePlacement placement = options.feature_placement;
-  if (embedding != nullptr || placement == FeaturePlacement::kCpu) return nullptr;
-  if (placement == FeaturePlacement::kAuto && device.is_cpu()) return nullptr;
-  const at::Tensor table = rows.whole_table("feat");
-  if (!table.defined()) {
-    if (placement == FeaturePlacement::kAuto) return nullptr;
-    throw OptionError("feature_placement",
-                      fmt::format("{} needs the 'feat' matrix in this process's memory as stored "
-                                  "(a local dataset; not compressed features or remote rows): "
-                                  "use cpu",
-                                  name_of(placement)));
+  FeaturePlacement placement = options.feature_placement;
+  const bool cache = options.device_cache_bytes > 0;
+  if (placement == FeaturePlacement::kAuto && device.is_cpu()) placement = FeaturePlacement::kCpu;
+  if (inputs.embedding != nullptr || (placement == FeaturePlacement::kCpu && !cache)) {
+    return nullptr;
   }
-  return std::make_unique<features::DeviceRows>(table, device, placement);
+  const at::Tensor table = inputs.rows->whole_table("feat");
+  if (!table.defined()) {
+    if (placement == FeaturePlacement::kAuto && !cache) return nullptr;
+    throw OptionError(cache ? "device_cache_bytes" : "feature_placement",
+                      fmt::format("{} needs the 'feat' matrix in this process's memory as stored "
+                                  "(a local dataset; not compressed features or remote rows)",
+                                  cache ? "a device cache" : std::string(name_of(placement))));
+  }
+  auto rows = std::make_unique<features::DeviceRows>(table, device, placement);
+  if (cache) rows->cache_rows(hottest_rows(inputs, options.device_cache_bytes, table));
+  return rows;
 }
 
 // The training graph copied to `device` for the tensor sampler when
@@ -141,6 +160,9 @@ class NodeClassificationTask : public Task {
   loader::DataLoader& loader() override { return *loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
+  // The device cache's figures (rows, lookups, hits, hit rate), logged on the main rank and
+  // added to `counters`; nothing without a cache.
+  void add_device_cache_counters(std::map<std::string, double>& counters) const;
   std::map<std::string, torch::Tensor> external_state() override {
     return embedding_ != nullptr ? embedding_->state() : std::map<std::string, torch::Tensor>{};
   }
@@ -217,7 +239,7 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       feature_table_(embedding_ == nullptr && model_->reads_input_table() && device_.is_cpu()
                          ? rows_.whole_table("feat")
                          : at::Tensor()),
-      device_rows_(placed_rows(rows_, embedding_, options, device_)),
+      device_rows_(placed_rows(inputs, options, device_)),
       valid_labels_(rows_.gather("label", inputs.valid_nodes)) {
   if (device_rows_) feature_table_ = at::Tensor();
   const bool gather_features =
@@ -295,6 +317,21 @@ Validation NodeClassificationTask::validate() {
   return validation;
 }
 
+void NodeClassificationTask::add_device_cache_counters(
+    std::map<std::string, double>& counters) const {
+  if (device_rows_ == nullptr || device_rows_->cached_rows() == 0) return;
+  const auto lookups = static_cast<double>(device_rows_->cache_lookups());
+  const double hit_rate = lookups > 0 ? device_rows_->cache_hits() / lookups : 0.0;
+  counters["device_cache_rows"] = static_cast<double>(device_rows_->cached_rows());
+  counters["device_cache_lookups"] = lookups;
+  counters["device_cache_hit_rate"] = hit_rate;
+  if (!data_parallel(group_) || group_->rank() == 0) {
+    spdlog::info("device feature cache on {}: {} of {} rows, hit rate {:.1f}% of {:.0f} lookups",
+                 device_.str(), device_rows_->cached_rows(), device_rows_->num_rows(),
+                 100 * hit_rate, lookups);
+  }
+}
+
 void NodeClassificationTask::test() {
   const at::Tensor logits = this->logits(inputs_.test_nodes);
   const at::Tensor test_labels = rows_.gather("label", inputs_.test_nodes);
@@ -337,6 +374,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   result.steps = fit.steps;
   result.parameters = fit.parameters;
   result.counters = fit.counters;
+  task.add_device_cache_counters(result.counters);
   return result;
 }
 

@@ -101,6 +101,8 @@ nlohmann::json result_json(const TrainJob& job, const TrainJobResult& result, in
                  {"test_f1", r.test_f1},
                  {"seeds_per_second", r.seeds_per_second},
                  {"train_seconds", r.train_seconds}});
+    // The data path's totals: remote bytes, cache hits, the device cache's hit rate.
+    if (!r.counters.empty()) json["counters"] = r.counters;
   }
   return json;
 }

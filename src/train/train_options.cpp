@@ -34,6 +34,7 @@ void TrainOptions::validate() const {
   if (checkpoint_every > 0 && checkpoint.empty()) {
     throw OptionError("checkpoint_every", "needs `checkpoint` FILE");
   }
+  check_at_least("device_cache_bytes", device_cache_bytes, int64_t{0});
   parse_device(device, "device");
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -341,6 +343,21 @@ TEST(CliTrain, EncodedFeaturesBfloat16AndCheckpointingTrainAsWellAsFloat32) {
   // On the CPU every placement is a plain gather: the rows read through DeviceRows train as
   // the loader's do.
   EXPECT_NEAR(accuracy("--data g --feature-placement device"), reference, 0.01);
+  // A device cache of a quarter of the rows (3000 x 32 float32 = 384 KB) serves some of the
+  // reads and changes nothing of the result.
+  const auto cached = run_graphloom(
+      "train --data g --epochs 2 --batch-size 128 --fanouts 5,5 --hidden 32 --no-progress "
+      "--feature-placement cpu --device-cache-size 96K --result-json cached.json",
+      dir.path());
+  EXPECT_EQ(cached.exit_code, 0) << cached.output;
+  const nlohmann::json cached_result =
+      nlohmann::json::parse(std::ifstream(dir.path() / "cached.json"));
+  const double hit_rate = cached_result["counters"]["device_cache_hit_rate"].get<double>();
+  EXPECT_GT(hit_rate, 0.25);  // the top quarter by degree serves more than a quarter of reads
+  EXPECT_LT(hit_rate, 1.0);
+  EXPECT_NE(cached.output.find("device feature cache on cpu: 768 of 3000 rows, hit rate"),
+            std::string::npos)
+      << cached.output;
   const auto placed_int8 =
       run_graphloom("train --data g-int8 --feature-placement pinned --epochs 1", dir.path());
   EXPECT_EQ(placed_int8.exit_code, 2) << placed_int8.output;

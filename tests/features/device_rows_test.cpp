@@ -52,6 +52,27 @@ TEST(DeviceRows, EveryPlacementGathersTheRowsOnTheCpu) {
   EXPECT_EQ(rows.gather(at::empty({0}, at::kLong)).sizes(), (std::vector<int64_t>{0, 4}));
 }
 
+TEST(DeviceRows, ACacheOfHotRowsServesThemAndCountsItsHits) {
+  at::manual_seed(9);
+  const at::Tensor table = at::randn({200, 6});
+  for (const auto placement : {FeaturePlacement::kCpu, FeaturePlacement::kPinned}) {
+    DeviceRows rows(table, kCpu, placement);
+    rows.cache_rows(at::arange(150, 200, at::kLong));  // the last 50 rows are hot
+    EXPECT_EQ(rows.cached_rows(), 50);
+    const at::Tensor ids = at::randint(200, {1000}, at::kLong);
+    EXPECT_TRUE(at::equal(rows.gather(ids), table.index_select(0, ids)));
+    EXPECT_EQ(rows.cache_lookups(), 1000);
+    EXPECT_EQ(rows.cache_hits(), (ids >= 150).sum().item<int64_t>());
+    // All hits, then none.
+    EXPECT_TRUE(at::equal(rows.gather(at::tensor({int64_t{199}, int64_t{150}})),
+                          table.index_select(0, at::tensor({int64_t{199}, int64_t{150}}))));
+    EXPECT_TRUE(at::equal(rows.gather(at::tensor({int64_t{3}})), table.slice(0, 3, 4)));
+  }
+  DeviceRows rows(table, kCpu, FeaturePlacement::kCpu);
+  EXPECT_THROW(rows.cache_rows(at::tensor({int64_t{1}, int64_t{1}})), Error);
+  EXPECT_THROW(rows.cache_rows(at::tensor({int64_t{200}})), RangeError);
+}
+
 TEST(DeviceRows, IdsOutsideTheMatrixAreRangeErrorsNamingTheId) {
   const DeviceRows rows(at::randn({10, 4}), kCpu, FeaturePlacement::kCpu);
   try {

@@ -9,12 +9,17 @@
 //
 // On the CPU device every placement is a plain gather: pinned memory is plain memory there, so
 // the same calls run (and are tested) on a machine without a GPU.
+//
+// A cache of hot rows (cache_rows, e.g. the highest in-degree nodes: DGL's and GraphBolt's GPU
+// feature cache) keeps a copy of those rows in device memory; gather() then reads them there
+// and only the others by the placement, and counts its hits.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -46,13 +51,27 @@ class DeviceRows {
   // first id outside [0, num_rows).
   at::Tensor gather(const at::Tensor& ids) const;
 
+  // Keeps rows `hot_rows` (distinct int64 ids) in device memory too, replacing any earlier
+  // cache. Throws RangeError for an id outside the matrix and graphloom::Error for a repeat.
+  void cache_rows(const at::Tensor& hot_rows);
+  int64_t cached_rows() const { return cache_.defined() ? cache_.size(0) : 0; }
+  // Rows asked for, and found in the cache, since the cache was made.
+  int64_t cache_lookups() const { return lookups_; }
+  int64_t cache_hits() const { return hits_; }
+
   c10::Device device() const { return device_; }
   FeaturePlacement placement() const { return placement_; }
   int64_t num_rows() const { return host_table_.size(0); }
 
  private:
+  at::Tensor gather_by_placement(const at::Tensor& ids) const;
+
   at::Tensor host_table_;
   at::Tensor device_table_;  // kDevice only
+  at::Tensor cache_;         // the hot rows, on the device
+  at::Tensor slot_of_row_;   // int32 [num_rows] on the device: row -> its slot in cache_, or -1
+  mutable std::atomic<int64_t> lookups_{0};
+  mutable std::atomic<int64_t> hits_{0};
   c10::Device device_;
   FeaturePlacement placement_;
   bool registered_ = false;  // this object registered host_table_'s memory (kPinned)

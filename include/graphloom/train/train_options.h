@@ -63,6 +63,10 @@ struct TrainOptions {
   // else pinned (zero-copy); cpu, pinned and device force one. pinned and device need the
   // matrix in memory as stored (a local dataset, not compressed features or remote rows).
   features::FeaturePlacement feature_placement = features::FeaturePlacement::kAuto;
+  // Bytes of "feat" rows also kept on the device, the nodes of highest out-degree first (the
+  // ones sampling reaches most): gathers read them there and the rest by feature_placement.
+  // 0: no cache. Needs the matrix in memory, as pinned and device do.
+  int64_t device_cache_bytes = 0;
   // device: the training graph's CSC on `device`, sampled there (needs the whole graph in this
   // process, uniform sampling of an untyped graph).
   GraphPlacement graph_placement = GraphPlacement::kCpu;
