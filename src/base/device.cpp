@@ -47,12 +47,17 @@ c10::Device parse_device(const std::string& name, const char* field) {
   }
   c10::Device device(c10::DeviceType::CPU);
   try {
-    device = c10::Device(name == "cuda" ? std::string("cuda:0") : name);
+    device = c10::Device(name);
   } catch (const c10::Error&) {
     throw OptionError(field, fmt::format("must be cpu, cuda or cuda:N, got '{}'", name));
   }
   require_device(device, field);
   return device;
+}
+
+c10::Device device_for_local_rank(c10::Device device, int local_rank, int device_count) {
+  if (!device.is_cuda() || device.has_index() || device_count <= 0) return device;
+  return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(local_rank % device_count)};
 }
 
 }  // namespace graphloom

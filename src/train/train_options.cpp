@@ -1,4 +1,5 @@
-// TrainOptions::validate: the checks every task's options pass before anything is built.
+// TrainOptions::validate (the checks every task's options pass before anything is built) and
+// the device they name for this process.
 #include <fmt/format.h>
 
 #include "graphloom/base/device.h"
@@ -6,6 +7,7 @@
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/train/train_options.h"
+#include "graphloom/train/trainer.h"
 
 namespace graphloom::train {
 namespace {
@@ -36,6 +38,12 @@ void TrainOptions::validate() const {
   }
   check_at_least("device_cache_bytes", device_cache_bytes, int64_t{0});
   parse_device(device, "device");
+}
+
+c10::Device training_device(const TrainOptions& options, const distributed::ProcessGroup* group) {
+  const int local_rank = group != nullptr ? group->environment().local_rank : 0;
+  return device_for_local_rank(parse_device(options.device, "device"), local_rank,
+                               cuda_device_count());
 }
 
 }  // namespace graphloom::train

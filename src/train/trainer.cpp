@@ -110,8 +110,7 @@ void Trainer::prepare(Task& task) {
       torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
   for (const auto& parameter : model.parameters()) result_.parameters += parameter.numel();
   if (options_.precision == Precision::kFp16) {
-    scaler_ =
-        std::make_unique<GradScaler>(GradScalerOptions{}, parse_device(options_.device, "device"));
+    scaler_ = std::make_unique<GradScaler>(GradScalerOptions{}, training_device(options_, group_));
   }
   if (options_.resume) resume(task);
   if (data_parallel(group_)) {

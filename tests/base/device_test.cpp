@@ -36,6 +36,15 @@ TEST(Device, CudaIsRefusedWithTheReasonWhenThereIsNoGpu) {
   }
 }
 
+TEST(Device, EachLocalRankGetsItsOwnGpuUnlessOneIsNamed) {
+  const c10::Device cuda(c10::DeviceType::CUDA);
+  EXPECT_EQ(device_for_local_rank(cuda, 0, 2), c10::Device("cuda:0"));
+  EXPECT_EQ(device_for_local_rank(cuda, 3, 2), c10::Device("cuda:1"));
+  EXPECT_EQ(device_for_local_rank(cuda, 5, 8), c10::Device("cuda:5"));
+  EXPECT_EQ(device_for_local_rank(c10::Device("cuda:1"), 0, 4), c10::Device("cuda:1"));
+  EXPECT_TRUE(device_for_local_rank(c10::Device("cpu"), 3, 2).is_cpu());
+}
+
 TEST(Device, CudaIndexPastTheLastDeviceIsRefused) {
   EXPECT_THROW(parse_device("cuda:4096"), OptionError);
 }

@@ -39,6 +39,11 @@ struct FitResult {
   std::map<std::string, double> counters;  // Task::epoch_counters over the ranks and epochs
 };
 
+// The device this process trains on: options.device, a bare "cuda" mapped to this process's
+// GPU by its local rank (one process per GPU). Throws OptionError("device") for a device this
+// build or machine cannot use.
+c10::Device training_device(const TrainOptions& options, const distributed::ProcessGroup* group);
+
 class Trainer {
  public:
   // Seeds torch's generator with options.seed: build the task (its model) after this.
