@@ -373,6 +373,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   result.train_seconds = fit.train_seconds;
   result.steps = fit.steps;
   result.parameters = fit.parameters;
+  result.loss_scale = fit.loss_scale;
   result.counters = fit.counters;
   task.add_device_cache_counters(result.counters);
   return result;

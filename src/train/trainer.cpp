@@ -71,6 +71,9 @@ void warn_on_few_steps(int64_t batches_per_epoch, int64_t epochs, const TrainOpt
       epochs_needed + (options.epochs - epochs), kFewSteps);
 }
 
+// The checkpoint's entry of the fp16 loss scale: [scale, growth tracker] float64.
+constexpr const char* kGradScalerState = "grad_scaler";
+
 std::vector<at::Tensor> grads_of(torch::nn::Module& model) {
   std::vector<at::Tensor> grads;
   for (const auto& parameter : model.parameters()) grads.push_back(parameter.grad());
@@ -110,7 +113,8 @@ void Trainer::prepare(Task& task) {
       torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
   for (const auto& parameter : model.parameters()) result_.parameters += parameter.numel();
   if (options_.precision == Precision::kFp16) {
-    scaler_ = std::make_unique<GradScaler>(GradScalerOptions{}, training_device(options_, group_));
+    scaler_ =
+        std::make_unique<GradScaler>(options_.loss_scaling, training_device(options_, group_));
   }
   if (options_.resume) resume(task);
   if (data_parallel(group_)) {
@@ -132,6 +136,12 @@ void Trainer::prepare(Task& task) {
 // continue as they would have).
 void Trainer::resume(Task& task) {
   const at::Tensor states = load_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_);
+  // Every rank reads the loss scale; the rest of the external state is the task's.
+  if (const auto found = state_.external_state.find(kGradScalerState);
+      found != state_.external_state.end()) {
+    if (scaler_) scaler_->load(found->second[0].item<double>(), found->second[1].item<int64_t>());
+    state_.external_state.erase(found);
+  }
   if (main_rank_ && !state_.external_state.empty()) {
     task.restore_external_state(state_.external_state);
     std::vector<std::string> names;
@@ -175,6 +185,10 @@ void Trainer::checkpoint(Task& task) {
   const at::Tensor states = rng_states();  // also: every rank has finished the same step
   if (main_rank_) {
     state_.external_state = task.external_state();
+    if (scaler_) {
+      state_.external_state[kGradScalerState] = at::tensor(
+          {scaler_->current_scale(), static_cast<double>(scaler_->growth_tracker())}, at::kDouble);
+    }
     try {
       save_checkpoint(options_.checkpoint, task.model(), *optimizer_, state_, states);
     } catch (const Error& e) {
@@ -235,6 +249,7 @@ FitResult Trainer::fit(Task& task) {
       result_.train_seconds > 0 ? result_.items_per_second / result_.train_seconds : 0;
   result_.best_val = state_.best_val;
   result_.best_epoch = state_.best_epoch;
+  if (scaler_) result_.loss_scale = scaler_->current_scale();
   if (options_.final_test) {
     if (!state_.best_parameters.empty()) restore_parameters(task.model(), state_.best_parameters);
     task.test();

@@ -96,6 +96,28 @@ TEST(Training, ResumeContinuesExactlyWhereItStopped) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
 }
 
+// fp16's loss scale is part of the checkpoint: with a growth interval of one step it changes
+// all the time, and a resumed run ends on the uninterrupted run's scale.
+TEST(Training, ResumedFp16RunContinuesTheLossScale) {
+  const io::Dataset data = small_planted();
+  testing::TempDir dir;
+  TrainOptions o = quick_options();
+  o.precision = Precision::kFp16;
+  o.loss_scaling = {.init_scale = 8, .growth_interval = 1};
+  const TrainResult full = train_node_classification(data, o);
+  EXPECT_NE(full.loss_scale, 8.0);
+  TrainOptions first_half = o;
+  first_half.epochs = 2;
+  first_half.checkpoint = dir / "fp16.pt";
+  train_node_classification(data, first_half);
+  TrainOptions second_half = o;
+  second_half.checkpoint = dir / "fp16.pt";
+  second_half.resume = true;
+  const TrainResult resumed = train_node_classification(data, second_half);
+  EXPECT_EQ(resumed.loss_scale, full.loss_scale) << full.steps << " steps";
+  EXPECT_DOUBLE_EQ(resumed.test_acc, full.test_acc);
+}
+
 TEST(Training, EarlyStoppingStopsWithoutImprovement) {
   TrainOptions o = quick_options();
   o.epochs = 10;

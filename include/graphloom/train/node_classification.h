@@ -26,6 +26,7 @@ struct TrainResult {
   double train_seconds = 0;     // wall time of the training batches
   int64_t steps = 0;            // optimizer steps (data-parallel: gradient rounds)
   int64_t parameters = 0;       // model parameters (gradient floats per step)
+  double loss_scale = 0;        // fp16: the loss scale at the end (0 otherwise)
   // TrainingInputs::epoch_counters summed over the ranks and the epochs (e.g. remote_bytes).
   std::map<std::string, double> counters;
 };

@@ -13,6 +13,7 @@
 
 #include "graphloom/features/device_rows.h"
 #include "graphloom/nn/model_config.h"
+#include "graphloom/train/grad_scaler.h"
 #include "graphloom/train/gradient_sync.h"
 
 namespace graphloom::train {
@@ -53,6 +54,7 @@ struct TrainOptions {
   FeatureNormalization normalize_features = FeatureNormalization::kNone;
   SelfLoops self_loops = SelfLoops::kAuto;
   Precision precision = Precision::kFp32;
+  GradScalerOptions loss_scaling;  // fp16 only; the scale is checkpointed and resumed
   // Where the model, its optimizer and each batch live: "cpu", "cuda" or "cuda:N" (a CUDA
   // build of graphloom and a GPU). Sampling and feature gathering stay on the CPU; each batch
   // is copied to the device before its step.

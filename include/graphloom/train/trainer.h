@@ -32,6 +32,7 @@ struct FitResult {
   int64_t epochs_run = 0;
   int64_t steps = 0;                       // optimizer steps (data-parallel: gradient rounds)
   int64_t skipped_steps = 0;               // fp16: steps skipped for inf/NaN gradients
+  double loss_scale = 0;                   // fp16: the loss scale at the end (0 otherwise)
   int64_t parameters = 0;                  // model parameters (gradient floats per step)
   double items_per_second = 0;             // training items over all epochs and ranks
   double train_seconds = 0;                // wall time of the training batches (the slowest rank's)
