@@ -5,6 +5,7 @@ graph_store), ...)`` runs on a graphloom dataset or a partitioned graph (a
 gathered from the servers once). Needs torch_geometric (imported here, not by ``import
 graphloom``)."""
 
+import numpy as np
 import torch
 from torch_geometric.data import EdgeAttr, FeatureStore as _PygFeatureStore
 from torch_geometric.data import GraphStore as _PygGraphStore
@@ -79,6 +80,19 @@ class FeatureStore(_PygFeatureStore):
         self._tables[attr.attr_name] = (tensor, None)
         return True
 
+    def get_tensor(self, *args, **kwargs):
+        """PyG's ``get_tensor``, with what PyG's own TensorAttr checks trip on taken care of:
+        a NumPy index is read as a tensor, and a call that names only ``attr_name`` (and
+        ``index``) reads group None, the only group here."""
+        def as_index(value):
+            return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+        args = tuple(as_index(value) for value in args)
+        if "index" in kwargs:
+            kwargs["index"] = as_index(kwargs["index"])
+        if not args and "group_name" not in kwargs and "attr_name" in kwargs:
+            kwargs["group_name"] = None
+        return super().get_tensor(*args, **kwargs)
+
     def _get_tensor(self, attr):
         table, scale = self._table(attr)
         index = attr.index
@@ -88,6 +102,8 @@ class FeatureStore(_PygFeatureStore):
                                f"rows live on the servers)")
             rows, row_scale = table, scale
         else:
+            if isinstance(index, slice):  # PyG's IndexType: a slice of the rows
+                index = torch.arange(*index.indices(table.shape[0]))
             index = _check.node_ids(f"index of {attr.attr_name!r}", index, table.shape[0])
             rows = table.index_select(0, index)
             row_scale = None if scale is None else scale.index_select(0, index)

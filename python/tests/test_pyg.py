@@ -2,6 +2,7 @@
 out by hand, a PyG model trained on it (with and without trim_to_layer), and graphloom.pyg's
 FeatureStore / GraphStore. Skips, saying so, without torch_geometric."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -138,6 +139,12 @@ def test_feature_and_graph_store(planted):
     assert torch.equal(features.get_tensor(None, "x", index=ids),
                        planted.node_features["feat"][ids])
     assert torch.equal(features.get_tensor(None, "y", index=ids), planted.labels[ids])
+    # PyG's IndexType: slices and NumPy arrays too, and group_name may be left out.
+    table = planted.node_features["feat"]
+    assert torch.equal(features.get_tensor(None, "x", index=slice(10, 20)), table[10:20])
+    assert torch.equal(features.get_tensor(None, "x", index=slice(None, None, 7)), table[::7])
+    assert torch.equal(features.get_tensor(None, "x", index=np.array([3, 1])), table[[3, 1]])
+    assert torch.equal(features.get_tensor(attr_name="x", index=ids), table[ids])
     assert features.get_tensor_size(None, "x") == (600, 16)
     assert {attr.attr_name for attr in features.get_all_tensor_attrs()} == {"x", "y"}
     with pytest.raises(KeyError, match="has no tensor 'z'"):
