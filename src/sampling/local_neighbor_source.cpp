@@ -1,5 +1,6 @@
 // One-hop neighbor sampling on a CSC: a thin checked front (sample_csc_neighbors) and one
-// templated kernel whose variants (replacement, weights) are compile-time flags.
+// templated kernel whose variants (replacement, weights) are compile-time flags; LABOR is a
+// run-time branch per seed (its cost is a variate per neighbor, not the branch).
 //
 // Each seed draws from its own counter-based stream keyed by (random_key, node id), so the
 // result is the same whatever the thread count. Scratch space is thread-local and reused:
@@ -26,11 +27,12 @@ namespace {
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 class Kernel {
  public:
-  explicit Kernel(const graph::CscGraph& graph)
+  Kernel(const graph::CscGraph& graph, const LaborVariates& labor)
       : indptr_(graph.indptr.data_ptr<int64_t>()),
         indices_(graph.indices.data_ptr<Index>()),
         edge_ids_(graph.has_edge_ids() ? graph.edge_ids.data_ptr<int64_t>() : nullptr),
-        weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr) {}
+        weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr),
+        labor_(labor.enabled ? &labor : nullptr) {}
 
   struct Column {
     int64_t begin;
@@ -53,6 +55,11 @@ class Kernel {
       for (int64_t e = begin; e < begin + degree; ++e) available += weights_[e] > 0;
     }
     if (fanout < 0) return available;
+    if (samples_labor(c, fanout)) {
+      int64_t kept = 0;
+      for (int64_t e = begin; e < begin + degree; ++e) kept += labor_keeps(e, c, fanout);
+      return kept;
+    }
     if constexpr (kReplace) return available > 0 ? fanout : 0;
     return std::min(available, fanout);
   }
@@ -70,7 +77,11 @@ class Kernel {
     const int64_t begin = c.begin;
     const int64_t degree = c.degree;
     int64_t* out = positions;
-    if (fanout < 0 || (!kReplace && !kWeighted && picks == degree)) {
+    if (samples_labor(c, fanout)) {
+      for (int64_t e = begin, n = 0; n < picks; ++e) {
+        if (labor_keeps(e, c, fanout)) out[n++] = e;
+      }
+    } else if (fanout < 0 || (!kReplace && !kWeighted && picks == degree)) {
       int64_t n = 0;
       for (int64_t e = begin; e < begin + degree; ++e) {
         if constexpr (kWeighted) {
@@ -110,6 +121,17 @@ class Kernel {
   }
 
  private:
+  // LABOR decides per neighbor only where a seed has more neighbors than its fanout.
+  bool samples_labor(const Column& c, int64_t fanout) const {
+    return labor_ != nullptr && fanout >= 0 && c.degree > fanout;
+  }
+  // u_t < fanout / degree, without the division.
+  bool labor_keeps(int64_t e, const Column& c, int64_t fanout) const {
+    return labor_variate(*labor_, static_cast<int64_t>(indices_[e])) *
+               static_cast<double>(c.degree) <
+           static_cast<double>(fanout);
+  }
+
   static void pick_uniform_without_replacement(int64_t begin, int64_t degree, int64_t picks,
                                                RandomStream& rng, int64_t* out) {
     if (picks <= kFloydMaxPicks) {
@@ -171,6 +193,7 @@ class Kernel {
   const Index* indices_;
   const int64_t* edge_ids_;
   const Weight* weights_;
+  const LaborVariates* labor_;
 };
 
 // Sampling is bound by memory latency (one random column per seed). Both kernels first read
@@ -219,8 +242,10 @@ void read_column_bounds(const KernelType& kernel, const int64_t* seed, int64_t n
 
 template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
-                        uint64_t random_key, int64_t first_node, int64_t max_picks) {
-  const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph);
+                        const SampleOptions& options) {
+  const uint64_t random_key = options.random_key;
+  const int64_t first_node = options.first_node;
+  const Kernel<Index, Weight, kReplace, kWeighted> kernel(graph, options.labor);
   const int64_t num_seeds = seeds.numel();
   const int64_t* seed = seeds.data_ptr<int64_t>();
   SampledEdges out;
@@ -232,7 +257,7 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   read_column_bounds(kernel, seed, num_seeds, column);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] = kernel.count(column[i], fanout);
-  sum_pick_counts(indptr, num_seeds, fanout, max_picks);
+  sum_pick_counts(indptr, num_seeds, fanout, options.max_picks);
 
   out.neighbors = at::empty({indptr[num_seeds]}, at::kLong);
   out.edge_ids = at::empty({indptr[num_seeds]}, at::kLong);
@@ -270,7 +295,7 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
                               const SampleOptions& options) {
   using KernelType = Kernel<Index, Weight, kReplace, kWeighted>;
   using Column = typename KernelType::Column;
-  const KernelType kernel(graph);
+  const KernelType kernel(graph, options.labor);
   const Type* type = graph.type_per_edge.data_ptr<Type>();
   const std::vector<int64_t>& type_fanouts = options.edge_type_fanouts;
   const auto fanout_of = [&](int64_t r) {
@@ -344,8 +369,7 @@ template <typename Index, typename Weight, bool kReplace, bool kWeighted>
 SampledEdges run_any_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t fanout,
                             const SampleOptions& options) {
   if (!graph.type_per_edge.defined()) {
-    return run_kernel<Index, Weight, kReplace, kWeighted>(graph, seeds, fanout, options.random_key,
-                                                          options.first_node, options.max_picks);
+    return run_kernel<Index, Weight, kReplace, kWeighted>(graph, seeds, fanout, options);
   }
   switch (graph.type_per_edge.scalar_type()) {
     case at::kChar:
@@ -373,6 +397,7 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
   }
   if (options.max_picks < 0)
     throw OptionError("max_picks", fmt::format("must be >= 0, got {}", options.max_picks));
+  check_labor_request(options);
   GL_CHECK(options.edge_type_fanouts.empty() || graph.type_per_edge.defined(),
            "per-edge-type fanouts need a graph with edge types (type_per_edge)");
   if (graph.type_per_edge.defined()) {

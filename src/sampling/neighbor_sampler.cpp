@@ -32,6 +32,11 @@ NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOp
                options_.edge_type_fanouts.size() == options_.fanouts.size(),
            "per-edge-type fanouts name {} layers but fanouts name {}",
            options_.edge_type_fanouts.size(), options_.fanouts.size());
+  if (options_.method == SamplingMethod::kLabor) {
+    check_labor_options(options_.labor);
+    check_labor_request(
+        {.replace = options_.replace, .weighted = options_.weighted, .labor = {.enabled = true}});
+  }
   GL_CHECK(source_->num_nodes() < std::numeric_limits<int32_t>::max(),
            "the sampler's local id table holds fewer than 2^31 nodes; got {}",
            source_->num_nodes());
@@ -122,6 +127,10 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
         .direction = options_.direction,
         .random_key = stream_key({options_.seed, epoch, batch, static_cast<uint64_t>(layer)}),
         .edge_ids = options_.edge_ids};
+    if (options_.method == SamplingMethod::kLabor) {
+      options.labor =
+          labor_variates(options_.seed, epoch, batch, static_cast<uint64_t>(layer), options_.labor);
+    }
     if (!options_.edge_type_fanouts.empty()) {
       options.edge_type_fanouts = options_.edge_type_fanouts[static_cast<std::size_t>(layer)];
     }

@@ -30,4 +30,18 @@ void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t
   }
 }
 
+void check_labor_request(const SampleOptions& options) {
+  if (!options.labor.enabled) return;
+  if (options.replace || options.weighted) {
+    throw OptionError("sampler",
+                      "LABOR samples without replacement and without edge weights "
+                      "(drop --replace / --weighted, or use the neighbor sampler)");
+  }
+  const double mix = options.labor.mix;
+  if (!(mix >= 0.0 && mix < 1.0)) {
+    throw OptionError("batch_dependency",
+                      fmt::format("LABOR's window position must lie in [0, 1), got {}", mix));
+  }
+}
+
 }  // namespace graphloom::sampling

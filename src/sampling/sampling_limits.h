@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "graphloom/sampling/neighbor_source.h"
+
 namespace graphloom::sampling {
 
 // Without replacement, up to this many picks are drawn by Floyd's algorithm (which checks
@@ -20,5 +22,9 @@ void check_fanout(int64_t fanout, bool replace, const char* field);
 // `max_picks` (or past int64) with LimitError before the caller allocates the output: the
 // counts come from the request (with replacement, seeds x fanout), not from the graph.
 void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t max_picks);
+
+// OptionError unless a LABOR call (options.labor.enabled) samples without replacement and
+// weights and its mix lies in [0, 1) (it may come from the network).
+void check_labor_request(const SampleOptions& options);
 
 }  // namespace graphloom::sampling

@@ -82,6 +82,8 @@ void check_supported(const SampleOptions& options, int64_t fanout) {
   if (options.direction != EdgeDirection::kIn)
     throw OptionError("direction",
                       "out-edge sampling is not in the tensor sampler yet; sample on the CPU");
+  if (options.labor.enabled)
+    throw OptionError("sampler", "LABOR is not in the tensor sampler yet; sample on the CPU");
 }
 
 }  // namespace

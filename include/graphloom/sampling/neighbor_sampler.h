@@ -30,6 +30,9 @@ struct NeighborSamplerOptions {
   // Keep each block's global edge ids. Without edge features or held-out edges nothing reads
   // them, and a batch's first block holds as many as it has edges (~8 MB at 1M edges).
   bool edge_ids = true;
+  // kLabor: LABOR-0 (labor.h) in every layer; needs replace = false and weighted = false.
+  SamplingMethod method = SamplingMethod::kNeighbor;
+  LaborOptions labor;
 };
 
 class NeighborSampler {
@@ -38,7 +41,8 @@ class NeighborSampler {
   NeighborSampler(const NeighborSource* source, NeighborSamplerOptions options);
 
   // Samples the blocks of one mini-batch. Random streams are keyed by
-  // (seed, epoch, batch, layer, node): the same arguments always give the same batch.
+  // (seed, epoch, batch, layer, node): the same arguments always give the same batch. LABOR's
+  // variates drop the layer with layer_dependency and take batch / batch_dependency.
   // Thread-safe: several loader workers may call it at once.
   MiniBatch sample(const at::Tensor& seeds, uint64_t epoch, uint64_t batch) const;
 

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "graphloom/sampling/labor.h"
+
 namespace graphloom::sampling {
 
 enum class EdgeDirection { kIn, kOut };
@@ -42,6 +44,10 @@ struct SampleOptions {
   // (field "max_picks") instead of exhausting memory. Graph servers set it from their message
   // limit and per-request memory budget.
   int64_t max_picks = kDefaultMaxPicks;
+  // LABOR-0 in place of per-seed picks when enabled: a seed of degree d keeps each neighbor t
+  // with labor_variate(labor, t) < fanout / d (all of them when d <= fanout), so the number
+  // of picks varies around `fanout`. Needs replace = false and weighted = false.
+  LaborVariates labor;
 };
 
 // Picked neighbors of each seed, in seed order.

@@ -1,0 +1,65 @@
+// LABOR, layer-neighbor sampling (Balin & Catalyurek, NeurIPS 2023; GraphBolt's
+// LayerNeighborSampler): every candidate neighbor t of a sampling call draws one variate u_t,
+// shared by all the seeds that reach it, and seed s of degree d keeps t when u_t < fanout / d.
+// Each seed still keeps `fanout` neighbors in expectation (Poisson sampling), but seeds with
+// common neighbors keep the same ones, so a batch reaches far fewer distinct nodes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "graphloom/base/enum_names.h"
+
+namespace graphloom::sampling {
+
+// The variates of one sampling call: u_t is a pure function of (key, t), so LABOR gives the
+// same picks at any thread count and on every partition (t is a global node id).
+struct LaborVariates {
+  bool enabled = false;
+  uint64_t key = 0;
+  // Batch dependency: u_t = Phi(cos(pi/2 mix) z_t(key) + sin(pi/2 mix) z_t(next_key)) with
+  // standard normals z, so consecutive batches' variates move slowly from one window's to the
+  // next and stay uniform. Off: u_t is key's uniform draw.
+  bool blend = false;
+  uint64_t next_key = 0;
+  double mix = 0;  // position in the window, in [0, 1)
+};
+
+// How a NeighborSampler picks neighbors.
+enum class SamplingMethod {
+  kNeighbor,  // each seed draws its own `fanout` neighbors (DGL's NeighborSampler)
+  kLabor,     // LABOR-0: shared per-node variates (GraphBolt's LayerNeighborSampler)
+};
+
+struct LaborOptions {
+  // The same variates in every layer: a node reached in several layers is kept by all of them.
+  bool layer_dependency = false;
+  // Variates that change slowly over this many consecutive batches (1: new ones every batch),
+  // so that consecutive batches reach overlapping nodes and a feature cache hits more.
+  int64_t batch_dependency = 1;
+};
+
+// The variates of `layer` in batch `batch` of `epoch` for a sampler seeded with `seed`.
+LaborVariates labor_variates(uint64_t seed, uint64_t epoch, uint64_t batch, uint64_t layer,
+                             const LaborOptions& options);
+
+// u_t in [0, 1) for the global node id `node`.
+double labor_variate(const LaborVariates& variates, int64_t node);
+
+// Throws OptionError("batch_dependency") unless it is at least 1.
+void check_labor_options(const LaborOptions& options);
+
+}  // namespace graphloom::sampling
+
+namespace graphloom {
+
+template <>
+struct EnumNames<sampling::SamplingMethod> {
+  static constexpr std::array<std::pair<std::string_view, sampling::SamplingMethod>, 2> kNames{
+      {{"neighbor", sampling::SamplingMethod::kNeighbor},
+       {"labor", sampling::SamplingMethod::kLabor}}};
+};
+
+}  // namespace graphloom
