@@ -180,6 +180,11 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
     request.set_out_edges(options.direction == sampling::EdgeDirection::kOut);
     request.set_random_key(options.random_key);
     request.set_omit_edge_ids(!options.edge_ids);
+    request.set_labor(options.labor.enabled);
+    request.set_labor_key(options.labor.key);
+    request.set_labor_blend(options.labor.blend);
+    request.set_labor_next_key(options.labor.next_key);
+    request.set_labor_mix(options.labor.mix);
     for (const int64_t type_fanout : options.edge_type_fanouts) {
       request.add_edge_type_fanouts(type_fanout);
     }

@@ -109,6 +109,11 @@ class GraphServiceImpl final : public RawGraphService {
               request.out_edges() ? sampling::EdgeDirection::kOut : sampling::EdgeDirection::kIn;
           sample.random_key = request.random_key();
           sample.edge_ids = !request.omit_edge_ids();
+          sample.labor = {.enabled = request.labor(),
+                          .key = request.labor_key(),
+                          .blend = request.labor_blend(),
+                          .next_key = request.labor_next_key(),
+                          .mix = request.labor_mix()};
           GL_CHECK(request.edge_type_fanouts_size() <= kMaxEdgeTypes,
                    "edge_type_fanouts: {} entries exceed the limit of {}",
                    request.edge_type_fanouts_size(), kMaxEdgeTypes);
