@@ -179,10 +179,83 @@ void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int rep
   }
 }
 
+// Of each batch's input nodes, the share that were not inputs of the batch before: the miss
+// rate of a feature cache that holds the previous batch's rows (in batch order, one thread).
+double consecutive_miss_rate(const sampling::NeighborSampler& sampler,
+                             const std::vector<at::Tensor>& seeds, int64_t batches,
+                             int64_t num_nodes) {
+  std::vector<char> previous(static_cast<std::size_t>(num_nodes), 0);
+  std::vector<int64_t> marked;
+  int64_t inputs = 0, misses = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    const at::Tensor ids = sampler.sample(seeds[i], 0, static_cast<uint64_t>(i)).input_nodes();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    if (i > 0) {
+      for (int64_t j = 0; j < ids.numel(); ++j) misses += previous[id[j]] == 0;
+      inputs += ids.numel();
+    }
+    for (const int64_t v : marked) previous[v] = 0;
+    marked.assign(id, id + ids.numel());
+    for (const int64_t v : marked) previous[v] = 1;
+  }
+  return inputs > 0 ? static_cast<double>(misses) / static_cast<double>(inputs) : 0.0;
+}
+
+// LABOR against the neighbor sampler with the same fanouts, alternating rounds (medians).
+void bench_labor(const io::Dataset& dataset, const sampling::NeighborSource& source,
+                 const std::vector<at::Tensor>& seeds, int64_t total, const SamplingBenchOptions& o,
+                 int threads) {
+  const sampling::NeighborSampler labor(&source, {.fanouts = o.fanouts,
+                                                  .seed = o.seed,
+                                                  .method = sampling::SamplingMethod::kLabor,
+                                                  .labor = o.labor});
+  const sampling::NeighborSampler neighbor(&source, {.fanouts = o.fanouts, .seed = o.seed});
+  constexpr int kRounds = 3;
+  std::vector<SamplingFigures> labor_runs, neighbor_runs;
+  for (int round = 0; round < kRounds; ++round) {
+    labor_runs.push_back(measure_sampling(labor, seeds, total, threads));
+    neighbor_runs.push_back(measure_sampling(neighbor, seeds, total, threads));
+  }
+  const auto median_rate = [](std::vector<SamplingFigures> runs) {
+    std::vector<double> rates;
+    for (const auto& run : runs) rates.push_back(run.seeds / run.seconds);
+    std::sort(rates.begin(), rates.end());
+    return rates[rates.size() / 2];
+  };
+  const auto per_batch = [&](const SamplingFigures& f, int64_t SamplingFigures::*field) {
+    return static_cast<double>(f.*field) / static_cast<double>(total);
+  };
+  const SamplingFigures& l = labor_runs.front();
+  const SamplingFigures& n = neighbor_runs.front();
+  const int64_t overlap_batches = std::min<int64_t>(total, 64);
+  const double labor_miss =
+      consecutive_miss_rate(labor, seeds, overlap_batches, dataset.num_nodes());
+  const double neighbor_miss =
+      consecutive_miss_rate(neighbor, seeds, overlap_batches, dataset.num_nodes());
+  fmt::print(
+      "labor: layer_dependency={}, batch_dependency={} ({} rounds alternating with the "
+      "neighbor sampler, medians)\n",
+      o.labor.layer_dependency, o.labor.batch_dependency, kRounds);
+  fmt::print("  {:<28} {:>12} {:>12} {:>8}\n", "", "labor", "neighbor", "ratio");
+  const auto row = [](const char* what, double a, double b) {
+    fmt::print("  {:<28} {:>12.0f} {:>12.0f} {:>7.2f}x\n", what, a, b, a / b);
+  };
+  row("input nodes per batch", per_batch(l, &SamplingFigures::inputs),
+      per_batch(n, &SamplingFigures::inputs));
+  row("sampled edges per batch", per_batch(l, &SamplingFigures::edges),
+      per_batch(n, &SamplingFigures::edges));
+  row("seeds/s", median_rate(labor_runs), median_rate(neighbor_runs));
+  fmt::print("  {:<28} {:>11.1f}% {:>11.1f}%\n", "new inputs vs the batch before", labor_miss * 100,
+             neighbor_miss * 100);
+}
+
 }  // namespace
 
 void run_sample_bench(const SamplingBenchOptions& o) {
   if (!o.device.empty()) parse_device(o.device);  // refuse before the long part
+  if (o.sampler == sampling::SamplingMethod::kLabor && o.replace) {
+    throw OptionError("replace", "LABOR samples without replacement: drop --replace");
+  }
   const io::Dataset dataset = load_or_generate(o.data);
   const sampling::LocalNeighborSource source(dataset.graph);
   const sampling::NeighborSampler sampler(
@@ -220,6 +293,9 @@ void run_sample_bench(const SamplingBenchOptions& o) {
     fmt::print("  typed / untyped sampled edges/s: {:.2f}\n", typed_rate / plain_rate);
   }
   if (!o.device.empty()) bench_tensor_sampler(dataset, sampler, seeds, total, o, f);
+  if (o.sampler == sampling::SamplingMethod::kLabor) {
+    bench_labor(dataset, source, seeds, total, o, threads);
+  }
   print_rss();
 }
 

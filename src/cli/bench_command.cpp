@@ -26,6 +26,15 @@ void add_sampling_flags(CLI::App* cmd, benchmarks::SamplingBenchOptions& o) {
   cmd->add_option("--batches", o.batches, "Mini-batches to measure")->check(positive());
   cmd->add_flag("--replace", o.replace, "Sample with replacement");
   cmd->add_option("--seed", o.seed, "Random seed");
+  add_enum_option(cmd, "--sampler", o.sampler,
+                  "neighbor, or labor: LABOR-0, measured against the neighbor sampler in the "
+                  "same run (distinct input nodes per batch, seeds/s, overlap of consecutive "
+                  "batches)");
+  cmd->add_flag("--layer-dependency", o.labor.layer_dependency,
+                "--sampler labor: the same random numbers in every layer");
+  cmd->add_option("--batch-dependency", o.labor.batch_dependency,
+                  "--sampler labor: random numbers that drift over this many batches")
+      ->check(positive());
 }
 
 void add_device_flag(CLI::App* cmd, std::string& device, const char* what) {

@@ -131,6 +131,20 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "Neighbors sampled per layer, input layer first (-1 = all); their count is "
                   "the number of layers")
       ->delimiter(',');
+  add_enum_option(cmd, "--sampler", o.sampler,
+                  "neighbor: each node picks its own --fanouts neighbors; labor: LABOR-0 "
+                  "(GraphBolt's LayerNeighborSampler): each candidate neighbor draws one "
+                  "random number shared by every node that reaches it, so nodes with common "
+                  "neighbors pick the same ones: --fanouts picks per node on average, far "
+                  "fewer distinct nodes (and feature rows) per batch");
+  cmd->add_flag("--layer-dependency", o.labor.layer_dependency,
+                "--sampler labor: the same random numbers in every layer (fewer distinct "
+                "nodes still)");
+  cmd->add_option("--batch-dependency", o.labor.batch_dependency,
+                  "--sampler labor: random numbers that drift over this many consecutive "
+                  "batches (1: new every batch), so consecutive batches share nodes and a "
+                  "feature cache hits more")
+      ->check(positive());
   add_enum_option(cmd, "--precision", o.precision,
                   "fp32; bf16 or fp16: dense layers in that type (autocast on the training "
                   "device), sparse aggregation and the loss in float32; fp16 adds dynamic loss "

@@ -142,7 +142,9 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
       sampler_(inputs.graph, {.fanouts = options.fanouts,
                               .edge_type_fanouts = options.edge_type_fanouts,
                               .seed = options.seed,
-                              .edge_ids = false}) {
+                              .edge_ids = false,
+                              .method = options.sampler,
+                              .labor = options.labor}) {
   for (const char* name : {"valid", "valid_neg", "test", "test_neg"}) edge_split(inputs, name);
   GL_CHECK(!lightgcn_ || inputs.whole_graph != nullptr,
            "LightGCN propagates over the whole graph, which '{}' does not hold in one process "

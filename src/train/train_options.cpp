@@ -22,6 +22,12 @@ void check_at_least(const char* field, T value, T least) {
 
 void TrainOptions::validate() const {
   sampling::check_fanouts(fanouts);
+  sampling::check_labor_options(labor);
+  if (sampler == sampling::SamplingMethod::kLabor && graph_placement == GraphPlacement::kDevice) {
+    throw OptionError("sampler",
+                      "LABOR is not in the device (tensor-op) sampler yet: use "
+                      "graph_placement cpu (--graph-placement cpu)");
+  }
   check_at_least("batch_size", batch_size, int64_t{1});
   check_at_least("epochs", epochs, int64_t{1});
   if (!(lr >= 0)) throw OptionError("lr", fmt::format("must be >= 0, got {}", lr));

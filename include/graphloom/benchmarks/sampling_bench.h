@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "graphloom/sampling/labor.h"
+
 namespace graphloom::benchmarks {
 
 // `bench sample`, and the sampling half of `bench loader`.
@@ -16,6 +18,9 @@ struct SamplingBenchOptions {
   int64_t batches = 200;                     // mini-batches to measure
   bool replace = false;                      // sample with replacement
   uint64_t seed = 0;
+  // kLabor: LABOR measured against the neighbor sampler in the same run.
+  sampling::SamplingMethod sampler = sampling::SamplingMethod::kNeighbor;
+  sampling::LaborOptions labor;
   // Also sample with the tensor-op sampler on this device ("cpu", "cuda", "cuda:N"), against
   // the C++ kernel's figure and checked block for block against its batches; empty: no.
   std::string device;

@@ -13,6 +13,7 @@
 
 #include "graphloom/features/device_rows.h"
 #include "graphloom/nn/model_config.h"
+#include "graphloom/sampling/labor.h"
 #include "graphloom/train/grad_scaler.h"
 #include "graphloom/train/gradient_sync.h"
 
@@ -43,6 +44,10 @@ struct TrainOptions {
   std::vector<int64_t> fanouts{10, 10, 10};
   // Typed graphs: [layer][edge type] picks overriding `fanouts` (sampling::NeighborSampler).
   std::vector<std::vector<int64_t>> edge_type_fanouts;
+  // How training batches pick neighbors: per seed, or LABOR's shared variates (fewer distinct
+  // nodes per batch for the same fanouts), with its dependencies.
+  sampling::SamplingMethod sampler = sampling::SamplingMethod::kNeighbor;
+  sampling::LaborOptions labor;
   int64_t batch_size = 1024;
   int64_t epochs = 10;
   double lr = 1e-3;
