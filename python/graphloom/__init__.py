@@ -31,13 +31,14 @@ except ImportError as _error:  # pragma: no cover - a build for another torch
 from .data import CSCGraph, Dataset, convert, load_dataset, partition, save_dataset
 from .errors import Error, IdError, MissingFileError, OptionError
 from .loader import Block, DataLoader, MiniBatch
-from .sampling import NeighborSampler
+from .sampling import LayerNeighborSampler, NeighborSampler
 from . import distributed, nn  # noqa: E402  (DGL's dgl.distributed, dgl.nn)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Block", "CSCGraph", "DataLoader", "Dataset", "Error", "IdError", "MiniBatch",
+    "Block", "CSCGraph", "DataLoader", "Dataset", "Error", "IdError", "LayerNeighborSampler",
+    "MiniBatch",
     "MissingFileError", "NeighborSampler", "OptionError", "convert", "load_dataset",
     "partition", "save_dataset",
 ]

@@ -1,5 +1,5 @@
-"""Neighbor sampling (DGL's ``NeighborSampler``, PyG's ``num_neighbors``), done by graphloom's
-C++ sampler with the GIL released."""
+"""Neighbor sampling (DGL's ``NeighborSampler``, PyG's ``num_neighbors``) and LABOR (GraphBolt's
+``LayerNeighborSampler``), done by graphloom's C++ sampler with the GIL released."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from . import _C, _check
 from .data import CSCGraph, Dataset
 from .errors import OptionError
 
-__all__ = ["NeighborSampler"]
+__all__ = ["LayerNeighborSampler", "NeighborSampler"]
 
 
 def _fanout_overrides(edge_type_fanouts):
@@ -42,6 +42,8 @@ class NeighborSampler:
     Sampling is reproducible: the same seed, epoch and batch index give the same blocks, on
     any number of threads.
     """
+
+    _method = "neighbor"
 
     def __init__(self, graph: Any, fanouts: Sequence[int], replace: bool = False,
                  weights: Union[torch.Tensor, bool, None] = None, edge_dir: str = "in",
@@ -106,6 +108,9 @@ class NeighborSampler:
             options.weighted = self.weighted
             options.out_edges = self.edge_dir == "out"
             options.seed = seed
+            options.method = self._method
+            options.layer_dependency = getattr(self, "layer_dependency", False)
+            options.batch_dependency = getattr(self, "batch_dependency", 1)
             self._handles[seed] = _C.NeighborSampler(self._graph_impl, options)
         return self._handles[seed]
 
@@ -121,3 +126,47 @@ class NeighborSampler:
     def __repr__(self):
         return (f"NeighborSampler(fanouts={self.fanouts}, replace={self.replace}, "
                 f"weighted={self.weighted}, edge_dir={self.edge_dir!r})")
+
+
+class LayerNeighborSampler(NeighborSampler):
+    """LABOR-0, layer-neighbor sampling (GraphBolt's ``LayerNeighborSampler``, DGL's
+    ``LaborSampler``; Balin & Catalyurek, NeurIPS 2023).
+
+    Every candidate neighbor draws one random number per layer, shared by all the nodes that
+    reach it, and a node with ``d`` neighbors keeps those whose number is below
+    ``fanout / d``. Each node still keeps ``fanout`` neighbors on average (the count varies),
+    but nodes with common neighbors keep the same ones, so a batch reaches far fewer distinct
+    nodes and gathers far fewer feature rows than with :class:`NeighborSampler` at the same
+    fanouts. LABOR-0's importance weights are equal among one node's kept neighbors, so the
+    models' mean aggregation needs no reweighting.
+
+    Args:
+        graph, fanouts, edge_dir, edge_type_fanouts: as :class:`NeighborSampler`.
+        layer_dependency: the same random numbers in every layer, so a node reached in several
+            layers is kept by all of them (fewer distinct nodes still).
+        batch_dependency: random numbers that drift over this many consecutive batches (1: new
+            ones every batch). Consecutive batches then reach overlapping nodes, and a feature
+            cache hits more; each batch's sample stays uniform.
+        importance_sampling: GraphBolt's LABOR-* iterations; only 0 (LABOR-0) is built.
+
+    LABOR samples without replacement and without edge weights.
+    """
+
+    _method = "labor"
+
+    def __init__(self, graph: Any, fanouts: Sequence[int], layer_dependency: bool = False,
+                 batch_dependency: int = 1, importance_sampling: int = 0,
+                 edge_dir: str = "in",
+                 edge_type_fanouts: Optional[Mapping[str, Sequence[int]]] = None):
+        if importance_sampling != 0:
+            raise OptionError(f"importance_sampling={importance_sampling}: LABOR-* (importance "
+                              f"sampling iterations) is not in graphloom yet; 0 gives LABOR-0",
+                              "importance_sampling")
+        super().__init__(graph, fanouts, edge_dir=edge_dir, edge_type_fanouts=edge_type_fanouts)
+        self.layer_dependency = bool(layer_dependency)
+        self.batch_dependency = _check.positive("batch_dependency", batch_dependency)
+
+    def __repr__(self):
+        return (f"LayerNeighborSampler(fanouts={self.fanouts}, "
+                f"layer_dependency={self.layer_dependency}, "
+                f"batch_dependency={self.batch_dependency}, edge_dir={self.edge_dir!r})")

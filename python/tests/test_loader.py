@@ -202,6 +202,43 @@ def test_weighted_sampling_never_picks_a_zero_weight_edge(planted):
     assert torch.all(weights[block.edge_ids] > 0)
 
 
+def test_labor_reaches_fewer_nodes_and_keeps_the_fanout_on_average(planted):
+    graph = planted.graph
+    seeds = torch.arange(0, 600, 2)
+    labor = graphloom.LayerNeighborSampler(graph, fanouts=[3, 3]).sample(seeds, epoch=0, batch=0)
+    uniform = graphloom.NeighborSampler(graph, fanouts=[3, 3]).sample(seeds, epoch=0, batch=0)
+    assert labor.input_nodes.numel() < uniform.input_nodes.numel()
+    edges = edge_set(graph)
+    degrees = graph.in_degrees()
+    last = labor.blocks[-1]
+    src = last.src_ids[last.indices]
+    dst = last.dst_ids[last.dst_positions()]
+    assert all((s, d) in edges for s, d in zip(src.tolist(), dst.tolist()))
+    per_dst = last.indptr.diff()
+    small = degrees[seeds] <= 3
+    assert torch.equal(per_dst[small], degrees[seeds][small])  # small nodes keep everything
+    assert abs(per_dst[~small].double().mean().item() - 3.0) < 0.5
+    again = graphloom.LayerNeighborSampler(graph, fanouts=[3, 3]).sample(seeds, epoch=0, batch=0)
+    assert torch.equal(again.blocks[0].src_ids, labor.blocks[0].src_ids)
+
+
+def test_labor_trains_through_the_loader(planted):
+    sampler = graphloom.LayerNeighborSampler(planted.graph, fanouts=[4, 4], layer_dependency=True,
+                                             batch_dependency=4)
+    loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=64)
+    for batch in loader:
+        assert torch.equal(batch.input_features["feat"],
+                           planted.node_features["feat"][batch.input_nodes])
+    assert "layer_dependency=True" in repr(sampler)
+
+
+@pytest.mark.parametrize("kwargs, field", [({"importance_sampling": 2}, "importance_sampling"),
+                                           ({"batch_dependency": 0}, "batch_dependency")])
+def test_bad_labor_arguments_name_the_keyword(planted, kwargs, field):
+    with pytest.raises(graphloom.OptionError, match=field):
+        graphloom.LayerNeighborSampler(planted.graph, fanouts=[3], **kwargs)
+
+
 def test_sage_conv_adds_the_mean_of_the_in_neighbors(planted):
     from graphloom.nn import SAGEConv
 

@@ -152,7 +152,23 @@ void bind_options(py::module_& module) {
           [](sampling::NeighborSamplerOptions& o, bool out) {
             o.direction = out ? sampling::EdgeDirection::kOut : sampling::EdgeDirection::kIn;
           })
-      .def_readwrite("seed", &sampling::NeighborSamplerOptions::seed);
+      .def_readwrite("seed", &sampling::NeighborSamplerOptions::seed)
+      .def_property(
+          "method",
+          [](const sampling::NeighborSamplerOptions& o) { return std::string(name_of(o.method)); },
+          [](sampling::NeighborSamplerOptions& o, const std::string& name) {
+            o.method = enum_from_name<sampling::SamplingMethod>("sampler", name);
+          })
+      .def_property(
+          "layer_dependency",
+          [](const sampling::NeighborSamplerOptions& o) { return o.labor.layer_dependency; },
+          [](sampling::NeighborSamplerOptions& o, bool on) { o.labor.layer_dependency = on; })
+      .def_property(
+          "batch_dependency",
+          [](const sampling::NeighborSamplerOptions& o) { return o.labor.batch_dependency; },
+          [](sampling::NeighborSamplerOptions& o, int64_t span) {
+            o.labor.batch_dependency = span;
+          });
   py::class_<sampling::ItemSamplerOptions>(module, "ItemSamplerOptions")
       .def(py::init<>())
       .def_readwrite("batch_size", &sampling::ItemSamplerOptions::batch_size)
