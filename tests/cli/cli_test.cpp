@@ -311,6 +311,40 @@ TEST(CliTrain, LinkPredictionOnMadeAndFixedSplits) {
 
 // Features re-encoded as int8 (row scales) and bfloat16 train like the float32 original, with
 // bf16 autocast and checkpointed layers too.
+// LABOR-0 (with and without its dependencies) trains to the neighbor sampler's accuracy, and
+// the sampler's flags are refused where they do not apply.
+TEST(CliTrain, LaborTrainsAsWellAsNeighborSampling) {
+  testing::TempDir dir;
+  ASSERT_EQ(run_graphloom("generate planted --num-nodes 3000 --out g", dir.path()).exit_code, 0);
+  // The mean test accuracy of 3 seeds: LABOR's kept counts vary per node, so single runs
+  // that stop early scatter by a few points either way.
+  auto accuracy = [&](const std::string& flags) {
+    double sum = 0;
+    for (const int seed : {1, 2, 3}) {
+      const auto result = run_graphloom(
+          fmt::format("train --data g --epochs 10 --batch-size 128 --lr 0.01 --fanouts 5,5 "
+                      "--hidden 32 --no-progress --seed {} {}",
+                      seed, flags),
+          dir.path());
+      EXPECT_EQ(result.exit_code, 0) << result.output;
+      const auto at = result.output.find("test accuracy ");
+      sum += at == std::string::npos ? 0.0 : std::stod(result.output.substr(at + 14, 6));
+    }
+    return sum / 3;
+  };
+  const double reference = accuracy("");
+  EXPECT_GT(reference, 0.9);
+  EXPECT_NEAR(accuracy("--sampler labor"), reference, 0.03);
+  EXPECT_NEAR(accuracy("--sampler labor --layer-dependency --batch-dependency 8"), reference, 0.03);
+  auto result =
+      run_graphloom("train --data g --sampler labor --graph-placement device", dir.path());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--graph-placement cpu"), std::string::npos) << result.output;
+  result = run_graphloom("train --data g --sampler labor --batch-dependency 0", dir.path());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--batch-dependency"), std::string::npos) << result.output;
+}
+
 TEST(CliTrain, EncodedFeaturesBfloat16AndCheckpointingTrainAsWellAsFloat32) {
   testing::TempDir dir;
   ASSERT_EQ(run_graphloom("generate planted --num-nodes 3000 --out g", dir.path()).exit_code, 0);

@@ -167,6 +167,37 @@ TEST_F(GraphServiceTest, MultiLayerSamplerRunsUnchangedOnDistGraph) {
   }
 }
 
+// LABOR's variates travel with the request: the servers keep what the whole graph keeps,
+// with batch dependency (two windows blended) and a bad window position refused remotely.
+TEST_F(GraphServiceTest, LaborOnTheServersEqualsLocalLabor) {
+  const DistGraph graph(addresses(), client_options(), &parts_[0]);
+  const sampling::LocalNeighborSource local(whole_);
+  const sampling::NeighborSamplerOptions options{.fanouts = {4, 4},
+                                                 .seed = 8,
+                                                 .method = sampling::SamplingMethod::kLabor,
+                                                 .labor = {.batch_dependency = 4}};
+  const sampling::NeighborSampler remote_sampler(&graph, options);
+  const sampling::NeighborSampler local_sampler(&local, options);
+  for (int64_t batch = 0; batch < 3; ++batch) {
+    const at::Tensor seeds = at::arange(batch * 300, batch * 300 + 300, at::kLong);
+    const sampling::MiniBatch a = remote_sampler.sample(seeds, 2, batch);
+    const sampling::MiniBatch b = local_sampler.sample(seeds, 2, batch);
+    for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+      EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
+      EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices));
+    }
+  }
+  sampling::SampleOptions bad{.random_key = 1};
+  bad.labor = {.enabled = true, .key = 3, .blend = true, .next_key = 4, .mix = 1.5};
+  EXPECT_NE(error_of([&] {
+              graph.sample_neighbors(at::arange(2000, 2100, at::kLong), 3, bad);
+            }).find("window position must lie in [0, 1)"),
+            std::string::npos);
+  EXPECT_EQ(
+      graph.sample_neighbors(at::arange(0, 10, at::kLong), 3, {.random_key = 1}).neighbors.numel(),
+      local.sample_neighbors(at::arange(0, 10, at::kLong), 3, {.random_key = 1}).neighbors.numel());
+}
+
 TEST_F(GraphServiceTest, PulledRowsEqualTheOriginals) {
   for (const bool with_local_part : {false, true}) {
     const DistGraph graph(addresses(), client_options(), with_local_part ? &parts_[0] : nullptr);
