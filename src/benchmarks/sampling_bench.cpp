@@ -3,12 +3,9 @@
 #include "graphloom/benchmarks/sampling_bench.h"
 
 #include <ATen/ATen.h>
-#include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <thread>
 
 #include "graphloom/base/device.h"
 #include "graphloom/base/dtype.h"
@@ -26,6 +23,8 @@
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
+#include "labor_bench.h"
+#include "sampling_measure.h"
 
 namespace graphloom::benchmarks {
 namespace {
@@ -48,37 +47,6 @@ at::Tensor train_items(const io::Dataset& dataset) {
 }
 
 void print_rss() { fmt::print("  peak RSS {:.2f} GB\n", peak_rss_bytes() / 1e9); }
-
-struct SamplingFigures {
-  double seconds = 0;
-  int64_t batches = 0, seeds = 0, edges = 0, inputs = 0;
-};
-
-// One single-threaded sampling worker per thread: batches are independent, so this scales
-// without synchronisation inside a batch.
-SamplingFigures measure_sampling(const sampling::NeighborSampler& sampler,
-                                 const std::vector<at::Tensor>& seeds, int64_t total, int threads) {
-  std::atomic<int64_t> next{0};
-  std::atomic<int64_t> edges{0};
-  std::atomic<int64_t> inputs{0};
-  std::atomic<int64_t> seeds_done{0};
-  sampler.sample(seeds[0], 0, 0);  // warm-up: workspace allocation, page faults
-  Timer timer;
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] {
-      omp_set_num_threads(1);
-      for (int64_t i = next++; i < total; i = next++) {
-        const sampling::MiniBatch batch = sampler.sample(seeds[i], 0, static_cast<uint64_t>(i));
-        edges += batch.num_sampled_edges();
-        inputs += batch.input_nodes().numel();
-        seeds_done += batch.seeds.numel();
-      }
-    });
-  }
-  for (auto& worker : workers) worker.join();
-  return {timer.seconds(), total, seeds_done, edges, inputs};
-}
 
 // The same rows gathered from encoded copies of the table and decoded into float32: what
 // compressed features cost (or save) in the gather, next to the plain float32 gather above.
@@ -177,76 +145,6 @@ void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int rep
                name_of(placement), bytes / median / 1e9, cpu_seconds / median,
                equal ? "yes" : "NO");
   }
-}
-
-// Of each batch's input nodes, the share that were not inputs of the batch before: the miss
-// rate of a feature cache that holds the previous batch's rows (in batch order, one thread).
-double consecutive_miss_rate(const sampling::NeighborSampler& sampler,
-                             const std::vector<at::Tensor>& seeds, int64_t batches,
-                             int64_t num_nodes) {
-  std::vector<char> previous(static_cast<std::size_t>(num_nodes), 0);
-  std::vector<int64_t> marked;
-  int64_t inputs = 0, misses = 0;
-  for (int64_t i = 0; i < batches; ++i) {
-    const at::Tensor ids = sampler.sample(seeds[i], 0, static_cast<uint64_t>(i)).input_nodes();
-    const int64_t* id = ids.data_ptr<int64_t>();
-    if (i > 0) {
-      for (int64_t j = 0; j < ids.numel(); ++j) misses += previous[id[j]] == 0;
-      inputs += ids.numel();
-    }
-    for (const int64_t v : marked) previous[v] = 0;
-    marked.assign(id, id + ids.numel());
-    for (const int64_t v : marked) previous[v] = 1;
-  }
-  return inputs > 0 ? static_cast<double>(misses) / static_cast<double>(inputs) : 0.0;
-}
-
-// LABOR against the neighbor sampler with the same fanouts, alternating rounds (medians).
-void bench_labor(const io::Dataset& dataset, const sampling::NeighborSource& source,
-                 const std::vector<at::Tensor>& seeds, int64_t total, const SamplingBenchOptions& o,
-                 int threads) {
-  const sampling::NeighborSampler labor(&source, {.fanouts = o.fanouts,
-                                                  .seed = o.seed,
-                                                  .method = sampling::SamplingMethod::kLabor,
-                                                  .labor = o.labor});
-  const sampling::NeighborSampler neighbor(&source, {.fanouts = o.fanouts, .seed = o.seed});
-  constexpr int kRounds = 3;
-  std::vector<SamplingFigures> labor_runs, neighbor_runs;
-  for (int round = 0; round < kRounds; ++round) {
-    labor_runs.push_back(measure_sampling(labor, seeds, total, threads));
-    neighbor_runs.push_back(measure_sampling(neighbor, seeds, total, threads));
-  }
-  const auto median_rate = [](std::vector<SamplingFigures> runs) {
-    std::vector<double> rates;
-    for (const auto& run : runs) rates.push_back(run.seeds / run.seconds);
-    std::sort(rates.begin(), rates.end());
-    return rates[rates.size() / 2];
-  };
-  const auto per_batch = [&](const SamplingFigures& f, int64_t SamplingFigures::*field) {
-    return static_cast<double>(f.*field) / static_cast<double>(total);
-  };
-  const SamplingFigures& l = labor_runs.front();
-  const SamplingFigures& n = neighbor_runs.front();
-  const int64_t overlap_batches = std::min<int64_t>(total, 64);
-  const double labor_miss =
-      consecutive_miss_rate(labor, seeds, overlap_batches, dataset.num_nodes());
-  const double neighbor_miss =
-      consecutive_miss_rate(neighbor, seeds, overlap_batches, dataset.num_nodes());
-  fmt::print(
-      "labor: layer_dependency={}, batch_dependency={} ({} rounds alternating with the "
-      "neighbor sampler, medians)\n",
-      o.labor.layer_dependency, o.labor.batch_dependency, kRounds);
-  fmt::print("  {:<28} {:>12} {:>12} {:>8}\n", "", "labor", "neighbor", "ratio");
-  const auto row = [](const char* what, double a, double b) {
-    fmt::print("  {:<28} {:>12.0f} {:>12.0f} {:>7.2f}x\n", what, a, b, a / b);
-  };
-  row("input nodes per batch", per_batch(l, &SamplingFigures::inputs),
-      per_batch(n, &SamplingFigures::inputs));
-  row("sampled edges per batch", per_batch(l, &SamplingFigures::edges),
-      per_batch(n, &SamplingFigures::edges));
-  row("seeds/s", median_rate(labor_runs), median_rate(neighbor_runs));
-  fmt::print("  {:<28} {:>11.1f}% {:>11.1f}%\n", "new inputs vs the batch before", labor_miss * 100,
-             neighbor_miss * 100);
 }
 
 }  // namespace

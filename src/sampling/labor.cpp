@@ -45,13 +45,18 @@ LaborVariates labor_variates(uint64_t seed, uint64_t epoch, uint64_t batch, uint
   return variates;
 }
 
-double labor_variate(const LaborVariates& variates, int64_t node) {
-  RandomStream first(stream_key({variates.key, static_cast<uint64_t>(node)}));
-  if (!variates.blend) return first.uniform_real();
-  RandomStream second(stream_key({variates.next_key, static_cast<uint64_t>(node)}));
+double blended_labor_variate(const LaborVariates& variates, int64_t node) {
+  // A standard normal per window by Box-Muller over two uniforms of the node's hash.
+  const auto normal = [node](uint64_t key) {
+    const uint64_t bits = mix64(key + static_cast<uint64_t>(node) * kGolden);
+    const double u1 = static_cast<double>(bits >> 11) * 0x1.0p-53;
+    const double u2 = static_cast<double>(mix64(bits) >> 11) * 0x1.0p-53;
+    return std::sqrt(-2.0 * std::log1p(-u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  };
   const double angle = std::numbers::pi / 2 * variates.mix;
   // A unit-norm combination of two independent standard normals is a standard normal.
-  const double z = std::cos(angle) * first.normal() + std::sin(angle) * second.normal();
+  const double z =
+      std::cos(angle) * normal(variates.key) + std::sin(angle) * normal(variates.next_key);
   const double u = 0.5 * std::erfc(-z / std::numbers::sqrt2);
   return u < 1.0 ? u : std::nextafter(1.0, 0.0);
 }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "graphloom/base/enum_names.h"
+#include "graphloom/base/random.h"
 
 namespace graphloom::sampling {
 
@@ -45,8 +46,20 @@ struct LaborOptions {
 LaborVariates labor_variates(uint64_t seed, uint64_t epoch, uint64_t batch, uint64_t layer,
                              const LaborOptions& options);
 
-// u_t in [0, 1) for the global node id `node`.
-double labor_variate(const LaborVariates& variates, int64_t node);
+// With batch dependency: the blend of the two windows' normals, mapped back to [0, 1).
+double blended_labor_variate(const LaborVariates& variates, int64_t node);
+
+// The hash of node t under a key is SplitMix64's t-th output for that key: one mix per
+// candidate edge, where a seeded stream would take eight.
+inline constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+
+// u_t in [0, 1) for the global node id `node`. Evaluated once per candidate edge, so the
+// plain case is inline.
+inline double labor_variate(const LaborVariates& variates, int64_t node) {
+  if (variates.blend) return blended_labor_variate(variates, node);
+  const uint64_t bits = mix64(variates.key + static_cast<uint64_t>(node) * kGolden);
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
 
 // Throws OptionError("batch_dependency") unless it is at least 1.
 void check_labor_options(const LaborOptions& options);

@@ -1,0 +1,24 @@
+// Sampling throughput as `bench sample` measures it: one single-threaded sampler per thread
+// over an epoch's batches. Shared by the neighbor, tensor-op and LABOR benchmarks.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "graphloom/sampling/neighbor_sampler.h"
+
+namespace graphloom::benchmarks {
+
+struct SamplingFigures {
+  double seconds = 0;
+  int64_t batches = 0, seeds = 0, edges = 0, inputs = 0;
+};
+
+// Samples seeds[0, total) (batch i as batch i of epoch 0) on `threads` workers, after one
+// warm-up batch.
+SamplingFigures measure_sampling(const sampling::NeighborSampler& sampler,
+                                 const std::vector<at::Tensor>& seeds, int64_t total, int threads);
+
+}  // namespace graphloom::benchmarks
