@@ -61,7 +61,7 @@ fi
 # torch: a CUDA build on a machine without a GPU must pass them.
 tests=(cuda_test base_test sampling_test features_test)
 cmake --build build-cuda -j "$(nproc)" --target "${tests[@]}"
+(cd build-cuda && ctest -L cuda --output-on-failure)
 for t in "${tests[@]:1}"; do
   build-cuda/tests/$t --gtest_brief=1
 done
-(cd build-cuda && ctest -L cuda --output-on-failure)

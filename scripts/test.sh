@@ -6,8 +6,9 @@
 # check: SKIPPED without a GPU), so that a broken kernel fails the suite.
 # Tests that need ../shared/datasets report SKIPPED when it is absent.
 # Ends with one line of seconds per stage, so that drift shows at once, and one line of the
-# tests that passed, failed and were skipped over every ctest run of every stage: the last
-# stage's ctest alone (the CUDA tests, all SKIPPED without a GPU) would read as "no test ran".
+# tests that passed, failed and were skipped over every ctest run of every stage.
+# The CUDA stage runs before the others' ctest: its ctest (every test SKIPPED without a GPU)
+# must not be the last test run printed, which CI reads as "no test ran".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 times=()
@@ -31,8 +32,8 @@ install() {
 }
 stage install install
 stage build bash scripts/build.sh
+stage cuda bash scripts/build-cuda.sh check
 stage ctest bash -c 'cd build && ctest --output-on-failure --timeout 900 -j "$(nproc)"'
 stage sanitizers bash scripts/test-sanitizers.sh address
-stage cuda bash scripts/build-cuda.sh check
 echo "test.sh stages: ${times[*]/%/ |} total $SECONDS s"
 tally
