@@ -45,6 +45,16 @@ class Kernel {
     if (c.degree > 16) __builtin_prefetch(indices_ + c.begin + c.degree - 1);
   }
 
+  // What count() reads beyond the bounds (the weights, LABOR's neighbor ids), ahead of it.
+  void prefetch_count_inputs(const Column& c) const {
+    if (labor_ != nullptr) prefetch_column(c);
+    if constexpr (kWeighted) {
+      __builtin_prefetch(weights_ + c.begin);
+      if (c.degree * static_cast<int64_t>(sizeof(Weight)) > 64)
+        __builtin_prefetch(weights_ + c.begin + c.degree - 1);
+    }
+  }
+
   // Number of picks in a column (or a segment of one).
   int64_t count(const Column& c, int64_t fanout) const {
     const int64_t begin = c.begin;
@@ -256,7 +266,10 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   auto* column = bounds.data();
   read_column_bounds(kernel, seed, num_seeds, column);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < num_seeds; ++i) indptr[i + 1] = kernel.count(column[i], fanout);
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    if (i + kColumnsAhead < num_seeds) kernel.prefetch_count_inputs(column[i + kColumnsAhead]);
+    indptr[i + 1] = kernel.count(column[i], fanout);
+  }
   sum_pick_counts(indptr, num_seeds, fanout, options.max_picks);
 
   out.neighbors = at::empty({indptr[num_seeds]}, at::kLong);
@@ -329,7 +342,10 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
   };
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < num_seeds; ++i) {
-    if (i + kColumnsAhead < num_seeds) prefetch_types(column[i + kColumnsAhead]);
+    if (i + kColumnsAhead < num_seeds) {
+      prefetch_types(column[i + kColumnsAhead]);
+      kernel.prefetch_count_inputs(column[i + kColumnsAhead]);
+    }
     int64_t picks = 0;
     for_each_segment(column[i], [&](const Column& segment, int64_t r) {
       picks += kernel.count(segment, fanout_of(r));
