@@ -1,7 +1,9 @@
-// Accuracy and macro-F1.
+// Accuracy, macro-F1 and the ROC-AUC of two-class logits.
 #include "graphloom/train/metrics.h"
 
 #include <ATen/ATen.h>
+
+#include "graphloom/train/link_metrics.h"
 
 namespace graphloom::train {
 
@@ -31,6 +33,14 @@ double macro_f1(const at::Tensor& logits, const at::Tensor& labels, int64_t num_
     ++classes;
   }
   return classes > 0 ? total / static_cast<double>(classes) : 0.0;
+}
+
+double binary_roc_auc(const at::Tensor& logits, const at::Tensor& labels) {
+  const at::Tensor score = logits.select(1, 1) - logits.select(1, 0);
+  const at::Tensor positive = score.masked_select(labels == 1);
+  const at::Tensor negative = score.masked_select(labels == 0);
+  if (positive.numel() == 0 || negative.numel() == 0) return -1;
+  return roc_auc(positive, negative);
 }
 
 }  // namespace graphloom::train

@@ -172,7 +172,7 @@ class NodeClassificationTask : public Task {
   Validation validate() override;
   void test() override;
 
-  double test_acc = 0, test_f1 = 0;
+  double test_acc = 0, test_f1 = 0, test_auc = -1;
 
  private:
   std::shared_ptr<nn::GnnModel> make(const TrainOptions& options) const;
@@ -339,6 +339,7 @@ void NodeClassificationTask::test() {
   const at::Tensor test_labels = rows_.gather("label", inputs_.test_nodes);
   test_acc = accuracy(logits, test_labels);
   test_f1 = macro_f1(logits, test_labels, inputs_.num_classes);
+  if (inputs_.num_classes == 2) test_auc = binary_roc_auc(logits, test_labels);
 }
 
 }  // namespace
@@ -369,6 +370,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   result.best_epoch = fit.best_epoch;
   result.test_acc = task.test_acc;
   result.test_f1 = task.test_f1;
+  result.test_auc = task.test_auc;
   result.epochs_run = fit.epochs_run;
   result.seeds_per_second = fit.items_per_second;
   result.times = fit.times;

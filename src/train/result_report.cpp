@@ -9,11 +9,13 @@ namespace graphloom::train {
 namespace {
 
 std::string describe_node_result(const TrainResult& result) {
+  const std::string auc =
+      result.test_auc < 0 ? "" : fmt::format("  test ROC-AUC {:.4f}", result.test_auc);
   return fmt::format(
       "epochs {}  best epoch {}  {:.0f} seeds/s\nvalidation accuracy {:.4f}\n"
-      "test accuracy {:.4f}  test macro-F1 {:.4f}\n",
+      "test accuracy {:.4f}  test macro-F1 {:.4f}{}\n",
       result.epochs_run, result.best_epoch + 1, result.seeds_per_second, result.best_val_acc,
-      result.test_acc, result.test_f1);
+      result.test_acc, result.test_f1, auc);
 }
 
 // "full ranking of N candidates, Q test queries: Recall@20 ...  (popularity: ...)".
@@ -101,6 +103,7 @@ nlohmann::json result_json(const TrainJob& job, const TrainJobResult& result, in
                  {"test_f1", r.test_f1},
                  {"seeds_per_second", r.seeds_per_second},
                  {"train_seconds", r.train_seconds}});
+    if (r.test_auc >= 0) json["test_auc"] = r.test_auc;
     // The data path's totals: remote bytes, cache hits, the device cache's hit rate.
     if (!r.counters.empty()) json["counters"] = r.counters;
   }

@@ -20,6 +20,7 @@ struct TrainResult {
   int64_t best_epoch = -1;
   double test_acc = 0;
   double test_f1 = 0;
+  double test_auc = -1;  // two classes: ROC-AUC (binary_roc_auc); -1 otherwise
   int64_t epochs_run = 0;
   double seeds_per_second = 0;  // training batches only, over all epochs, all ranks
   StageTimes times;             // summed over all epochs of this run
