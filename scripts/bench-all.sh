@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates every table of docs/benchmarks.md in one run (about 20 minutes on 2 cores):
+# Regenerates every table of docs/benchmarks.md in one run (about 30 minutes on 2 cores):
 # makes the two reference graphs if missing (../shared/bench/make_bench_graph.py: ER and R-MAT,
 # 1M nodes, 20M edges, 128 features), then runs scripts/bench_all.py, which prints the tables
 # as Markdown to stdout (progress and errors to stderr).
@@ -29,3 +29,8 @@ dgl=()
 PYTHONPATH="$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" .venv/bin/python scripts/bench_all.py \
   --er "$data/er" --rmat "$data/rmat" --graphloom build/graphloom --python .venv/bin/python \
   --scratch "$data" "${dgl[@]}"
+# The LABOR section: sampling on both graphs, accuracy on ../shared/datasets (SKIPPED rows
+# where it is absent).
+data=$(cd "$data" && pwd)
+(cd scripts && ../.venv/bin/python bench_labor.py --er "$data/er" --rmat "$data/rmat" \
+  --graphloom ../build/graphloom --datasets ../../shared/datasets)
