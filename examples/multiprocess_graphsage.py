@@ -10,6 +10,7 @@ The model is DGL's GraphSAGE (mean SAGEConv layers) on graphloom's blocks
 """
 
 import argparse
+import gc
 import time
 
 import torch
@@ -88,8 +89,12 @@ def main():
         print(f"test accuracy {accuracy:.4f}")
     # Gloo drops a finished collective's tensors on its own thread, which takes the GIL for
     # them; one that is still at it when the interpreter shuts down aborts the process
-    # ("terminate called without an active exception"). A barrier, which holds no Python
-    # tensors, releases the GIL until every rank is here: those threads finish meanwhile.
+    # ("terminate called without an active exception"). DDP's reducer holds the process group
+    # (and its last buckets' work), so destroy_process_group alone does not end Gloo's threads:
+    # the model goes first, while the interpreter is alive, then a barrier (no Python tensors)
+    # lets the threads finish, and destroying the group joins them.
+    del model, optimizer
+    gc.collect()
     dist.barrier()
     dist.destroy_process_group()
 
