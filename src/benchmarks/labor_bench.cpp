@@ -86,13 +86,6 @@ double fetched_bytes(const sampling::NeighborSampler& sampler, const std::vector
   return static_cast<double>(cache.stats().misses) * static_cast<double>(row_bytes);
 }
 
-double median_rate(const std::vector<SamplingFigures>& runs) {
-  std::vector<double> rates;
-  for (const auto& run : runs) rates.push_back(static_cast<double>(run.seeds) / run.seconds);
-  std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
-}
-
 void print_row(const char* what, double labor, double neighbor) {
   fmt::print("  {:<34} {:>12.0f} {:>12.0f} {:>7.3f}x\n", what, labor, neighbor, labor / neighbor);
 }
@@ -127,7 +120,7 @@ void bench_labor(const io::Dataset& dataset, const sampling::NeighborSource& sou
             per_batch(n, &SamplingFigures::inputs));
   print_row("sampled edges per batch", per_batch(l, &SamplingFigures::edges),
             per_batch(n, &SamplingFigures::edges));
-  print_row("seeds/s", median_rate(labor_runs), median_rate(neighbor_runs));
+  print_row("seeds/s", median_seeds_per_second(labor_runs), median_seeds_per_second(neighbor_runs));
 
   // The first hop of up to 16 batches, measured and in closed form.
   const int64_t checked = std::min<int64_t>(total, 16);

@@ -25,6 +25,7 @@
 #include "graphloom/sampling/tensor_neighbor_source.h"
 #include "labor_bench.h"
 #include "sampling_measure.h"
+#include "weighted_bench.h"
 
 namespace graphloom::benchmarks {
 namespace {
@@ -180,6 +181,7 @@ void run_sample_bench(const SamplingBenchOptions& o) {
     // the typed kernel's cost per sampled edge shows as a ratio.
     graph::CscGraph untyped = dataset.graph;
     untyped.type_per_edge = at::Tensor();
+    untyped.weight_alias = at::Tensor();  // its tables are per edge-type segment
     const sampling::LocalNeighborSource plain(untyped);
     const sampling::NeighborSampler plain_sampler(
         &plain, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
@@ -194,6 +196,7 @@ void run_sample_bench(const SamplingBenchOptions& o) {
   if (o.sampler == sampling::SamplingMethod::kLabor) {
     bench_labor(dataset, source, seeds, total, o, threads);
   }
+  if (o.weighted) bench_weighted(dataset, seeds, total, o, threads);
   print_rss();
 }
 

@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -33,6 +34,13 @@ SamplingFigures measure_sampling(const sampling::NeighborSampler& sampler,
   }
   for (auto& worker : workers) worker.join();
   return {timer.seconds(), total, seeds_done, edges, inputs};
+}
+
+double median_seeds_per_second(const std::vector<SamplingFigures>& runs) {
+  std::vector<double> rates;
+  for (const auto& run : runs) rates.push_back(static_cast<double>(run.seeds) / run.seconds);
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
 }
 
 }  // namespace graphloom::benchmarks

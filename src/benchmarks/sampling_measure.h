@@ -21,4 +21,7 @@ struct SamplingFigures {
 SamplingFigures measure_sampling(const sampling::NeighborSampler& sampler,
                                  const std::vector<at::Tensor>& seeds, int64_t total, int threads);
 
+// The median seeds/s of several runs.
+double median_seeds_per_second(const std::vector<SamplingFigures>& runs);
+
 }  // namespace graphloom::benchmarks

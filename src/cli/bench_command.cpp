@@ -47,6 +47,9 @@ void add_sampling_benchmarks(CLI::App* bench) {
     CLI::App* cmd = bench->add_subcommand(
         "sample", "Multi-layer neighbor sampling throughput: seeds/s and sampled edges/s");
     add_sampling_flags(cmd, *o);
+    cmd->add_flag("--weighted", o->weighted,
+                  "Also time weighted sampling against uniform, with and without replacement "
+                  "(the graph's edge weights, or uniform random weights in (0, 1] if it has none)");
     add_device_flag(cmd, o->device,
                     "Also sample with the tensor-op sampler on this device (cpu, cuda, cuda:N): "
                     "seeds/s against the C++ kernel, blocks checked against its batches");

@@ -49,6 +49,11 @@ void CscGraph::validate() const {
              "graph: weights must be floating point [num_edges = {}], got {} values", edges,
              weights.numel());
   }
+  if (weight_alias.defined()) {
+    GL_CHECK(weight_alias.scalar_type() == at::kLong && weight_alias.numel() == edges,
+             "graph: weight_alias must be int64 [num_edges = {}], got {} values", edges,
+             weight_alias.numel());
+  }
   if (type_per_edge.defined()) {
     GL_CHECK(type_per_edge.numel() == edges, "graph: type_per_edge must have num_edges = {} values",
              edges);

@@ -145,6 +145,7 @@ CscGraph sort_columns_by_edge_type(const CscGraph& graph) {
     out.edge_ids = at::Tensor();  // already sorted: positions stay the ids
   }
   if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
+  out.weight_alias = at::Tensor();  // the columns' order changed
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/mapped_file.h"
 #include "graphloom/base/npy.h"
+#include "graphloom/graph/weight_alias.h"
 #include "graphloom/partition/partition_format.h"
 
 namespace graphloom::partition {
@@ -175,7 +176,7 @@ graph::CscGraph load_out_edges(const fs::path& dir, const PartitionInfo& info, i
              "'{}': edge types must be integers in [0, {})", file.string(),
              info.schema.num_edge_types());
   }
-  return out;
+  return graph::with_weight_alias(out);  // after the types: one table per type segment
 }
 
 }  // namespace
@@ -253,6 +254,8 @@ Partition load_partition(const fs::path& path, int64_t part) {
   }
   if (fs::exists(dir / "halo_nodes.npy"))
     p.halo_nodes = load_checked(dir / "halo_nodes.npy", -1, true);
+  // Weighted sampling reads alias tables, built once here and shared with the backup servers.
+  p.graph = graph::with_weight_alias(p.graph);
   return p;
 }
 

@@ -19,7 +19,9 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/graph/transforms.h"
+#include "graphloom/graph/weight_alias.h"
 #include "sampling_limits.h"
+#include "weighted_picks.h"
 
 namespace graphloom::sampling {
 namespace {
@@ -32,6 +34,7 @@ class Kernel {
         indices_(graph.indices.data_ptr<Index>()),
         edge_ids_(graph.has_edge_ids() ? graph.edge_ids.data_ptr<int64_t>() : nullptr),
         weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr),
+        alias_(kWeighted ? graph.weight_alias.data_ptr<int64_t>() : nullptr),
         labor_(labor.enabled ? &labor : nullptr) {}
 
   struct Column {
@@ -43,17 +46,21 @@ class Kernel {
   void prefetch_column(const Column& c) const {
     __builtin_prefetch(indices_ + c.begin);
     if (c.degree > 16) __builtin_prefetch(indices_ + c.begin + c.degree - 1);
+    if constexpr (kWeighted) __builtin_prefetch(alias_ + c.begin);
   }
 
-  // What count() reads beyond the bounds (the weights, LABOR's neighbor ids), ahead of it.
+  // What count() reads beyond the bounds (the alias table, LABOR's neighbor ids), ahead of it.
   void prefetch_count_inputs(const Column& c) const {
     if (labor_ != nullptr) prefetch_column(c);
     if constexpr (kWeighted) {
-      __builtin_prefetch(weights_ + c.begin);
-      if (c.degree * static_cast<int64_t>(sizeof(Weight)) > 64)
-        __builtin_prefetch(weights_ + c.begin + c.degree - 1);
+      __builtin_prefetch(alias_ + c.begin);
+      if (c.degree > 8) __builtin_prefetch(alias_ + c.begin + 8);  // the next line
     }
   }
+
+  // Whether edge e has a positive weight, read from its alias entry (keep > 0 exactly then):
+  // the count and take-all passes read one array per column, the one the picks read.
+  bool positive(int64_t e) const { return graph::unpack_alias_entry(alias_[e]).keep > 0; }
 
   // Number of picks in a column (or a segment of one).
   int64_t count(const Column& c, int64_t fanout) const {
@@ -61,8 +68,13 @@ class Kernel {
     const int64_t degree = c.degree;
     int64_t available = degree;
     if constexpr (kWeighted) {
+      // Only min(positive weights, fanout) matters: the scan stops there, so a hub costs its
+      // first few edges, not its degree.
+      const int64_t enough = fanout < 0 ? degree : (kReplace ? 1 : fanout);
       available = 0;
-      for (int64_t e = begin; e < begin + degree; ++e) available += weights_[e] > 0;
+      for (int64_t e = begin; e < begin + degree && available < enough; ++e) {
+        available += positive(e);
+      }
     }
     if (fanout < 0) return available;
     if (samples_labor(c, fanout)) {
@@ -91,18 +103,23 @@ class Kernel {
       for (int64_t e = begin, n = 0; n < picks; ++e) {
         if (labor_keeps(e, c, fanout)) out[n++] = e;
       }
-    } else if (fanout < 0 || (!kReplace && !kWeighted && picks == degree)) {
+    } else if (fanout < 0 || (!kReplace && !kWeighted && picks == degree) ||
+               (!kReplace && kWeighted && picks < fanout)) {  // every positive weight
       int64_t n = 0;
       for (int64_t e = begin; e < begin + degree; ++e) {
         if constexpr (kWeighted) {
-          if (!(weights_[e] > 0)) continue;
+          if (!positive(e)) continue;
         }
         out[n++] = e;
       }
-    } else if constexpr (kWeighted && kReplace) {
-      pick_weighted_with_replacement(begin, degree, picks, rng, out);
     } else if constexpr (kWeighted) {
-      pick_weighted_without_replacement(begin, degree, picks, rng, out);
+      const WeightedColumn<Weight> weighted(weights_, alias_, begin, degree);
+      if constexpr (kReplace) {
+        weighted.pick_with_replacement(picks, rng, out);
+      } else {
+        weighted.pick_without_replacement(picks, rng, out);
+      }
+      for (int64_t j = 0; j < picks; ++j) out[j] += begin;
     } else if constexpr (kReplace) {
       for (int64_t j = 0; j < picks; ++j)
         out[j] = begin + static_cast<int64_t>(rng.uniform(degree));
@@ -163,46 +180,11 @@ class Kernel {
     }
   }
 
-  void pick_weighted_with_replacement(int64_t begin, int64_t degree, int64_t picks,
-                                      RandomStream& rng, int64_t* out) const {
-    // Inverse CDF: prefix sums, then a binary search per draw.
-    thread_local std::vector<double> cdf;
-    cdf.resize(degree);
-    double total = 0;
-    for (int64_t j = 0; j < degree; ++j) {
-      total += std::max<double>(weights_[begin + j], 0.0);
-      cdf[j] = total;
-    }
-    for (int64_t j = 0; j < picks; ++j) {
-      const double target = rng.uniform_real() * total;
-      auto it = std::upper_bound(cdf.begin(), cdf.end(), target);
-      int64_t pos = std::min<int64_t>(it - cdf.begin(), degree - 1);
-      while (pos > 0 && !(weights_[begin + pos] > 0)) --pos;  // never land on a zero weight
-      out[j] = begin + pos;
-    }
-  }
-
-  void pick_weighted_without_replacement(int64_t begin, int64_t degree, int64_t picks,
-                                         RandomStream& rng, int64_t* out) const {
-    // Efraimidis-Spirakis: keep the `picks` largest keys log(u) / w.
-    thread_local std::vector<std::pair<double, int64_t>> keyed;
-    keyed.clear();
-    for (int64_t j = 0; j < degree; ++j) {
-      const double w = weights_[begin + j];
-      if (!(w > 0)) continue;
-      double u = rng.uniform_real();
-      while (u <= 0.0) u = rng.uniform_real();
-      keyed.emplace_back(std::log(u) / w, begin + j);
-    }
-    std::partial_sort(keyed.begin(), keyed.begin() + picks, keyed.end(),
-                      [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (int64_t j = 0; j < picks; ++j) out[j] = keyed[j].second;
-  }
-
   const int64_t* indptr_;
   const Index* indices_;
   const int64_t* edge_ids_;
   const Weight* weights_;
+  const int64_t* alias_;
   const LaborVariates* labor_;
 };
 
@@ -440,6 +422,8 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
     GL_CHECK(graph.weights.numel() == graph.num_edges(),
              "edge weights: expected {} values (one per edge), got {}", graph.num_edges(),
              graph.weights.numel());
+    GL_CHECK(graph.weight_alias.defined(),
+             "weighted sampling needs the graph's alias tables (graph::with_weight_alias)");
   }
   SampledEdges out =
       dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto index_tag) {
@@ -470,10 +454,19 @@ const graph::CscGraph& LocalNeighborSource::out_graph() const {
   return out_graph_;
 }
 
+const graph::CscGraph& LocalNeighborSource::graph_for(const SampleOptions& options) const {
+  const bool in = options.direction == EdgeDirection::kIn;
+  const graph::CscGraph& graph = in ? graph_ : out_graph();
+  if (!options.weighted || !graph.has_weights() || graph.weight_alias.defined()) return graph;
+  const int direction = in ? 0 : 1;
+  std::call_once(weighted_once_[direction],
+                 [&] { weighted_[direction] = graph::with_weight_alias(graph); });
+  return weighted_[direction];
+}
+
 SampledEdges LocalNeighborSource::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                    const SampleOptions& options) const {
-  const graph::CscGraph& graph = options.direction == EdgeDirection::kIn ? graph_ : out_graph();
-  return sample_csc_neighbors(graph, seeds, fanout, options);
+  return sample_csc_neighbors(graph_for(options), seeds, fanout, options);
 }
 
 }  // namespace graphloom::sampling

@@ -21,6 +21,9 @@ struct SamplingBenchOptions {
   // kLabor: LABOR measured against the neighbor sampler in the same run.
   sampling::SamplingMethod sampler = sampling::SamplingMethod::kNeighbor;
   sampling::LaborOptions labor;
+  // Also measure weighted sampling against uniform, with and without replacement (the graph's
+  // edge weights, or uniform random ones when it has none).
+  bool weighted = false;
   // Also sample with the tensor-op sampler on this device ("cpu", "cuda", "cuda:N"), against
   // the C++ kernel's figure and checked block for block against its batches; empty: no.
   std::string device;

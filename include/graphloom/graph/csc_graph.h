@@ -19,6 +19,10 @@ struct CscGraph {
   at::Tensor edge_ids;
   // Optional float32/float64 [num_edges]: edge weights in CSC order.
   at::Tensor weights;
+  // Optional int64 [num_edges], made from `weights` by with_weight_alias() (weight_alias.h):
+  // the alias table of every column (of every edge-type segment in typed graphs), with which
+  // weighted sampling picks an edge in O(1) instead of reading the column's weights.
+  at::Tensor weight_alias;
   // Optional (heterogeneous graphs) int64 [num_node_types + 1]: nodes are sorted by type and
   // type t owns ids node_type_offset[t] .. node_type_offset[t+1]-1.
   at::Tensor node_type_offset;

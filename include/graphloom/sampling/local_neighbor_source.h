@@ -21,10 +21,15 @@ class LocalNeighborSource : public NeighborSource {
  private:
   // Out-edge sampling reads the reverse graph, built on first use.
   const graph::CscGraph& out_graph() const;
+  // The graph a request reads: its direction's, with alias tables if it is weighted
+  // (built on the first weighted request, unless the graph came with them).
+  const graph::CscGraph& graph_for(const SampleOptions& options) const;
 
   graph::CscGraph graph_;
   mutable std::once_flag out_graph_once_;
   mutable graph::CscGraph out_graph_;
+  mutable std::once_flag weighted_once_[2];  // in, out
+  mutable graph::CscGraph weighted_[2];
 };
 
 // The sampling kernel on one CSC (exposed for the benchmarks and for server-side sampling).

@@ -20,6 +20,8 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
   std::vector<std::pair<std::string, at::Tensor*>> arrays{{"indptr", &part.graph.indptr},
                                                           {"indices", &part.graph.indices}};
   if (part.graph.weights.defined()) arrays.emplace_back("weights", &part.graph.weights);
+  if (part.graph.weight_alias.defined())
+    arrays.emplace_back("weight-alias", &part.graph.weight_alias);
   if (part.graph.type_per_edge.defined()) {
     arrays.emplace_back("type-per-edge", &part.graph.type_per_edge);
   }
@@ -29,6 +31,8 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
     arrays.emplace_back("out-edge-ids", &part.out_graph.edge_ids);
     if (part.out_graph.weights.defined())
       arrays.emplace_back("out-weights", &part.out_graph.weights);
+    if (part.out_graph.weight_alias.defined())
+      arrays.emplace_back("out-weight-alias", &part.out_graph.weight_alias);
     if (part.out_graph.type_per_edge.defined())
       arrays.emplace_back("out-type-per-edge", &part.out_graph.type_per_edge);
   }
@@ -259,6 +263,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.graph.indices = tensor;
     } else if (key == "weights") {
       part.graph.weights = tensor;
+    } else if (key == "weight-alias") {
+      part.graph.weight_alias = tensor;
     } else if (key == "type-per-edge") {
       part.graph.type_per_edge = tensor;
     } else if (key == "out-indptr") {
@@ -270,6 +276,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.out_graph.edge_ids = tensor;
     } else if (key == "out-weights") {
       part.out_graph.weights = tensor;
+    } else if (key == "out-weight-alias") {
+      part.out_graph.weight_alias = tensor;
     } else if (key == "out-type-per-edge") {
       part.out_graph.type_per_edge = tensor;
     } else if (key == "labels") {
