@@ -110,6 +110,12 @@ def positive(name, value):
     return value
 
 
+def non_negative(name, value):
+    if not _is_integer(value) or value < 0:
+        raise _bad(name, f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
 def existing_path(name, value):
     """A path that exists (MissingFileError naming the argument otherwise)."""
     text = path(name, value)

@@ -278,6 +278,19 @@ def _csr_by_target(edge_index, num_nodes):
                                    size=(num_nodes, num_nodes), check_invariants=False)
 
 
+def _default_seed(seed, world_size):
+    """`seed`, or one drawn from torch's default generator (rank 0's, under torch.distributed
+    with several ranks: the item split needs one permutation on every rank)."""
+    if seed is not None:
+        return _check.non_negative("seed", seed)
+    drawn = torch.randint(0, 2**62, (1,), dtype=torch.int64)
+    if world_size > 1:
+        if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+            return 0  # nothing to agree through: a fixed seed keeps the ranks' shares disjoint
+        torch.distributed.broadcast(drawn, src=0)
+    return int(drawn.item())
+
+
 def _default_rank_and_world_size(rank, world_size):
     if rank is not None and world_size is not None:
         return rank, world_size
@@ -309,7 +322,11 @@ class DataLoader:
             DGL's and PyG's "in the main process", means one: graphloom's workers are threads
             that release the GIL, never processes).
         prefetch: most batches prepared ahead of the consumer (at least num_workers).
-        seed: random seed of the shuffle and of the sampler.
+        seed: random seed of the shuffle and of the sampler. Default: drawn from torch's
+            default generator, so ``torch.manual_seed`` makes runs repeat and different seeds
+            make them differ (as in DGL and PyG); under torch.distributed, rank 0's draw is
+            broadcast, so that every rank splits the same permutation of the items (with
+            ``world_size > 1`` and no process group, 0, for the same reason).
         rank, world_size: this trainer's share of the items, as DGL's and GraphBolt's
             distributed item samplers split them (default: torch.distributed's rank and world
             size when it is initialized, else 0 and 1; on a DistGraph 0 and 1, since
@@ -326,7 +343,7 @@ class DataLoader:
     def __init__(self, source: Any, items: Any, sampler: NeighborSampler, batch_size: int,
                  shuffle: bool = False, drop_last: bool = False,
                  features: Sequence[str] = ("feat",), labels: bool = True,
-                 num_workers: int = 1, prefetch: int = 2, seed: int = 0,
+                 num_workers: int = 1, prefetch: int = 2, seed: Optional[int] = None,
                  rank: Optional[int] = None, world_size: Optional[int] = None,
                  device: Any = None):
         from .distributed import DistGraph
@@ -365,6 +382,7 @@ class DataLoader:
         if isinstance(source, DistGraph) and rank is None and world_size is None:
             rank, world_size = 0, 1  # node_split already gave this trainer its share
         rank, world_size = _default_rank_and_world_size(rank, world_size)
+        seed = _default_seed(seed, world_size)
         item_options = _C.ItemSamplerOptions()
         item_options.batch_size = _check.positive("batch_size", batch_size)
         item_options.shuffle = bool(shuffle)

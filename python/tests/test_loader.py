@@ -77,6 +77,24 @@ def test_each_iteration_is_a_new_epoch(planted):
     assert torch.equal(torch.cat([b.seeds for b in again]), first)
 
 
+def test_default_seed_follows_torch_manual_seed(planted):
+    sampler = graphloom.NeighborSampler(planted, fanouts=[2])
+
+    def epoch(torch_seed):
+        torch.manual_seed(torch_seed)
+        loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=50,
+                                      shuffle=True, features=(), labels=False)
+        batches = list(loader)
+        return (torch.cat([b.seeds for b in batches]),
+                torch.cat([b.blocks[0].src_ids for b in batches]))
+
+    first, again, other = epoch(1), epoch(1), epoch(2)
+    assert torch.equal(first[0], again[0]) and torch.equal(first[1], again[1])
+    assert not torch.equal(first[0], other[0])  # another shuffle
+    with pytest.raises(graphloom.OptionError, match="seed must be a non-negative integer"):
+        graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=50, seed=-1)
+
+
 def test_ranks_take_disjoint_shares(planted):
     sampler = graphloom.NeighborSampler(planted, fanouts=[2])
     items = planted.splits["train"]
