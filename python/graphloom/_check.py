@@ -1,6 +1,7 @@
 """Argument checks shared by the package's front functions: each raises OptionError (a
 ValueError) or IdError (an IndexError) naming the argument and what was expected."""
 
+import contextlib
 import numbers
 import os
 
@@ -124,6 +125,16 @@ def existing_path(name, value):
     return text
 
 
+def output_path(name, value, overwrite):
+    """A path to write a directory to: one that exists needs ``overwrite=True`` (checked here,
+    so that the message names the Python argument, not the CLI's --force)."""
+    text = path(name, value)
+    if os.path.exists(text) and not overwrite:
+        raise _bad("overwrite", f"{name}: '{text}' already exists (pass overwrite=True to "
+                                f"replace it)")
+    return text
+
+
 def path(name, value):
     try:
         return os.fspath(value)
@@ -153,3 +164,17 @@ def device(name, value):
         raise _bad(name, f"{name}={value!r}: this machine has {torch.cuda.device_count()} CUDA "
                          f"device(s)")
     return result
+
+
+@contextlib.contextmanager
+def renamed_arguments(names):
+    """Re-raises an OptionError about one of graphloom's arguments under the name the caller
+    knows it by (``names``: graphloom's name -> the caller's), for the front ends that take
+    DGL's or PyG's arguments."""
+    try:
+        yield
+    except OptionError as error:
+        if error.field not in names:
+            raise
+        theirs = names[error.field]
+        raise OptionError(f"{theirs}: {error}", theirs) from None

@@ -54,7 +54,7 @@ def pyg_loader(dataset, items, fanouts, batch_size, with_features, transform=Non
     from torch_geometric.data import Data
     from torch_geometric.loader import NeighborLoader
 
-    data = Data(edge_index=dataset.graph.edge_index(), num_nodes=dataset.num_nodes)
+    data = Data(edge_index=dataset.graph.edge_index(), num_nodes=dataset.num_nodes())
     if with_features:
         data.x = dataset.node_features["feat"]
         data.y = dataset.labels
@@ -73,7 +73,7 @@ def loader_bench(args):
     # As `graphloom bench loader` loads it.
     dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
     fanouts = [int(f) for f in args.fanouts.split(",")]
-    items = dataset.splits.get("train", torch.arange(dataset.num_nodes))
+    items = dataset.splits.get("train", torch.arange(dataset.num_nodes()))
     items = items[: args.batches * args.batch_size]
     sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
     with_features = not args.no_features
@@ -156,7 +156,7 @@ def train_bench(args):
     torch.set_num_threads(args.threads)
     dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
     fanouts = [int(f) for f in args.fanouts.split(",")]
-    items = dataset.splits.get("train", torch.arange(dataset.num_nodes))
+    items = dataset.splits.get("train", torch.arange(dataset.num_nodes()))
     items = items[: args.batches * args.batch_size]
     feat = dataset.node_features["feat"]
     dims = [feat.shape[1]] + [args.hidden] * (len(fanouts) - 1) + [dataset.num_classes]

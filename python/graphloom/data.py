@@ -75,13 +75,17 @@ class CSCGraph:
         """float ``[num_edges]`` edge weights in CSC order, or None."""
         return _check.optional_tensor(self._impl.weights)
 
-    @property
     def num_nodes(self):
+        """The number of nodes (a method, as DGL's graphs and :class:`DistGraph` spell it)."""
         return self._impl.num_nodes
 
-    @property
+    number_of_nodes = num_nodes
+
     def num_edges(self):
+        """The number of edges."""
         return self._impl.num_edges
+
+    number_of_edges = num_edges
 
     def in_degrees(self):
         """int64 ``[num_nodes]``."""
@@ -97,7 +101,7 @@ class CSCGraph:
         return torch.stack([self.indices.to(torch.int64), self._impl.destinations()])
 
     def __repr__(self):
-        return f"CSCGraph(num_nodes={self.num_nodes}, num_edges={self.num_edges})"
+        return f"CSCGraph(num_nodes={self.num_nodes()}, num_edges={self.num_edges()})"
 
 
 class Dataset:
@@ -126,23 +130,46 @@ class Dataset:
         self.edge_splits = dict(impl.edge_splits)
         self.node_types = list(impl.node_types)
         self.edge_types = list(impl.edge_types)
+        self._ndata = None
 
     @property
     def name(self):
         return self._impl.name
 
-    @property
     def num_nodes(self):
+        """The number of nodes (a method, as DGL's graphs and :class:`DistGraph` spell it)."""
         return self._impl.num_nodes
 
-    @property
+    number_of_nodes = num_nodes
+
     def num_edges(self):
-        return self.graph.num_edges
+        """The number of edges."""
+        return self.graph.num_edges()
+
+    @property
+    def ndata(self):
+        """DGL's ``g.ndata``: the node features (as stored), ``"label"``, and ``train_mask`` /
+        ``val_mask`` / ``test_mask`` for the train / valid / test splits, so DGL code that reads
+        ``g.ndata["feat"][input_nodes]`` runs. Built once, on first use."""
+        if self._ndata is None:
+            ndata = dict(self.node_features)
+            if self.labels is not None:
+                ndata["label"] = self.labels
+            for split, mask_name in (("train", "train_mask"), ("valid", "val_mask"),
+                                     ("test", "test_mask")):
+                if split in self.splits:
+                    mask = torch.zeros(self.num_nodes(), dtype=torch.bool)
+                    mask[self.splits[split]] = True
+                    ndata[mask_name] = mask
+            self._ndata = ndata
+        return self._ndata
+
+    number_of_edges = num_edges
 
     def __repr__(self):
         features = {name: list(t.shape) for name, t in self.node_features.items()}
-        return (f"Dataset(name={self.name!r}, num_nodes={self.num_nodes}, "
-                f"num_edges={self.num_edges}, node_features={features}, "
+        return (f"Dataset(name={self.name!r}, num_nodes={self.num_nodes()}, "
+                f"num_edges={self.num_edges()}, node_features={features}, "
                 f"num_classes={self.num_classes}, splits={sorted(self.splits)})")
 
 
@@ -210,7 +237,7 @@ def save_dataset(path: PathLike, edge_index: TensorLike, num_nodes: int,
         directed: False when edge_index lists both directions of every edge.
         overwrite: replace an existing directory.
     """
-    path = _check.path("path", path)
+    path = _check.output_path("path", path, overwrite)
     num_nodes = _check.positive("num_nodes", num_nodes)
     edges = _check.integer_tensor("edge_index", edge_index, dim=2)
     if edges.shape[0] != 2:
@@ -289,7 +316,7 @@ def convert(source: PathLike, out: PathLike, source_format: str = "graphloom", *
     job.rating_split = rating_split
     _check.choice("feature_dtype", feature_dtype,
                   ("keep", "float32", "float16", "bfloat16", "int8"))
-    _C.convert(job, _check.path("out", out), feature_dtype, bool(overwrite))
+    _C.convert(job, _check.output_path("out", out, overwrite), feature_dtype, bool(overwrite))
 
 
 def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "metis", *,
@@ -319,7 +346,7 @@ def partition(data: PathLike, out: PathLike, num_parts: int = 2, method: str = "
     """
     job = _C.PartitionJob()
     job.data = _check.path("data", data)
-    job.out = _check.path("out", out)
+    job.out = _check.output_path("out", out, overwrite)
     job.parts = _check.positive("num_parts", num_parts)
     job.method = method  # each name is checked where it becomes a kind (OptionError)
     job.metis_scheme = metis_scheme

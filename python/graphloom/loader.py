@@ -4,6 +4,7 @@ run by graphloom's C++ threads ahead of the consumer (DGL's ``DataLoader``, PyG'
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
@@ -274,8 +275,10 @@ def _csr_by_target(edge_index, num_nodes):
     sources, targets = edge_index
     row_pointer = torch.zeros(num_nodes + 1, dtype=torch.int64)
     torch.cumsum(torch.bincount(targets, minlength=num_nodes), 0, out=row_pointer[1:])
-    return torch.sparse_csr_tensor(row_pointer, sources, torch.ones(sources.numel()),
-                                   size=(num_nodes, num_nodes), check_invariants=False)
+    with warnings.catch_warnings():  # torch's "sparse CSR support is in beta", per batch
+        warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta")
+        return torch.sparse_csr_tensor(row_pointer, sources, torch.ones(sources.numel()),
+                                       size=(num_nodes, num_nodes), check_invariants=False)
 
 
 def _default_seed(seed, world_size):
@@ -350,7 +353,7 @@ class DataLoader:
 
         self.device = _check.device("device", device)
         if isinstance(source, Dataset):
-            num_nodes = source.num_nodes
+            num_nodes = source.num_nodes()
             has_feature = source.node_features.__contains__
             has_labels = source.labels is not None
             labels_table = source.labels

@@ -67,7 +67,7 @@ class NeighborSampler:
             if graph.weights is None:
                 raise OptionError("weights=True, but the graph has no edge weights", "weights")
         elif weights is not None:
-            weights = _check.float_tensor("weights", weights, length=graph.num_edges)
+            weights = _check.float_tensor("weights", weights, length=graph.num_edges())
             edge_ids = graph.edge_ids
             self._graph_impl = _C.CscGraph(graph.indptr, graph.indices, edge_ids, weights)
         self.weighted = weights is not None
@@ -78,7 +78,7 @@ class NeighborSampler:
                                   "types)", "edge_type_fanouts")
             self._edge_type_fanouts = _C.per_edge_type_fanouts(
                 graph._dataset, self.fanouts, _fanout_overrides(edge_type_fanouts))
-        self.num_nodes = graph.num_nodes
+        self.num_nodes = graph.num_nodes()
 
     def _init_dist(self, graph, weights, edge_type_fanouts):
         """On a DistGraph the servers sample their parts: by the weights stored in the

@@ -13,7 +13,7 @@ def test_round_trip_keeps_every_array(tmp_path):
     parts = planted_graph(num_nodes=50, degree=3)
     graphloom.save_dataset(tmp_path / "d", **parts)
     dataset = graphloom.load_dataset(tmp_path / "d")
-    assert dataset.num_nodes == 50 and dataset.num_edges == 150
+    assert dataset.num_nodes() == 50 and dataset.num_edges() == 150
     assert dataset.num_classes == 3
     assert torch.equal(dataset.labels, parts["labels"])
     assert torch.equal(dataset.node_features["feat"], parts["node_features"])
@@ -48,7 +48,7 @@ def test_boolean_masks_become_ids(tmp_path):
 
 def test_csc_graph_from_tensors():
     graph = graphloom.CSCGraph(torch.tensor([0, 2, 3, 3]), torch.tensor([1, 2, 0]))
-    assert graph.num_nodes == 3 and graph.num_edges == 3
+    assert graph.num_nodes() == 3 and graph.num_edges() == 3
     assert graph.edge_index().tolist() == [[1, 2, 0], [0, 0, 1]]
     assert graph.edge_ids is None and graph.weights is None
     assert graph.out_degrees().tolist() == [1, 1, 1]
@@ -88,8 +88,9 @@ def test_edge_outside_the_nodes_is_an_index_error(tmp_path):
 def test_existing_directory_needs_overwrite(tmp_path):
     edges = torch.tensor([[0], [1]])
     graphloom.save_dataset(tmp_path / "d", edges, 2)
-    with pytest.raises(graphloom.Error, match="exists"):
+    with pytest.raises(graphloom.OptionError, match=r"exists \(pass overwrite=True") as raised:
         graphloom.save_dataset(tmp_path / "d", edges, 2)
+    assert raised.value.field == "overwrite" and "--force" not in str(raised.value)
     graphloom.save_dataset(tmp_path / "d", torch.tensor([[1], [0]]), 2, overwrite=True)
     assert graphloom.load_dataset(tmp_path / "d").graph.indices.tolist() == [1]
 
@@ -97,3 +98,18 @@ def test_existing_directory_needs_overwrite(tmp_path):
 def test_wrong_length_labels_name_the_argument(tmp_path):
     with pytest.raises(graphloom.OptionError, match="labels must have one entry per node"):
         graphloom.save_dataset(tmp_path / "d", torch.tensor([[0], [1]]), 2, labels=[0, 1, 1])
+
+
+def test_num_nodes_is_one_method_everywhere(planted):
+    # DGL's spelling, and DistGraph's: a method on the dataset and on its graph alike.
+    assert planted.num_nodes() == planted.graph.num_nodes() == planted.number_of_nodes() == 600
+    assert planted.num_edges() == planted.graph.num_edges() == planted.graph.indices.numel()
+
+
+def test_ndata_holds_features_labels_and_split_masks(planted):
+    ndata = planted.ndata
+    assert ndata["feat"] is planted.node_features["feat"]
+    assert torch.equal(ndata["label"], planted.labels)
+    for split, mask in (("train", "train_mask"), ("valid", "val_mask"), ("test", "test_mask")):
+        assert torch.equal(torch.nonzero(ndata[mask]).flatten(),
+                           planted.splits[split].sort().values)

@@ -119,7 +119,7 @@ def check_edge_type_fanouts(graph, num_nodes):
 
 def test_edge_type_fanouts_on_a_typed_dataset(typed_dir):
     dataset = graphloom.load_dataset(typed_dir)
-    check_edge_type_fanouts(dataset, dataset.graph.num_nodes)
+    check_edge_type_fanouts(dataset, dataset.graph.num_nodes())
 
 
 def test_edge_type_fanouts_on_a_dist_graph(typed_dir, tmp_path):

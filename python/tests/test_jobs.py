@@ -11,14 +11,14 @@ def test_convert_an_edge_list(tmp_path):
     graphloom.convert(tmp_path / "edges.csv", tmp_path / "out", source_format="edgelist",
                       bidirected=True)
     dataset = graphloom.load_dataset(tmp_path / "out")
-    assert dataset.num_nodes == 4 and dataset.num_edges == 8
+    assert dataset.num_nodes() == 4 and dataset.num_edges() == 8
 
 
 def test_convert_an_edge_list_with_a_named_delimiter(tmp_path):
     (tmp_path / "edges.tsv").write_text("0\t1\n1\t2\n")
     graphloom.convert(tmp_path / "edges.tsv", tmp_path / "out", source_format="edgelist",
                       delimiter="tab")
-    assert graphloom.load_dataset(tmp_path / "out").num_edges == 2
+    assert graphloom.load_dataset(tmp_path / "out").num_edges() == 2
     with pytest.raises(ValueError, match="got 'ab'") as raised:
         graphloom.convert(tmp_path / "edges.tsv", tmp_path / "bad", source_format="edgelist",
                           delimiter="ab")
@@ -71,3 +71,12 @@ def test_partition_quiet(planted_dir, tmp_path, capsys):
 def test_partition_bad_method(planted_dir, tmp_path):
     with pytest.raises(graphloom.OptionError, match="method must be one of"):
         graphloom.partition(planted_dir, tmp_path / "parts", method="spectral")
+
+
+def test_an_existing_output_names_overwrite_not_the_cli_flag(planted_dir, tmp_path):
+    (tmp_path / "x").mkdir()
+    for call in (lambda: graphloom.convert(planted_dir, tmp_path / "x"),
+                 lambda: graphloom.partition(planted_dir, tmp_path / "x", verbose=False)):
+        with pytest.raises(graphloom.OptionError, match="pass overwrite=True") as raised:
+            call()
+        assert raised.value.field == "overwrite" and "--force" not in str(raised.value)
