@@ -5,6 +5,10 @@ graph_store), ...)`` runs on a graphloom dataset or a partitioned graph (a
 gathered from the servers once). Needs torch_geometric (imported here, not by ``import
 graphloom``)."""
 
+import os
+from collections.abc import Mapping
+from typing import Any, Optional
+
 import numpy as np
 import torch
 from torch_geometric.data import EdgeAttr, FeatureStore as _PygFeatureStore
@@ -16,7 +20,7 @@ from . import _check
 from .data import Dataset
 from .errors import OptionError
 
-__all__ = ["FeatureStore", "GraphStore", "from_dataset"]
+__all__ = ["FeatureStore", "GraphStore", "NeighborLoader", "from_dataset"]
 
 
 def _dataset(source):
@@ -50,6 +54,7 @@ class FeatureStore(_PygFeatureStore):
         from .distributed import DistGraph
 
         self._tables = {}
+        self.source = source
         if isinstance(source, DistGraph):
             self.dataset = None
             for name in list(source._impl.feature_names) + ["label"]:
@@ -160,7 +165,7 @@ class GraphStore(_PygGraphStore):
         else:
             self.dataset = _dataset(source)
             graph = self.dataset.graph
-            num_nodes = graph.num_nodes
+            num_nodes = graph.num_nodes()
             self._csc = (graph.indices.to(torch.int64), graph.indptr)
         self._size = (num_nodes, num_nodes)
         self._extra = {}
@@ -187,3 +192,210 @@ def from_dataset(source):
     """``(FeatureStore(source), GraphStore(source))``, the ``data`` argument of PyG's loaders;
     ``source`` a Dataset or a DistGraph."""
     return FeatureStore(source), GraphStore(source)
+
+
+
+# --- PyG's NeighborLoader, run by graphloom's sampler -----------------------------------------
+
+# torch DataLoader arguments PyG's loaders pass on; graphloom's workers are C++ threads, so
+# these change nothing here.
+_IGNORED_LOADER_ARGS = frozenset((
+    "pin_memory", "persistent_workers", "prefetch_factor", "timeout", "worker_init_fn",
+    "multiprocessing_context", "generator", "is_sorted", "filter_per_worker"))
+
+
+class _PygSource:
+    """What NeighborLoader reads from its ``data``: the graphloom source its DataLoader
+    gathers from, node attributes sliced by ``n_id`` in Python (a PyG ``Data``'s ``y``,
+    masks...) and edge attributes sliced by ``e_id`` (through ``edge_order``, the position in
+    ``data.edge_index`` of each stored edge)."""
+
+    def __init__(self, data, weight_attr):
+        from torch_geometric.data import Data
+
+        from .distributed import DistGraph
+
+        self.node_attrs, self.edge_attrs, self.edge_order = {}, {}, None
+        if isinstance(data, (tuple, list)) and len(data) == 2 and isinstance(data[0],
+                                                                             FeatureStore):
+            data = data[0].source
+        if isinstance(data, Data):
+            self._from_pyg_data(data, weight_attr)
+        elif isinstance(data, (Dataset, DistGraph)):
+            self.source = data
+        else:
+            raise OptionError(f"data must be a torch_geometric Data, a graphloom Dataset or "
+                              f"DistGraph, or graphloom.pyg's (FeatureStore, GraphStore); got "
+                              f"{type(data).__name__}", "data")
+
+    def _from_pyg_data(self, data, weight_attr):
+        """``data`` as a graphloom dataset in memory: its edges sorted by target (stably, so
+        that ``edge_order`` maps a stored edge back to ``data``'s) and ``x`` as the ``feat``
+        rows that the C++ loader gathers."""
+        import shutil
+        import tempfile
+
+        from .data import load_dataset, save_dataset
+
+        if data.edge_index is None:
+            raise OptionError("data has no edge_index", "data")
+        self.edge_order = torch.sort(data.edge_index[1], stable=True).indices
+        weights = None
+        if weight_attr is not None:
+            if weight_attr not in data:
+                raise OptionError(f"weight_attr={weight_attr!r}: data has no such edge "
+                                  f"attribute", "weight_attr")
+            weights = data[weight_attr][self.edge_order].to(torch.float32)
+        folder = tempfile.mkdtemp(prefix="graphloom-pyg-")
+        try:
+            path = os.path.join(folder, "data")
+            save_dataset(path, data.edge_index[:, self.edge_order], int(data.num_nodes),
+                         node_features=data.x, edge_weights=weights)
+            self.source = load_dataset(path, memory_map=False)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        for key, value in data.items():
+            if not isinstance(value, torch.Tensor) or key in ("x", "edge_index"):
+                continue
+            if data.is_node_attr(key):
+                self.node_attrs[key] = value
+            elif data.is_edge_attr(key):
+                self.edge_attrs[key] = value
+
+    def feature_names(self):
+        from .distributed import DistGraph
+
+        if isinstance(self.source, DistGraph):
+            return list(self.source._impl.feature_names)
+        return list(self.source.node_features)
+
+    def has_labels(self):
+        from .distributed import DistGraph
+
+        if isinstance(self.source, DistGraph):
+            return self.source._impl.has("label")
+        return self.source.labels is not None and "y" not in self.node_attrs
+
+    def complete(self, batch):
+        """The PyG ``Data`` of a graphloom batch, with the Python-side attributes."""
+        data = batch.to_pyg()
+        for key, table in self.node_attrs.items():
+            data[key] = table[data.n_id]
+        if self.edge_attrs and "e_id" in data:
+            original = self.edge_order[data.e_id]
+            for key, table in self.edge_attrs.items():
+                data[key] = table[original]
+            data.e_id = original
+        return data
+
+
+def _input_nodes(input_nodes, num_nodes):
+    """PyG's ``input_nodes``: None (every node), ids, a boolean mask, or ``(None, ids)``."""
+    if isinstance(input_nodes, tuple):
+        if len(input_nodes) != 2 or input_nodes[0] is not None:
+            raise OptionError(f"input_nodes=({input_nodes[0]!r}, ...): node types are for typed "
+                              f"graphs, which graphloom.pyg.NeighborLoader does not load yet",
+                              "input_nodes")
+        input_nodes = input_nodes[1]
+    if isinstance(input_nodes, str):
+        raise OptionError(f"input_nodes={input_nodes!r}: node types are for typed graphs, which "
+                          f"graphloom.pyg.NeighborLoader does not load yet", "input_nodes")
+    if input_nodes is None:
+        return torch.arange(num_nodes)
+    if isinstance(input_nodes, np.ndarray):
+        input_nodes = torch.from_numpy(input_nodes)
+    return input_nodes
+
+
+def _refuse(name, value, default, why):
+    if value != default:
+        raise OptionError(f"{name}={value!r}: {why}", name)
+
+
+class NeighborLoader:
+    """PyG's ``torch_geometric.loader.NeighborLoader``, sampled and gathered by graphloom (no
+    pyg-lib or torch-sparse needed): a script changes its import and nothing else.
+
+    Each batch is a ``torch_geometric.data.Data`` as PyG's loader yields it: ``x``,
+    ``edge_index`` (local ids), ``y``, ``n_id``, ``e_id``, ``batch_size`` (the first
+    ``batch_size`` nodes are the seeds), ``num_sampled_nodes`` and ``num_sampled_edges``, and
+    every other node (edge) attribute of a ``Data`` sliced by ``n_id`` (``e_id``).
+
+    Args:
+        data: a ``torch_geometric.data.Data`` (its edges and ``x`` are copied once into a
+            graphloom dataset in memory), a graphloom :class:`~graphloom.Dataset` or
+            :class:`~graphloom.distributed.DistGraph`, or graphloom's ``(FeatureStore,
+            GraphStore)`` pair (:func:`from_dataset`).
+        num_neighbors: neighbors sampled per node at each hop, **PyG's order**: the first entry
+            is the seeds' own hop (graphloom's and DGL's ``fanouts`` list the input layer
+            first, the reverse). -1 takes every neighbor.
+        input_nodes: the seeds: None (every node), ids, a boolean mask, or ``(None, ids)``.
+        replace: sample with replacement.
+        weight_attr: sample in proportion to this edge attribute of a ``Data`` (on a graphloom
+            source, any name samples by the dataset's own edge weights).
+        transform: called on each ``Data`` batch before it is yielded.
+        batch_size, shuffle, drop_last: as in ``torch.utils.data.DataLoader``.
+        num_workers: batches prepared concurrently by graphloom's C++ threads (0: one thread;
+            never processes).
+        seed: random seed of the shuffle and the sampler (default: drawn from torch's default
+            generator, so ``torch.manual_seed`` makes runs repeat).
+
+    Accepted and without effect: ``pin_memory``, ``persistent_workers``, ``prefetch_factor``,
+    ``is_sorted``, ``filter_per_worker`` and the other worker-process options of torch's
+    DataLoader. Refused with an :class:`~graphloom.OptionError` naming the argument:
+    ``time_attr``/``input_time`` (temporal sampling), ``disjoint=True``, ``subgraph_type``
+    other than ``"directional"``, ``directed=False``, typed (dict) ``num_neighbors``, a
+    custom ``neighbor_sampler``.
+    """
+
+    def __init__(self, data: Any, num_neighbors: Any, input_nodes: Any = None,
+                 input_time: Any = None, replace: bool = False,
+                 subgraph_type: str = "directional", disjoint: bool = False,
+                 temporal_strategy: str = "uniform", time_attr: Optional[str] = None,
+                 weight_attr: Optional[str] = None, transform: Any = None,
+                 neighbor_sampler: Any = None, directed: bool = True, batch_size: int = 1,
+                 shuffle: bool = False, drop_last: bool = False, num_workers: int = 0,
+                 seed: Optional[int] = None, **kwargs: Any):
+        from .loader import DataLoader
+        from .sampling import NeighborSampler
+
+        unknown = sorted(set(kwargs) - _IGNORED_LOADER_ARGS)
+        if unknown:
+            raise TypeError(f"NeighborLoader got an unexpected keyword argument {unknown[0]!r}")
+        temporal = "temporal sampling is not in graphloom yet"
+        _refuse("time_attr", time_attr, None, temporal)
+        _refuse("input_time", input_time, None, temporal)
+        _refuse("disjoint", bool(disjoint), False, "disjoint subgraphs per seed are not built")
+        _refuse("subgraph_type", str(subgraph_type), "directional",
+                "graphloom samples directional subgraphs only")
+        _refuse("directed", bool(directed), True, "graphloom samples directional subgraphs only")
+        _refuse("neighbor_sampler", neighbor_sampler, None,
+                "graphloom's own sampler does the sampling")
+        if isinstance(num_neighbors, Mapping):
+            raise OptionError("num_neighbors as a dict is for typed graphs, which "
+                              "graphloom.pyg.NeighborLoader does not load yet", "num_neighbors")
+        fanouts = _check.fanouts("num_neighbors", num_neighbors)
+        self._source = _PygSource(data, weight_attr)
+        source = self._source.source
+        self.transform = transform
+        self.batch_size = batch_size
+        with _check.renamed_arguments({"weights": "weight_attr", "items": "input_nodes",
+                                       "source": "data"}):
+            self.sampler = NeighborSampler(
+                source, fanouts[::-1], replace=replace,
+                weights=True if weight_attr is not None else None)
+            self._loader = DataLoader(
+                source, _input_nodes(input_nodes, source.num_nodes()), self.sampler, batch_size,
+                shuffle=shuffle, drop_last=drop_last, features=self._source.feature_names(),
+                labels=self._source.has_labels(), num_workers=num_workers, seed=seed)
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def __iter__(self):
+        for batch in self._loader:
+            data = self._source.complete(batch)
+            yield data if self.transform is None else self.transform(data)
+
+    def __repr__(self):
+        return f"NeighborLoader(num_neighbors={self.sampler.fanouts[::-1]}, batch_size={self.batch_size})"
