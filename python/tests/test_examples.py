@@ -60,3 +60,35 @@ def test_multiprocess_graphsage_on_cora(cora_dir):
                       "--epochs", "50", "--fanouts", "10,10", "--lr", "0.01")
     assert result.returncode == 0, result.stderr
     assert final_accuracy(result.stdout, "test") > 0.72
+
+
+# The ported examples: each ecosystem's own script with its imports changed.
+
+def run_example(name, data, *args):
+    result = run_python(REPO / "examples" / name, "--data", data, *args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_pygs_neighbor_loader_example_on_the_planted_graph(planted_dir):
+    output = run_example("pyg_neighbor_loader.py", planted_dir, "--epochs", "10",
+                         "--batch-size", "64")
+    assert final_accuracy(output, "test") > 0.7
+
+
+def test_pygs_neighbor_loader_example_on_cora(cora_dir):
+    output = run_example("pyg_neighbor_loader.py", cora_dir, "--epochs", "20",
+                         "--batch-size", "64")
+    assert final_accuracy(output, "test") > 0.72
+
+
+@pytest.mark.parametrize("aggregator", ["mean", "pool"])
+def test_dgls_graphsage_example_on_the_planted_graph(planted_dir, aggregator):
+    output = run_example("dgl_graphsage.py", planted_dir, "--epochs", "10", "--batch-size",
+                         "32", "--aggregator", aggregator)
+    assert final_accuracy(output, "test") > 0.7
+
+
+def test_dgls_graphsage_example_on_cora(cora_dir):
+    output = run_example("dgl_graphsage.py", cora_dir, "--epochs", "20", "--batch-size", "32")
+    assert final_accuracy(output, "test") > 0.72

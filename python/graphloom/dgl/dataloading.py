@@ -1,0 +1,189 @@
+"""``dgl.dataloading``'s samplers and loader over graphloom: the samplers hold DGL's arguments
+and become graphloom samplers once the loader names the graph; batches are prepared by
+graphloom's C++ threads (:class:`graphloom.DataLoader`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+import torch
+
+from .. import _check
+from ..errors import OptionError
+from ..loader import DataLoader as _GraphloomLoader
+from ..sampling import LayerNeighborSampler as _LayerNeighborSampler
+from ..sampling import NeighborSampler as _NeighborSampler
+
+__all__ = ["DataLoader", "DistNodeDataLoader", "LaborSampler", "MultiLayerFullNeighborSampler",
+           "NeighborSampler"]
+
+# torch DataLoader arguments DGL passes on; graphloom's workers are C++ threads, so these
+# change nothing here.
+_IGNORED_LOADER_ARGS = frozenset((
+    "persistent_workers", "pin_memory", "prefetch_factor", "timeout", "worker_init_fn",
+    "use_prefetch_thread", "use_alternate_streams", "pin_prefetcher", "gpu_cache"))
+
+
+# graphloom's argument names -> DGL's, for the errors raised below DGL's names.
+_DGL_NAMES = {"features": "prefetch_node_feats", "labels": "prefetch_labels", "weights": "prob",
+              "items": "indices", "source": "graph"}
+
+
+class NeighborSampler:
+    """DGL's ``dgl.dataloading.NeighborSampler``: ``fanouts[i]`` neighbors per node in layer
+    ``i``, the input layer first (DGL's order); -1 takes every neighbor.
+
+    Args:
+        fanouts: one entry per layer, input layer first.
+        edge_dir: ``"in"`` (sources of in-edges) or ``"out"``.
+        prob: the name of the edge weights to sample by; graphloom datasets hold one set of
+            edge weights, which any name selects (an error when the graph has none).
+        replace: sample with replacement.
+        prefetch_node_feats: node features gathered into ``blocks[0].srcdata`` (default none:
+            read ``g.ndata[name][input_nodes]`` yourself, as in DGL).
+        prefetch_labels: ``["label"]`` gathers the seeds' labels into
+            ``blocks[-1].dstdata["label"]``.
+        output_device: where the batches go; the DataLoader's ``device`` wins when given.
+
+    ``mask``, ``prefetch_edge_feats`` and a ``fused`` other than True are refused by name.
+    """
+
+    _kind = _NeighborSampler
+
+    def __init__(self, fanouts: Sequence[int], edge_dir: str = "in", prob: Optional[str] = None,
+                 mask: Optional[str] = None, replace: bool = False,
+                 prefetch_node_feats: Optional[Sequence[str]] = None,
+                 prefetch_labels: Optional[Sequence[str]] = None,
+                 prefetch_edge_feats: Optional[Sequence[str]] = None,
+                 output_device: Any = None, fused: bool = True):
+        if mask is not None:
+            raise OptionError(f"mask={mask!r}: sampling masks are not in graphloom; drop the "
+                              f"masked edges from the dataset instead", "mask")
+        if prefetch_edge_feats:
+            raise OptionError("prefetch_edge_feats: graphloom gathers node features only; "
+                              "blocks carry edge ids (edge_ids) to read edge data by",
+                              "prefetch_edge_feats")
+        labels = list(prefetch_labels or [])
+        if labels not in ([], ["label"]):
+            raise OptionError(f"prefetch_labels={prefetch_labels!r}: graphloom's datasets have "
+                              f"one label table, 'label'", "prefetch_labels")
+        self.fanouts = _check.fanouts("fanouts", fanouts)
+        self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
+        self.prob, self.replace = prob, bool(replace)
+        self.prefetch_node_feats = list(prefetch_node_feats or [])
+        self.prefetch_labels = bool(labels)
+        self.output_device = output_device
+
+    def _sampler(self, graph):
+        """The graphloom sampler of this configuration over `graph`."""
+        return _NeighborSampler(graph, self.fanouts, replace=self.replace,
+                                weights=True if self.prob is not None else None,
+                                edge_dir=self.edge_dir)
+
+    def sample(self, g: Any, seed_nodes: Any):
+        """DGL's ``sampler.sample(g, seed_nodes)``: ``(input_nodes, output_nodes, blocks)`` of
+        one batch, without features."""
+        with _check.renamed_arguments({"weights": "prob", "seeds": "seed_nodes"}):
+            return tuple(self._sampler(g).sample(seed_nodes))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(fanouts={self.fanouts}, edge_dir={self.edge_dir!r})"
+
+
+class MultiLayerFullNeighborSampler(NeighborSampler):
+    """DGL's ``MultiLayerFullNeighborSampler(num_layers)``: every neighbor in every layer."""
+
+    def __init__(self, num_layers: int, **kwargs: Any):
+        super().__init__([-1] * _check.positive("num_layers", num_layers), **kwargs)
+
+
+class LaborSampler(NeighborSampler):
+    """DGL's ``LaborSampler`` (LABOR-0; see :class:`graphloom.LayerNeighborSampler`)."""
+
+    def __init__(self, fanouts: Sequence[int], edge_dir: str = "in", prob: Optional[str] = None,
+                 importance_sampling: int = 0, layer_dependency: bool = False,
+                 batch_dependency: int = 1, **kwargs: Any):
+        if prob is not None:
+            raise OptionError("prob: LABOR samples without edge weights in graphloom", "prob")
+        super().__init__(fanouts, edge_dir=edge_dir, **kwargs)
+        self.importance_sampling = importance_sampling
+        self.layer_dependency, self.batch_dependency = layer_dependency, batch_dependency
+
+    def _sampler(self, graph):
+        return _LayerNeighborSampler(graph, self.fanouts, self.layer_dependency,
+                                     self.batch_dependency, self.importance_sampling,
+                                     edge_dir=self.edge_dir)
+
+
+def _ddp_share(use_ddp):
+    """(rank, world_size): DGL splits the indices over torch.distributed's ranks only when
+    asked (``use_ddp=True``); graphloom's own loader splits whenever a group is up."""
+    if not use_ddp:
+        return 0, 1
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise OptionError("use_ddp=True needs torch.distributed.init_process_group() first",
+                          "use_ddp")
+    return dist.get_rank(), dist.get_world_size()
+
+
+class DataLoader:
+    """DGL's ``dgl.dataloading.DataLoader``: yields ``(input_nodes, output_nodes, blocks)``.
+
+    Args:
+        graph: a graphloom :class:`~graphloom.Dataset` or
+            :class:`~graphloom.distributed.DistGraph`.
+        indices: the seed nodes: ids or a boolean mask.
+        graph_sampler: a sampler of this module.
+        device: where the batches go (``"cpu"``, ``"cuda[:N]"``); default the sampler's
+            ``output_device``, else the CPU.
+        use_ddp: split ``indices`` over torch.distributed's ranks (one permutation per epoch,
+            seeded by ``ddp_seed``).
+        ddp_seed: the random seed of the shuffle and the sampler under ``use_ddp``.
+        batch_size, shuffle, drop_last: as torch's DataLoader.
+        num_workers: batches prepared concurrently by graphloom's C++ threads (0: one thread).
+        use_uva: as in DGL, only with a CUDA ``device``: graphloom keeps the graph and features
+            in host memory, samples on its CPU threads and copies each batch to the device
+            from pinned memory without blocking.
+
+    Iterating runs one epoch; ``len(loader)`` is its number of batches.
+    """
+
+    def __init__(self, graph: Any, indices: Any, graph_sampler: NeighborSampler,
+                 device: Any = None, use_ddp: bool = False, ddp_seed: int = 0,
+                 batch_size: int = 1, drop_last: bool = False, shuffle: bool = False,
+                 use_uva: bool = False, num_workers: int = 0, **kwargs: Any):
+        unknown = sorted(set(kwargs) - _IGNORED_LOADER_ARGS)
+        if unknown:
+            raise TypeError(f"DataLoader got an unexpected keyword argument {unknown[0]!r}")
+        if isinstance(indices, Mapping):
+            raise OptionError("indices as a dict is for typed graphs, which "
+                              "graphloom.dgl.dataloading does not load yet", "indices")
+        if not isinstance(graph_sampler, NeighborSampler):
+            raise OptionError(f"graph_sampler must be a sampler of graphloom.dgl.dataloading, "
+                              f"got {type(graph_sampler).__name__}", "graph_sampler")
+        device = _check.device("device", device if device is not None
+                               else graph_sampler.output_device)
+        if use_uva and device.type != "cuda":
+            raise OptionError("use_uva=True needs a CUDA device (device='cuda')", "use_uva")
+        rank, world_size = _ddp_share(use_ddp)
+        self.graph_sampler = graph_sampler
+        with _check.renamed_arguments(_DGL_NAMES):
+            self._loader = _GraphloomLoader(
+                graph, indices, graph_sampler._sampler(graph), batch_size, shuffle=shuffle,
+                drop_last=drop_last, features=graph_sampler.prefetch_node_feats,
+                labels=graph_sampler.prefetch_labels, num_workers=num_workers,
+                seed=ddp_seed if use_ddp else None, rank=rank, world_size=world_size,
+                device=device)
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def __iter__(self):
+        for batch in self._loader:
+            yield tuple(batch)
+
+
+DistNodeDataLoader = DataLoader  # DGL's loader over a DistGraph: the same class here
