@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <tuple>
+#include <vector>
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
@@ -83,20 +84,28 @@ sampling::MiniBatch DataLoader::sample(int64_t index) const {
   const at::Tensor& items = items_[static_cast<std::size_t>(index)];
   sampling::PairBatch pairs;
   at::Tensor seeds = items;
-  if (pipeline_.negatives != nullptr) {
-    GL_CHECK(items.dim() == 2 && items.size(1) == 2,
-             "DataLoader: the pair stage needs [B, 2] items, got {} dimensions", items.dim());
+  if (pipeline_.pairs || pipeline_.negatives != nullptr) {
+    GL_CHECK(items.dim() == 2 && (items.size(1) == 2 || items.size(1) == 3),
+             "DataLoader: the pair stage needs [B, 2] or [B, 3] items, got shape [{}]",
+             fmt::join(items.sizes(), ", "));
     pairs.src = items.select(1, 0).contiguous();
     pairs.dst = items.select(1, 1).contiguous();
-    pairs.negative_dst =
-        pipeline_.negatives
-            ->sample(pairs.src, pairs.dst, pipeline_.negatives_per_pair,
-                     stream_key({pipeline_.negative_seed, epoch_, static_cast<uint64_t>(index),
-                                 pipeline_.negative_stream}))
-            .dst;
+    if (items.size(1) == 3) pairs.input_id = items.select(1, 2).contiguous();
+    std::vector<at::Tensor> ends{pairs.src, pairs.dst};
+    if (pipeline_.negatives == nullptr) {
+      pairs.negative_src = pairs.negative_dst = at::empty({0}, pairs.src.options());
+    } else {
+      sampling::NegativeEdges negative = pipeline_.negatives->sample(
+          pairs.src, pairs.dst, pipeline_.negatives_per_pair,
+          stream_key({pipeline_.negative_seed, epoch_, static_cast<uint64_t>(index),
+                      pipeline_.negative_stream}));
+      pairs.negative_src = std::move(negative.src);
+      pairs.negative_dst = std::move(negative.dst);
+      ends.push_back(pairs.negative_dst);
+      if (pipeline_.negatives->corrupts_src()) ends.push_back(pairs.negative_src);
+    }
     std::tie(seeds, pairs.position) =
-        at::_unique(at::cat({pairs.src, pairs.dst, pairs.negative_dst}), /*sorted=*/true,
-                    /*return_inverse=*/true);
+        at::_unique(at::cat(ends), /*sorted=*/true, /*return_inverse=*/true);
   }
   sampling::MiniBatch batch;
   if (pipeline_.neighbors != nullptr) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "bindings.h"
 #include "dist_graph_handle.h"
@@ -14,6 +15,7 @@
 #include "graphloom/io/dataset.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/negative_sampler.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 
 namespace py = pybind11;
@@ -36,14 +38,27 @@ class SamplerHandle {
   sampling::NeighborSampler sampler_;
 };
 
-void check_item_ids(const at::Tensor& items, int64_t num_nodes) {
-  if (items.scalar_type() != at::kLong || items.dim() < 1) {
-    throw OptionError("items", fmt::format("must be an int64 tensor of node ids, got {} with {} "
-                                           "dimensions",
-                                           c10::toString(items.scalar_type()), items.dim()));
+// The pair stage of a link-prediction loader: its negative sampler (none: positives only)
+// and the loader::Pipeline fields that go with it.
+struct PairStage {
+  std::shared_ptr<const sampling::NegativeSampler> negatives;
+  int64_t negatives_per_pair = 1;
+  uint64_t seed = 0;
+  uint64_t stream = 0;
+};
+
+// Node items are [N] ids; pair items [N, 2] (src, dst) or [N, 3] with the pair's id last, which
+// is no node id and is not range-checked.
+void check_item_ids(const at::Tensor& items, int64_t num_nodes, bool pairs) {
+  if (items.scalar_type() != at::kLong || items.dim() != (pairs ? 2 : 1) ||
+      (pairs && items.size(1) != 2 && items.size(1) != 3)) {
+    throw OptionError("items", fmt::format("must be an int64 tensor of {}, got {} of shape [{}]",
+                                           pairs ? "[N, 2] or [N, 3] node pairs" : "[N] node ids",
+                                           c10::toString(items.scalar_type()),
+                                           fmt::join(items.sizes(), ", ")));
   }
   if (items.numel() == 0) return;
-  const auto [low, high] = at::aminmax(items);
+  const auto [low, high] = at::aminmax(pairs ? items.narrow(1, 0, 2) : items);
   const int64_t min = low.item<int64_t>();
   const int64_t max = high.item<int64_t>();
   GL_CHECK_AS(RangeError, min >= 0 && max < num_nodes,
@@ -57,14 +72,22 @@ class LoaderHandle {
  public:
   LoaderHandle(std::shared_ptr<SamplerHandle> sampler,
                std::shared_ptr<const features::FeatureSource> rows, at::Tensor items,
-               sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options)
+               sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
+               std::optional<PairStage> pairs)
       : sampler_(std::move(sampler)),
         rows_(std::move(rows)),
-        items_((check_item_ids(items, sampler_->num_nodes()), items), std::move(item_options)),
-        loader_(
-            loader::Pipeline{
-                .items = &items_, .neighbors = &sampler_->sampler(), .features = rows_.get()},
-            std::move(options)) {}
+        pairs_(std::move(pairs)),
+        items_((check_item_ids(items, sampler_->num_nodes(), pairs_.has_value()), items),
+               std::move(item_options)),
+        loader_(loader::Pipeline{.items = &items_,
+                                 .pairs = pairs_.has_value(),
+                                 .negatives = pairs_ ? pairs_->negatives.get() : nullptr,
+                                 .negatives_per_pair = pairs_ ? pairs_->negatives_per_pair : 1,
+                                 .negative_seed = pairs_ ? pairs_->seed : 0,
+                                 .negative_stream = pairs_ ? pairs_->stream : 0,
+                                 .neighbors = &sampler_->sampler(),
+                                 .features = rows_.get()},
+                std::move(options)) {}
 
   void start_epoch(uint64_t epoch) {
     py::gil_scoped_release release;
@@ -112,6 +135,7 @@ class LoaderHandle {
  private:
   std::shared_ptr<SamplerHandle> sampler_;
   std::shared_ptr<const features::FeatureSource> rows_;
+  std::optional<PairStage> pairs_;
   sampling::ItemSampler items_;
   loader::DataLoader loader_;
 };
@@ -126,9 +150,18 @@ void bind_batches(py::module_& module) {
       .def_readonly("edge_types", &sampling::Block::edge_types)
       .def_property_readonly("num_src", &sampling::Block::num_src)
       .def_property_readonly("num_edges", &sampling::Block::num_edges);
+  py::class_<sampling::PairBatch>(module, "PairBatch")
+      .def_readonly("src", &sampling::PairBatch::src)
+      .def_readonly("dst", &sampling::PairBatch::dst)
+      .def_readonly("negative_dst", &sampling::PairBatch::negative_dst)
+      .def_readonly("negative_src", &sampling::PairBatch::negative_src)
+      .def_readonly("position", &sampling::PairBatch::position)
+      .def_readonly("input_id", &sampling::PairBatch::input_id)
+      .def_property_readonly("defined", &sampling::PairBatch::defined);
   py::class_<sampling::MiniBatch>(module, "MiniBatch")
       .def_readonly("index", &sampling::MiniBatch::index)
       .def_readonly("seeds", &sampling::MiniBatch::seeds)
+      .def_readonly("pairs", &sampling::MiniBatch::pairs)
       .def_readonly("blocks", &sampling::MiniBatch::blocks)
       .def_readonly("features", &sampling::MiniBatch::features)
       .def_readonly("labels", &sampling::MiniBatch::labels)
@@ -177,6 +210,20 @@ void bind_options(py::module_& module) {
       .def_readwrite("rank", &sampling::ItemSamplerOptions::rank)
       .def_readwrite("world_size", &sampling::ItemSamplerOptions::world_size)
       .def_readwrite("seed", &sampling::ItemSamplerOptions::seed);
+  py::class_<sampling::NegativeSampler, std::shared_ptr<sampling::NegativeSampler>>(
+      module, "NegativeSampler");
+  py::class_<sampling::UniformNegativeSampler, sampling::NegativeSampler,
+             std::shared_ptr<sampling::UniformNegativeSampler>>(module, "UniformNegativeSampler")
+      .def(py::init<int64_t, bool>(), py::arg("num_nodes"), py::arg("both_ends") = false);
+  py::class_<sampling::DegreeNegativeSampler, sampling::NegativeSampler,
+             std::shared_ptr<sampling::DegreeNegativeSampler>>(module, "DegreeNegativeSampler")
+      .def(py::init<const at::Tensor&, double>(), py::arg("degrees"), py::arg("power"));
+  py::class_<PairStage>(module, "PairStage")
+      .def(py::init<>())
+      .def_readwrite("negatives", &PairStage::negatives)
+      .def_readwrite("negatives_per_pair", &PairStage::negatives_per_pair)
+      .def_readwrite("seed", &PairStage::seed)
+      .def_readwrite("stream", &PairStage::stream);
   py::class_<loader::DataLoaderOptions>(module, "DataLoaderOptions")
       .def(py::init<>())
       .def_readwrite("num_workers", &loader::DataLoaderOptions::num_workers)
@@ -220,24 +267,24 @@ void bind_loader(py::module_& module) {
   py::class_<LoaderHandle>(module, "DataLoader")
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler, const io::Dataset& dataset,
                        at::Tensor items, sampling::ItemSamplerOptions item_options,
-                       loader::DataLoaderOptions options) {
+                       loader::DataLoaderOptions options, std::optional<PairStage> pairs) {
              return std::make_unique<LoaderHandle>(
                  std::move(sampler),
                  std::make_shared<features::TensorFeatureSource>(features::dataset_rows(dataset)),
-                 std::move(items), std::move(item_options), std::move(options));
+                 std::move(items), std::move(item_options), std::move(options), std::move(pairs));
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
-           py::arg("options"))
+           py::arg("options"), py::arg("pairs") = py::none())
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler,
                        std::shared_ptr<DistGraphHandle> source, at::Tensor items,
                        sampling::ItemSamplerOptions item_options,
-                       loader::DataLoaderOptions options) {
-             return std::make_unique<LoaderHandle>(std::move(sampler), source->shared_graph(source),
-                                                   std::move(items), std::move(item_options),
-                                                   std::move(options));
+                       loader::DataLoaderOptions options, std::optional<PairStage> pairs) {
+             return std::make_unique<LoaderHandle>(
+                 std::move(sampler), source->shared_graph(source), std::move(items),
+                 std::move(item_options), std::move(options), std::move(pairs));
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
-           py::arg("options"))
+           py::arg("options"), py::arg("pairs") = py::none())
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"))
       .def("next", &LoaderHandle::next)
       .def("cancel", &LoaderHandle::cancel)

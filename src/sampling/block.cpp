@@ -30,7 +30,8 @@ MiniBatch to_device(const MiniBatch& batch, c10::Device device, bool non_blockin
   MiniBatch out = batch;
   out.seeds = moved(batch.seeds, device, non_blocking);
   for (at::Tensor* t : {&out.pairs.src, &out.pairs.dst, &out.pairs.negative_dst,
-                        &out.pairs.position, &out.labels}) {
+                        &out.pairs.negative_src, &out.pairs.position, &out.pairs.input_id,
+                        &out.labels}) {
     *t = moved(*t, device, non_blocking);
   }
   for (Block& block : out.blocks) block = to_device(block, device, non_blocking);

@@ -79,6 +79,39 @@ TEST(DataLoader, PairStageGivesEachPairItsNegativesAndEncodesEveryEndpointOnce) 
   }
 }
 
+// Pairs with their ids (a third column) and no negatives; then negatives drawn at both ends,
+// whose sources are encoded among the seeds after the destinations.
+TEST(DataLoader, PairStageCarriesPairIdsAndEncodesDrawnSources) {
+  Fixture f;
+  const at::Tensor pairs = at::randint(f.nodes, {100, 2}, at::kLong);
+  const at::Tensor with_ids = at::cat({pairs, at::arange(100, at::kLong).unsqueeze(1)}, 1);
+  const sampling::ItemSampler items(with_ids, {.batch_size = 32, .shuffle = true});
+  DataLoader positives({.items = &items, .pairs = true, .neighbors = f.sampler.get()},
+                       {.feature_names = {}, .label_name = ""});
+  positives.start_epoch(0);
+  while (auto batch = positives.next()) {
+    const sampling::PairBatch& p = batch->pairs;
+    EXPECT_TRUE(at::equal(at::stack({p.src, p.dst}, 1), pairs.index_select(0, p.input_id)));
+    EXPECT_EQ(p.negative_dst.numel(), 0);
+    EXPECT_EQ(p.position.numel(), 2 * p.num_pairs());
+  }
+  const sampling::UniformNegativeSampler both(f.nodes, /*both_ends=*/true);
+  DataLoader drawn({.items = &items, .negatives = &both, .negatives_per_pair = 2,
+                    .neighbors = f.sampler.get()},
+                   {.feature_names = {}, .label_name = ""});
+  drawn.start_epoch(0);
+  while (auto batch = drawn.next()) {
+    const sampling::PairBatch& p = batch->pairs;
+    const at::Tensor ends = at::cat({p.src, p.dst, p.negative_dst, p.negative_src});
+    EXPECT_TRUE(at::equal(batch->seeds.index_select(0, p.position), ends));
+    EXPECT_FALSE(at::equal(p.negative_src, at::repeat_interleave(p.src, 2)));
+  }
+  const sampling::ItemSampler bad(at::zeros({4, 4}, at::kLong), {.batch_size = 4});
+  DataLoader rejected({.items = &bad, .pairs = true}, {.feature_names = {}, .label_name = ""});
+  rejected.start_epoch(0);
+  EXPECT_THROW(rejected.next(), Error);  // [B, 4] items are no pairs
+}
+
 // Without a neighbor sampler (whole-graph models such as LightGCN) the seeds are the inputs.
 TEST(DataLoader, WithoutNeighborSamplingTheSeedsAreTheInputNodes) {
   Fixture f;

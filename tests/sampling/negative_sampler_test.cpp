@@ -23,6 +23,22 @@ TEST(NegativeSampler, UniformRepeatsSourcesAndStaysInRange) {
   EXPECT_THROW(sampler.sample(src, src, 0, 9), Error);
 }
 
+TEST(NegativeSampler, BothEndsDrawsTheSourcesUniformlyToo) {
+  const UniformNegativeSampler sampler(10, /*both_ends=*/true);
+  EXPECT_TRUE(sampler.corrupts_src());
+  EXPECT_FALSE(UniformNegativeSampler(10).corrupts_src());
+  const at::Tensor src = at::zeros({20000}, at::kLong);
+  const NegativeEdges negatives = sampler.sample(src, src, 1, 3);
+  EXPECT_TRUE(at::equal(negatives.src, sampler.sample(src, src, 1, 3).src));  // keyed
+  for (const at::Tensor& ends : {negatives.src, negatives.dst}) {
+    const at::Tensor counts = at::bincount(ends, {}, 10);
+    std::vector<int64_t> observed(10);
+    for (int64_t i = 0; i < 10; ++i) observed[i] = counts[i].item<int64_t>();
+    EXPECT_LT(testing::chi_square(observed, std::vector<double>(10, 0.1)), 27.88);  // df 9, 0.001
+  }
+  EXPECT_FALSE(at::equal(negatives.src, negatives.dst));  // two draws, not one copied
+}
+
 TEST(NegativeSampler, DegreeBasedFollowsDegreeToThePower) {
   const at::Tensor degrees = at::tensor({0, 1, 16, 81}, at::kLong);
   const DegreeNegativeSampler sampler(degrees, 0.75);

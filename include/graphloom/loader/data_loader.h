@@ -42,10 +42,12 @@ void check_pipeline_options(const DataLoaderOptions& options);
 // loader.
 struct Pipeline {
   const sampling::ItemSampler* items = nullptr;
-  // The pair stage (link prediction): the items are [B, 2] (src, dst) pairs, each given
-  // `negatives_per_pair` corrupted destinations drawn with the random key (negative_seed,
-  // epoch, batch, negative_stream); the batch's seeds are the pairs' distinct endpoints
-  // (MiniBatch::pairs says where each one is).
+  // The pair stage (link prediction), on when `pairs` is set or `negatives` given: the items
+  // are [B, 2] (src, dst) pairs, or [B, 3] whose third column is the pair's id (passed on as
+  // PairBatch::input_id). With `negatives`, each pair is given `negatives_per_pair` corrupted
+  // destinations drawn with the random key (negative_seed, epoch, batch, negative_stream). The
+  // batch's seeds are the pairs' distinct endpoints (MiniBatch::pairs says where each one is).
+  bool pairs = false;
   const sampling::NegativeSampler* negatives = nullptr;
   int64_t negatives_per_pair = 1;
   uint64_t negative_seed = 0;

@@ -33,8 +33,15 @@ struct Block {
 struct PairBatch {
   at::Tensor src, dst;      // int64 [num_pairs]: the positive pairs
   at::Tensor negative_dst;  // int64 [num_pairs * k]: k corrupted destinations per pair, in order
-  // int64 [2 * num_pairs + num_pairs * k]: the row in `seeds` of each src, dst, negative_dst.
+  // int64 [num_pairs * k]: the negatives' sources: each pair's src k times, or drawn when the
+  // negative sampler corrupts sources too.
+  at::Tensor negative_src;
+  // int64 [2 * num_pairs + num_pairs * k (+ num_pairs * k)]: the row in `seeds` of each src,
+  // dst, negative_dst, and of each negative_src when those were drawn.
   at::Tensor position;
+  // int64 [num_pairs]: each pair's row in the caller's list of pairs, when the items carry it
+  // (a third column), so that per-pair data (labels, times) can follow the shuffle.
+  at::Tensor input_id;
 
   int64_t num_pairs() const { return src.numel(); }
   bool defined() const { return src.defined(); }
