@@ -30,15 +30,16 @@ except ImportError as _error:  # pragma: no cover - a build for another torch
 
 from .data import CSCGraph, Dataset, convert, load_dataset, partition, save_dataset
 from .errors import Error, IdError, MissingFileError, OptionError
-from .loader import Block, DataLoader, MiniBatch
+from .batch import Block, MiniBatch, PairBatch
+from .loader import DataLoader
 from .sampling import LayerNeighborSampler, NeighborSampler
-from . import distributed, nn  # noqa: E402  (DGL's dgl.distributed, dgl.nn)
+from . import distributed, negative_sampler, nn  # noqa: E402  (DGL's dgl.distributed, dgl.nn)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Block", "CSCGraph", "DataLoader", "Dataset", "Error", "IdError", "LayerNeighborSampler",
-    "MiniBatch",
+    "MiniBatch", "PairBatch",
     "MissingFileError", "NeighborSampler", "OptionError", "convert", "load_dataset",
     "partition", "save_dataset",
 ]

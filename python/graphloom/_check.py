@@ -178,3 +178,8 @@ def renamed_arguments(names):
             raise
         theirs = names[error.field]
         raise OptionError(f"{theirs}: {error}", theirs) from None
+    except IdError as error:  # "items: node id ..." -> "input_nodes: node id ..."
+        ours, _, rest = str(error).partition(": ")
+        if ours not in names:
+            raise
+        raise IdError(f"{names[ours]}: {rest}") from None

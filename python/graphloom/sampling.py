@@ -118,7 +118,7 @@ class NeighborSampler:
         """The blocks of one batch of seed nodes, as a :class:`MiniBatch` without features.
 
         ``(seed, epoch, batch)`` key the random streams, as in the DataLoader."""
-        from .loader import MiniBatch
+        from .batch import MiniBatch
 
         ids = _check.node_ids("seeds", seeds, self.num_nodes)
         return MiniBatch(self._handle(seed).sample(ids, epoch, batch))

@@ -80,3 +80,45 @@ def run_python(*args, timeout=600, env=None):
 
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env=environment)
+
+
+def planted_link_graph(seed=0):
+    """The planted graph's edges as undirected pairs split for link prediction, as `graphloom
+    convert` writes ../shared/datasets/lp_*: the graph holds both directions of the training
+    pairs; edge_splits hold "train", "test" (10% held out) and "test_neg" (as many non-edges)."""
+    parts = planted_graph(seed=seed)
+    generator = torch.Generator().manual_seed(seed)
+    src, dst = parts["edge_index"]
+    pairs = torch.stack([torch.minimum(src, dst), torch.maximum(src, dst)], 1)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]].unique(dim=0)
+    pairs = pairs[torch.randperm(len(pairs), generator=generator)]
+    test, train = pairs[: len(pairs) // 10], pairs[len(pairs) // 10:]
+    n = parts["num_nodes"]
+    known = set(map(tuple, pairs.tolist()))
+    negatives = []
+    while len(negatives) < len(test):
+        u, v = sorted(torch.randint(n, (2,), generator=generator).tolist())
+        if u != v and (u, v) not in known:
+            negatives.append((u, v))
+            known.add((u, v))
+    return dict(edge_index=torch.cat([train, train.flip(1)]).t(), num_nodes=n,
+                node_features=parts["node_features"], directed=False,
+                edge_splits={"train": train, "test": test, "test_neg": torch.tensor(negatives)})
+
+
+@pytest.fixture(scope="session")
+def planted_link_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "planted_link"
+    graphloom.save_dataset(path, **planted_link_graph())
+    return path
+
+
+@pytest.fixture(scope="session")
+def ecoli_dir(tmp_path_factory):
+    """lp_ecoli (SEAL's link-prediction graph) from ../shared/datasets, converted once."""
+    source = SHARED_DATASETS / "lp_ecoli"
+    if not source.is_dir():
+        pytest.skip(f"SKIPPED: {source} is absent (../shared/datasets)")
+    out = tmp_path_factory.mktemp("shared") / "lp_ecoli"
+    graphloom.convert(source, out, source_format="shared")
+    return out

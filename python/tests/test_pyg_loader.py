@@ -117,3 +117,82 @@ def test_torch_loader_arguments_are_accepted_and_unknown_ones_are_not(planted):
     NeighborLoader(planted, [2], batch_size=4, pin_memory=True, persistent_workers=False)
     with pytest.raises(TypeError, match="num_neigbors"):
         NeighborLoader(planted, [2], num_neigbors=[3])
+
+
+# LinkNeighborLoader
+
+from graphloom.pyg import LinkNeighborLoader  # noqa: E402
+
+
+def test_link_batches_in_pygs_binary_shape(planted):
+    pairs = planted.graph.edge_index()[:, :300]
+    loader = LinkNeighborLoader(planted, [4, 4], edge_label_index=pairs, batch_size=64,
+                                neg_sampling=dict(mode="binary", amount=2), shuffle=True)
+    seen = []
+    for data in loader:
+        count = data.input_id.numel()
+        ends = data.n_id[data.edge_label_index]
+        assert torch.equal(ends[:, :count], pairs[:, data.input_id])
+        # PyG's binary negatives: both ends drawn, so not the positives' sources repeated.
+        assert ends.shape == (2, 3 * count)
+        assert not torch.equal(ends[0, count:], ends[0, :count].repeat_interleave(2))
+        assert torch.equal(data.edge_label, torch.cat([torch.ones(count), torch.zeros(2 * count)]))
+        seen.append(data.input_id)
+    assert torch.equal(torch.cat(seen).sort().values, torch.arange(300))
+
+
+def test_link_labels_shift_as_pygs_and_default_to_every_edge(planted):
+    labels = torch.randint(0, 3, (planted.num_edges(),))
+    loader = LinkNeighborLoader(planted, [2], edge_label=labels, neg_sampling="binary",
+                                batch_size=1000)
+    assert len(loader) == -(-planted.num_edges() // 1000)
+    data = next(iter(loader))
+    count = data.input_id.numel()
+    assert torch.equal(data.edge_label[:count], labels[data.input_id] + 1)
+    assert bool((data.edge_label[count:] == 0).all())
+    unlabeled = next(iter(LinkNeighborLoader(planted, [2], batch_size=10)))
+    assert "edge_label" not in unlabeled and unlabeled.edge_label_index.shape == (2, 10)
+
+
+@pytest.mark.parametrize("amount, shape", [(1, (32,)), (3, (32, 3))])
+def test_link_batches_in_pygs_triplet_shape(planted, amount, shape):
+    loader = LinkNeighborLoader(planted, [2], batch_size=32,
+                                neg_sampling=dict(mode="triplet", amount=amount))
+    data = next(iter(loader))
+    assert "edge_label_index" not in data and tuple(data.dst_neg_index.shape) == shape
+    pairs = planted.graph.edge_index()[:, data.input_id]
+    assert torch.equal(data.n_id[data.src_index], pairs[0])
+    assert torch.equal(data.n_id[data.dst_pos_index], pairs[1])
+
+
+def test_link_loader_over_a_pyg_data_with_pygs_negative_sampling_object():
+    from torch_geometric.sampler import NegativeSampling
+
+    data = _pyg_data()
+    loader = LinkNeighborLoader(data, [3, 3], batch_size=100,
+                                neg_sampling=NegativeSampling("binary", 1))
+    batch = next(iter(loader))
+    count = batch.input_id.numel()
+    ends = batch.n_id[batch.edge_label_index[:, :count]]
+    assert torch.equal(ends, data.edge_index[:, batch.input_id])
+    assert torch.equal(batch.y, data.y[batch.n_id])
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(neg_sampling=dict(mode="binary", amount=0.5)), "neg_sampling"),
+    (dict(neg_sampling="pairs"), "neg_sampling"),
+    (dict(neg_sampling="triplet", edge_label=torch.ones(4800)), "edge_label"),
+    (dict(edge_label=torch.ones(3)), "edge_label"),
+    (dict(edge_label_time=torch.ones(3)), "input_time"),
+    (dict(edge_label_index=(("a", "to", "b"), torch.zeros(2, 3))), "edge_label_index"),
+    (dict(edge_label_index=torch.zeros(3, 4, dtype=torch.long)), "edge_label_index"),
+])
+def test_what_the_link_loader_does_not_do_is_refused_by_name(planted, kwargs, field):
+    with pytest.raises(graphloom.OptionError) as raised:
+        LinkNeighborLoader(planted, [2], batch_size=4, **kwargs)
+    assert raised.value.field == field
+
+
+def test_a_pair_outside_the_graph_names_edge_label_index(planted):
+    with pytest.raises(graphloom.IdError, match=r"^edge_label_index: node id 600"):
+        LinkNeighborLoader(planted, [2], edge_label_index=torch.tensor([[0], [600]]))

@@ -16,7 +16,7 @@ The blocks are :class:`graphloom.Block` objects with DGL's ``srcdata``, ``dstdat
 take them. ``NID``/``EID`` name the global ids in ``srcdata``/``dstdata``, as ``dgl.NID``.
 """
 
-from ..loader import Block
+from ..batch import Block
 from . import dataloading, nn
 
 NID = "_ID"

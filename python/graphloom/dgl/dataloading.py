@@ -9,14 +9,15 @@ from typing import Any, Optional
 
 import torch
 
-from .. import _check
-from ..errors import OptionError
+from .. import _check, negative_sampler
+from ..errors import IdError, OptionError
 from ..loader import DataLoader as _GraphloomLoader
 from ..sampling import LayerNeighborSampler as _LayerNeighborSampler
 from ..sampling import NeighborSampler as _NeighborSampler
 
-__all__ = ["DataLoader", "DistNodeDataLoader", "LaborSampler", "MultiLayerFullNeighborSampler",
-           "NeighborSampler"]
+__all__ = ["DataLoader", "DistEdgeDataLoader", "DistNodeDataLoader", "EdgePredictionSampler",
+           "LaborSampler", "MultiLayerFullNeighborSampler", "NeighborSampler",
+           "as_edge_prediction_sampler", "negative_sampler"]
 
 # torch DataLoader arguments DGL passes on; graphloom's workers are C++ threads, so these
 # change nothing here.
@@ -116,6 +117,82 @@ class LaborSampler(NeighborSampler):
                                      edge_dir=self.edge_dir)
 
 
+class EdgePredictionSampler:
+    """What DGL's ``as_edge_prediction_sampler`` returns: a node sampler applied to the ends of
+    a batch of edges, with negatives and the exclusion of the batch's own edges. The DataLoader
+    then yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)`` (without a negative
+    sampler: ``(input_nodes, pair_graph, blocks)``)."""
+
+    def __init__(self, sampler: NeighborSampler, exclude: Optional[str] = None,
+                 reverse_eids: Any = None, reverse_etypes: Any = None,
+                 negative_sampler: Any = None, prefetch_labels: Any = None):
+        if not isinstance(sampler, NeighborSampler):
+            raise OptionError(f"sampler must be a sampler of graphloom.dgl.dataloading, got "
+                              f"{type(sampler).__name__}", "sampler")
+        if exclude == "reverse_types" or reverse_etypes is not None:
+            raise OptionError("exclude='reverse_types' is for typed graphs, which "
+                              "graphloom.dgl.dataloading does not load yet", "exclude")
+        if prefetch_labels:
+            raise OptionError("prefetch_labels: graphloom has no edge labels to gather",
+                              "prefetch_labels")
+        # graphloom matches the excluded edges by their ends, so reverse edges need no ids.
+        self.exclude = {None: None, "self": "self", "reverse_id": "reverse"}.get(exclude, exclude)
+        _check.choice("exclude", self.exclude, (None, "self", "reverse"))
+        self.sampler, self.negative_sampler = sampler, negative_sampler
+        self.prefetch_node_feats = sampler.prefetch_node_feats
+        self.output_device = sampler.output_device
+
+    def _sampler(self, graph):
+        return self.sampler._sampler(graph)
+
+    def _loader_options(self, graph, indices):
+        return dict(items=_edge_pairs(graph, indices), negative_sampler=self.negative_sampler,
+                    exclude=self.exclude, labels=False)
+
+
+def as_edge_prediction_sampler(sampler: NeighborSampler, exclude: Optional[str] = None,
+                               reverse_eids: Any = None, reverse_etypes: Any = None,
+                               negative_sampler: Any = None,
+                               prefetch_labels: Any = None) -> EdgePredictionSampler:
+    """DGL's ``as_edge_prediction_sampler``: ``sampler`` over the ends of each batch of edges.
+
+    Args:
+        sampler: a node sampler of this module.
+        exclude: None, ``"self"`` (drop the batch's edges from its blocks) or ``"reverse_id"``
+            (and their reverse edges, matched by end nodes, so ``reverse_eids`` is not needed).
+        negative_sampler: ``negative_sampler.Uniform(k)`` (or graphloom's ``DegreeWeighted``).
+    """
+    return EdgePredictionSampler(sampler, exclude, reverse_eids, reverse_etypes,
+                                 negative_sampler, prefetch_labels)
+
+
+def _edge_pairs(graph, indices):
+    """DGL's edge ``indices`` as [M, 2] node pairs: edge ids of a Dataset's graph (its
+    original ids when it keeps them, else CSC positions), or pairs as they are."""
+    from ..data import Dataset
+
+    indices = _check.as_tensor("indices", indices)
+    if indices.dim() == 2:
+        return indices
+    if not isinstance(graph, Dataset):
+        raise OptionError("indices: on a DistGraph give node pairs ([M, 2], from edge_split); "
+                          "its edge ids are not in this process", "indices")
+    edge_index = graph.graph.edge_index()
+    if indices.dtype == torch.bool:
+        indices = torch.nonzero(indices).flatten()
+    ids = _check.integer_tensor("indices", indices, dim=1)
+    num_edges = edge_index.shape[1]
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= num_edges):
+        bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
+        raise IdError(f"indices: edge id {bad} is outside [0, {num_edges}) (the graph's edges)")
+    stored = graph.graph.edge_ids
+    if stored is not None:
+        position = torch.empty_like(stored)
+        position[stored] = torch.arange(stored.numel())
+        ids = position[ids]
+    return edge_index[:, ids].t().contiguous()
+
+
 def _ddp_share(use_ddp):
     """(rank, world_size): DGL splits the indices over torch.distributed's ranks only when
     asked (``use_ddp=True``); graphloom's own loader splits whenever a group is up."""
@@ -135,7 +212,9 @@ class DataLoader:
     Args:
         graph: a graphloom :class:`~graphloom.Dataset` or
             :class:`~graphloom.distributed.DistGraph`.
-        indices: the seed nodes: ids or a boolean mask.
+        indices: the seed nodes: ids or a boolean mask. With an
+            :func:`as_edge_prediction_sampler`, the edges: edge ids (or a mask) of a Dataset's
+            graph, or ``[M, 2]`` node pairs (on a DistGraph, from ``edge_split``).
         graph_sampler: a sampler of this module.
         device: where the batches go (``"cpu"``, ``"cuda[:N]"``); default the sampler's
             ``output_device``, else the CPU.
@@ -161,7 +240,7 @@ class DataLoader:
         if isinstance(indices, Mapping):
             raise OptionError("indices as a dict is for typed graphs, which "
                               "graphloom.dgl.dataloading does not load yet", "indices")
-        if not isinstance(graph_sampler, NeighborSampler):
+        if not isinstance(graph_sampler, (NeighborSampler, EdgePredictionSampler)):
             raise OptionError(f"graph_sampler must be a sampler of graphloom.dgl.dataloading, "
                               f"got {type(graph_sampler).__name__}", "graph_sampler")
         device = _check.device("device", device if device is not None
@@ -171,12 +250,16 @@ class DataLoader:
         rank, world_size = _ddp_share(use_ddp)
         self.graph_sampler = graph_sampler
         with _check.renamed_arguments(_DGL_NAMES):
+            if isinstance(graph_sampler, EdgePredictionSampler):
+                stage = graph_sampler._loader_options(graph, indices)
+            else:
+                stage = dict(items=indices, labels=graph_sampler.prefetch_labels)
             self._loader = _GraphloomLoader(
-                graph, indices, graph_sampler._sampler(graph), batch_size, shuffle=shuffle,
-                drop_last=drop_last, features=graph_sampler.prefetch_node_feats,
-                labels=graph_sampler.prefetch_labels, num_workers=num_workers,
+                graph, sampler=graph_sampler._sampler(graph), batch_size=batch_size,
+                shuffle=shuffle, drop_last=drop_last,
+                features=graph_sampler.prefetch_node_feats, num_workers=num_workers,
                 seed=ddp_seed if use_ddp else None, rank=rank, world_size=world_size,
-                device=device)
+                device=device, **stage)
 
     def __len__(self) -> int:
         return len(self._loader)
@@ -186,4 +269,5 @@ class DataLoader:
             yield tuple(batch)
 
 
-DistNodeDataLoader = DataLoader  # DGL's loader over a DistGraph: the same class here
+DistNodeDataLoader = DataLoader  # DGL's loaders over a DistGraph: the same class here
+DistEdgeDataLoader = DataLoader
