@@ -240,7 +240,12 @@ class MiniBatch:
         self.blocks = [Block(b) for b in impl.blocks]
         self.input_nodes = impl.input_nodes
         self.input_features = dict(impl.features)
-        self.labels = _check.optional_tensor(impl.labels)
+        labels = _check.optional_tensor(impl.labels)
+        self._pyg = impl.pyg if impl.pyg.defined else None  # the workers' PyG layout
+        # With the PyG layout the workers gathered every input node's labels (PyG's y); the
+        # seeds lead the input nodes.
+        self._all_labels = labels if self._pyg is not None else None
+        self.labels = labels if labels is None else labels[: self.seeds.numel()]
         self.sample_seconds = impl.sample_seconds
         self.fetch_seconds = impl.fetch_seconds
         self._label_rows = label_rows  # node ids -> labels, for to_pyg()'s y
@@ -248,6 +253,10 @@ class MiniBatch:
             self.blocks[0].srcdata.update(self.input_features)
             if self.labels is not None:
                 self.blocks[-1].dstdata["label"] = self.labels
+
+    def _replace_blocks(self, blocks):
+        """Blocks changed after sampling (edges excluded): the workers' PyG layout is stale."""
+        self.blocks, self._pyg = blocks, None
 
     def __iter__(self):
         if self.pairs is None:
@@ -274,6 +283,8 @@ class MiniBatch:
         moved.labels = move(self.labels)
         if self.pairs is not None:
             moved.pairs = self.pairs.to(device, non_blocking)
+        moved._pyg = None  # to_pyg() builds it again from the moved blocks
+        moved._all_labels = move(self._all_labels)
         if moved.blocks:
             moved.blocks[0].srcdata.update(moved.input_features)
             if moved.labels is not None:
@@ -287,24 +298,33 @@ class MiniBatch:
             hops.append(block.num_src - block.num_dst)
         return hops
 
-    def _pyg_edges(self, hops):
-        """Per hop k, the edges into the nodes first reached at hop k - 1, from the block that
-        samples hop k; each node's in-edges are then sampled once, as in PyG."""
+    def _pyg_edges(self):
+        """(edge_index, edge_ids, num_sampled_nodes, num_sampled_edges) in PyG's layout: per hop
+        k, the in-edges of the nodes first reached at hop k - 1, from the block that samples
+        hop k (each node's in-edges sampled once, as in PyG). A block's destinations are in hop
+        order, so those edges are the tail of its CSC. The loader's workers build this when
+        asked (``pyg_edges=True``); otherwise it is built here."""
+        if self._pyg is not None:
+            pyg = self._pyg
+            return (pyg.edge_index, _check.optional_tensor(pyg.edge_ids),
+                    list(pyg.num_sampled_nodes), list(pyg.num_sampled_edges))
+        hops = self.num_sampled_nodes()
         sources, targets, ids, counts = [], [], [], []
         first_new = 0
         for k, block in enumerate(reversed(self.blocks), start=1):
-            destinations = block.dst_positions()
-            keep = destinations >= first_new
-            sources.append(block.indices[keep])
-            targets.append(destinations[keep])
+            first_edge = int(block.indptr[first_new])
+            sources.append(block.indices[first_edge:])
+            targets.append(torch.repeat_interleave(
+                torch.arange(first_new, block.num_dst, device=block.indptr.device),
+                block.indptr[first_new:].diff()))
             if block.edge_ids is not None:
-                ids.append(block.edge_ids[keep])
-            counts.append(int(keep.sum()))
+                ids.append(block.edge_ids[first_edge:])
+            counts.append(sources[-1].numel())
             first_new += hops[k - 1]
         edge_index = torch.stack([torch.cat(sources), torch.cat(targets)]) if sources else (
             torch.empty(2, 0, dtype=torch.int64))
         edge_ids = torch.cat(ids) if ids and len(ids) == len(sources) else None
-        return edge_index, edge_ids, counts
+        return edge_index, edge_ids, hops, counts
 
     def to_pyg(self, layout: Optional[torch.layout] = None) -> Any:
         """The batch as PyG's ``NeighborLoader`` yields it: a ``torch_geometric.data.Data`` with
@@ -335,8 +355,7 @@ class MiniBatch:
         if layout not in (None, torch.sparse_csr):
             raise OptionError(f"to_pyg: layout must be None (edge_index) or torch.sparse_csr "
                               f"(adj_t), got {layout!r}", "layout")
-        hops = self.num_sampled_nodes()
-        edge_index, edge_ids, edge_counts = self._pyg_edges(hops)
+        edge_index, edge_ids, hops, edge_counts = self._pyg_edges()
         num_nodes = self.input_nodes.numel()
         data = Data(n_id=self.input_nodes, batch_size=self.batch_size, num_sampled_nodes=hops,
                     num_sampled_edges=edge_counts, num_nodes=num_nodes)
@@ -350,7 +369,9 @@ class MiniBatch:
         for name, rows in features.items():
             if name != "feat" and len(features) > 1:
                 data[name] = rows
-        if self._label_rows is not None:
+        if self._all_labels is not None:
+            data.y = self._all_labels
+        elif self._label_rows is not None:
             data.y = self._label_rows(self.input_nodes)
         if edge_ids is not None:
             data.e_id = edge_ids

@@ -1,4 +1,4 @@
-"""``python -m graphloom.bench loader|train``: figures against references measured in the same
+"""``python -m graphloom.bench loader|train|to_pyg``: figures against references measured in the same
 run, alternating, several rounds, medians.
 
 ``loader``: the Python DataLoader's seeds/s against
@@ -9,6 +9,9 @@ run, alternating, several rounds, medians.
 - PyG's NeighborLoader on the same graph, when PyG has a sampler (pyg-lib or torch-sparse).
 
 Sample only (``--no-features``) or sample + gather of the features and labels.
+
+``to_pyg``: an epoch consumed as blocks against the same epoch converted to PyG ``Data``, with
+the layout built by the loader's workers and in the consuming thread.
 
 ``train``: a PyG GraphSAGE (SAGEConv) training step fed by graphloom's loader (``to_pyg()``)
 against the same model fed by PyG's NeighborLoader; ``--trim`` computes each layer only for
@@ -114,6 +117,43 @@ def loader_bench(args):
     if pyg is None:
         print("  pyg NeighborLoader: not measured (PyG has no sampler here: neither pyg-lib "
               "nor torch-sparse is installed)")
+
+
+def to_pyg_bench(args):
+    """What ``MiniBatch.to_pyg()`` adds to an epoch of graphloom's loader consumed as blocks:
+    with the workers building PyG's layout (``pyg_edges=True``, as graphloom.pyg's loaders do)
+    and with ``to_pyg()`` building it in the consuming thread."""
+    torch.set_num_threads(args.threads)
+    dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
+    fanouts = [int(f) for f in args.fanouts.split(",")]
+    items = dataset.splits.get("train", torch.arange(dataset.num_nodes()))
+    items = items[: args.batches * args.batch_size]
+    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+
+    def loader(pyg_edges):
+        return graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
+                                    shuffle=True, pyg_edges=pyg_edges)
+
+    plain, workers = loader(False), loader(True)
+    runs = {"blocks": lambda: python_epoch(plain),
+            "to_pyg, workers' layout": lambda: sum(b.to_pyg().batch_size for b in workers),
+            "to_pyg, built in python": lambda: sum(b.to_pyg().batch_size for b in plain)}
+    results = {name: [] for name in runs}
+    print(f"to_pyg bench: {args.data}, fanouts {fanouts}, batch {args.batch_size}, "
+          f"{len(plain)} batches per epoch, {args.threads} threads, {args.rounds} rounds")
+    for run in runs.values():
+        run()  # warm-up
+    for round_index in range(args.rounds):
+        for name, run in runs.items():
+            results[name].append(seeds_per_second(run))
+        print(f"  round {round_index + 1}: " +
+              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+    reference = results["blocks"]
+    for name, values in results.items():
+        extra = [ref / value - 1 for value, ref in zip(values, reference)]
+        print(f"{name:>24}: {statistics.median(values):12,.0f} seeds/s (median)  time over "
+              f"blocks alone {100 * statistics.median(extra):+.1f}% (median of per-round "
+              f"ratios)")
 
 
 def first_rows(adj_t, rows, columns):
@@ -240,8 +280,15 @@ def main(argv=None):
                             "(one sparse-dense product per layer), made by to_pyg(layout="
                             "torch.sparse_csr) on graphloom's side and by PyG's "
                             "ToSparseTensor(layout=torch.sparse_csr) on PyG's")
+    to_pyg = commands.add_parser("to_pyg", help="what to_pyg() adds to an epoch of blocks")
+    to_pyg.add_argument("--data", required=True, help="graphloom dataset directory")
+    to_pyg.add_argument("--fanouts", default="10,25", help="input layer first")
+    to_pyg.add_argument("--batch-size", type=int, default=1024)
+    to_pyg.add_argument("--batches", type=int, default=100, help="batches per epoch measured")
+    to_pyg.add_argument("--rounds", type=int, default=5)
+    to_pyg.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
-    {"loader": loader_bench, "train": train_bench}[args.command](args)
+    {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,10 @@ class DataLoader:
             pairs' own edges, ``(src, dst)``), ``"reverse"`` (and ``(dst, src)``, for graphs
             that store both directions) or None. Matched by end nodes, after sampling
             (GraphBolt's ``exclude_seed_edges``).
+        pyg_edges: build PyG's ``edge_index``, ``e_id`` and per-hop counts, and gather the
+            labels of every input node (PyG's ``y``), in the worker threads ahead of the
+            consumer, so that :meth:`MiniBatch.to_pyg` only wraps tensors (graphloom.pyg's
+            loaders turn it on).
         num_workers: batches prepared concurrently, each by a C++ thread of this process (0,
             DGL's and PyG's "in the main process", means one: graphloom's workers are threads
             that release the GIL, never processes).
@@ -131,7 +135,7 @@ class DataLoader:
                  num_workers: int = 1, prefetch: int = 2, seed: Optional[int] = None,
                  rank: Optional[int] = None, world_size: Optional[int] = None,
                  device: Any = None, negative_sampler: Any = None,
-                 exclude: Optional[str] = None):
+                 exclude: Optional[str] = None, pyg_edges: bool = False):
         from .distributed import DistGraph
 
         pairs = _pair_items(items)
@@ -190,6 +194,7 @@ class DataLoader:
         options.prefetch = prefetch
         options.feature_names = list(features)
         options.label_name = "label" if labels else ""
+        options.pyg_layout = bool(pyg_edges)
         self.sampler = sampler
         self._label_rows = label_rows if labels else None
         if pairs is None:
@@ -219,8 +224,9 @@ class DataLoader:
                     return
                 batch = MiniBatch(batch, self._label_rows)
                 if self.exclude is not None and batch.pairs is not None:
-                    batch.blocks = exclude_pairs(batch.blocks, batch.pairs.src, batch.pairs.dst,
-                                                 self.exclude == "reverse", self.sampler.edge_dir)
+                    batch._replace_blocks(exclude_pairs(
+                        batch.blocks, batch.pairs.src, batch.pairs.dst,
+                        self.exclude == "reverse", self.sampler.edge_dir))
                 yield batch if self.device.type == "cpu" else _to_device(batch, self.device)
         finally:
             self._impl.cancel()

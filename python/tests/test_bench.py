@@ -17,6 +17,16 @@ def test_loader_bench_prints_both_figures(planted_dir):
     assert "ratio to c++" in result.stdout
 
 
+def test_to_pyg_bench_prints_the_overhead_of_both_layouts(planted_dir):
+    pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
+    result = run_python("-m", "graphloom.bench", "to_pyg", "--data", planted_dir, "--rounds",
+                        "1", "--batches", "3", "--batch-size", "50", "--fanouts", "3,3")
+    assert result.returncode == 0, result.stderr
+    for name in ("blocks:", "to_pyg, workers' layout:", "to_pyg, built in python:"):
+        assert name in result.stdout
+    assert "time over blocks alone" in result.stdout
+
+
 @pytest.mark.parametrize("layout", ["coo", "csr"])
 def test_train_bench_runs(planted_dir, layout):
     pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")

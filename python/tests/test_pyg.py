@@ -179,3 +179,20 @@ def test_pyg_neighbor_loader_runs_on_graphloom_stores(planted):
                             input_nodes=planted.splits["train"])
     batch = next(iter(loader))
     assert torch.equal(batch.x, planted.node_features["feat"][batch.n_id])
+
+
+@pytest.mark.parametrize("fanouts", [[5], [4, 3], [-1, 2, 3]])
+def test_the_workers_pyg_layout_equals_the_one_built_in_python(planted, fanouts):
+    def batches(pyg_edges):
+        sampler = graphloom.NeighborSampler(planted, fanouts=fanouts)
+        loader = graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=64,
+                                      seed=4, pyg_edges=pyg_edges)
+        return list(loader)
+
+    for ours, python in zip(batches(True), batches(False)):
+        assert ours._pyg is not None and python._pyg is None
+        a, b = ours.to_pyg(), python.to_pyg()
+        for key in ("edge_index", "e_id", "n_id", "x", "y"):
+            assert torch.equal(a[key], b[key]), key
+        assert a.num_sampled_nodes == b.num_sampled_nodes
+        assert a.num_sampled_edges == b.num_sampled_edges

@@ -12,6 +12,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/base/timer.h"
+#include "graphloom/sampling/pyg_edges.h"
 
 namespace graphloom::loader {
 
@@ -121,12 +122,16 @@ sampling::MiniBatch DataLoader::sample(int64_t index) const {
 sampling::MiniBatch DataLoader::prepare(int64_t index) const {
   Timer timer;
   sampling::MiniBatch batch = sample(index);
+  if (options_.pyg_layout) batch.pyg = sampling::pyg_edges(batch);
   batch.sample_seconds = timer.seconds();
   timer.reset();
   for (const std::string& name : options_.feature_names) {
     batch.features[name] = gather(name, batch.input_nodes());
   }
-  if (!options_.label_name.empty()) batch.labels = gather(options_.label_name, batch.seeds);
+  if (!options_.label_name.empty()) {
+    batch.labels = gather(options_.label_name,
+                          options_.pyg_layout ? batch.input_nodes() : batch.seeds);
+  }
   batch.fetch_seconds = timer.seconds();
   return batch;
 }

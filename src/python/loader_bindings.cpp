@@ -158,7 +158,14 @@ void bind_batches(py::module_& module) {
       .def_readonly("position", &sampling::PairBatch::position)
       .def_readonly("input_id", &sampling::PairBatch::input_id)
       .def_property_readonly("defined", &sampling::PairBatch::defined);
+  py::class_<sampling::PygEdges>(module, "PygEdges")
+      .def_readonly("edge_index", &sampling::PygEdges::edge_index)
+      .def_readonly("edge_ids", &sampling::PygEdges::edge_ids)
+      .def_readonly("num_sampled_nodes", &sampling::PygEdges::num_sampled_nodes)
+      .def_readonly("num_sampled_edges", &sampling::PygEdges::num_sampled_edges)
+      .def_property_readonly("defined", &sampling::PygEdges::defined);
   py::class_<sampling::MiniBatch>(module, "MiniBatch")
+      .def_readonly("pyg", &sampling::MiniBatch::pyg)
       .def_readonly("index", &sampling::MiniBatch::index)
       .def_readonly("seeds", &sampling::MiniBatch::seeds)
       .def_readonly("pairs", &sampling::MiniBatch::pairs)
@@ -230,7 +237,8 @@ void bind_options(py::module_& module) {
       .def_readwrite("prefetch", &loader::DataLoaderOptions::prefetch)
       .def_readwrite("threads_per_worker", &loader::DataLoaderOptions::threads_per_worker)
       .def_readwrite("feature_names", &loader::DataLoaderOptions::feature_names)
-      .def_readwrite("label_name", &loader::DataLoaderOptions::label_name);
+      .def_readwrite("label_name", &loader::DataLoaderOptions::label_name)
+      .def_readwrite("pyg_layout", &loader::DataLoaderOptions::pyg_layout);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ MiniBatch to_device(const MiniBatch& batch, c10::Device device, bool non_blockin
   out.seeds = moved(batch.seeds, device, non_blocking);
   for (at::Tensor* t : {&out.pairs.src, &out.pairs.dst, &out.pairs.negative_dst,
                         &out.pairs.negative_src, &out.pairs.position, &out.pairs.input_id,
-                        &out.labels}) {
+                        &out.labels, &out.pyg.edge_index, &out.pyg.edge_ids}) {
     *t = moved(*t, device, non_blocking);
   }
   for (Block& block : out.blocks) block = to_device(block, device, non_blocking);

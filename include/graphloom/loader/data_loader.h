@@ -31,6 +31,9 @@ struct DataLoaderOptions {
   int threads_per_worker = 0;  // OpenMP threads inside each worker's kernels (0 = inherit)
   std::vector<std::string> feature_names{"feat"};  // rows gathered for the input nodes
   std::string label_name = "label";                // rows gathered for the seeds ("" = none)
+  // PyG's batches: also build MiniBatch::pyg in the worker, and gather the labels of every
+  // input node (PyG's `y`; the seeds' are its first rows, since seeds lead the input nodes).
+  bool pyg_layout = false;
 };
 
 // Throws graphloom::OptionError, naming the field (num_workers, prefetch), when the worker and

@@ -47,6 +47,18 @@ struct PairBatch {
   bool defined() const { return src.defined(); }
 };
 
+// The edges of a batch as PyG's NeighborLoader lays them out (sampling::pyg_edges): one
+// edge_index over the input nodes, ordered by hop, in which each node's in-edges come from the
+// hop that reached it first (PyG samples a node's neighbors once; blocks resample it per layer).
+struct PygEdges {
+  at::Tensor edge_index;  // int64 [2, E]: (source, target) positions in the input nodes
+  at::Tensor edge_ids;    // int64 [E]: global edge ids (undefined when the blocks have none)
+  std::vector<int64_t> num_sampled_nodes;  // nodes first reached per hop, seeds first
+  std::vector<int64_t> num_sampled_edges;  // edges per hop
+
+  bool defined() const { return edge_index.defined(); }
+};
+
 // A sampled mini-batch: blocks[0] is applied first (its sources are the input nodes) and
 // blocks.back() produces the seeds. Without blocks (models that do not sample) the seeds are
 // the input nodes.
@@ -56,7 +68,9 @@ struct MiniBatch {
   PairBatch pairs;    // link prediction: the pairs whose endpoints the seeds are
   std::vector<Block> blocks;
   std::map<std::string, at::Tensor> features;  // name -> rows of input_nodes()
-  at::Tensor labels;                           // rows of seeds (when fetched)
+  // Rows of the seeds (when fetched); of every input node with DataLoaderOptions::pyg_layout.
+  at::Tensor labels;
+  PygEdges pyg;  // PyG's view of the blocks, when the loader was asked for it
   double sample_seconds = 0;                   // time the loader spent sampling this batch
   double fetch_seconds = 0;                    // time the loader spent gathering its rows
 

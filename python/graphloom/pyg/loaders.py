@@ -169,7 +169,7 @@ class _PygLoader:
                 source, items, self.sampler, batch_size, shuffle=shuffle, drop_last=drop_last,
                 features=self._source.feature_names(),
                 labels=self._source.has_labels() and not pair_options, num_workers=num_workers,
-                seed=seed, **pair_options)
+                seed=seed, pyg_edges=True, **pair_options)
 
     def __len__(self) -> int:
         return len(self._loader)

@@ -1,0 +1,66 @@
+// pyg_edges against the definition, computed edge by edge with masks: per hop, the in-edges of
+// the nodes that hop reached first; positions, ids and counts in PyG's order.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
+#include "graphloom/sampling/pyg_edges.h"
+#include "sampling_fixtures.h"
+
+namespace graphloom::sampling {
+namespace {
+
+// The reference: every block's edges, masked to the destinations new at that hop.
+PygEdges reference(const MiniBatch& batch) {
+  PygEdges out;
+  out.num_sampled_nodes.push_back(batch.blocks.back().num_dst);
+  for (auto block = batch.blocks.rbegin(); block != batch.blocks.rend(); ++block) {
+    out.num_sampled_nodes.push_back(block->num_src() - block->num_dst);
+  }
+  std::vector<at::Tensor> sources, targets, ids;
+  int64_t first_new = 0;
+  for (std::size_t k = 0; k < batch.blocks.size(); ++k) {
+    const Block& block = batch.blocks[batch.blocks.size() - 1 - k];
+    const at::Tensor destination =
+        at::repeat_interleave(at::arange(block.num_dst, at::kLong), block.indptr.diff());
+    const at::Tensor keep = destination >= first_new;
+    sources.push_back(block.indices.masked_select(keep));
+    targets.push_back(destination.masked_select(keep));
+    ids.push_back(block.edge_ids.masked_select(keep));
+    out.num_sampled_edges.push_back(keep.sum().item<int64_t>());
+    first_new += out.num_sampled_nodes[k];
+  }
+  out.edge_index = at::stack({at::cat(sources), at::cat(targets)});
+  out.edge_ids = at::cat(ids);
+  return out;
+}
+
+TEST(PygEdges, EqualTheMaskedDefinitionOnEveryDepth) {
+  const graph::CscGraph graph = testing::random_graph(3000, 40000);
+  const LocalNeighborSource source(graph);
+  for (const std::vector<int64_t>& fanouts :
+       std::vector<std::vector<int64_t>>{{5}, {4, 3}, {10, 5, 3}, {-1, 2}}) {
+    const NeighborSampler sampler(&source, {.fanouts = fanouts, .seed = 3});
+    const MiniBatch batch = sampler.sample(at::arange(0, 3000, 29, at::kLong), 0, 0);
+    const PygEdges got = pyg_edges(batch);
+    const PygEdges want = reference(batch);
+    EXPECT_TRUE(at::equal(got.edge_index, want.edge_index));
+    EXPECT_TRUE(at::equal(got.edge_ids, want.edge_ids));
+    EXPECT_EQ(got.num_sampled_nodes, want.num_sampled_nodes);
+    EXPECT_EQ(got.num_sampled_edges, want.num_sampled_edges);
+    EXPECT_GT(got.edge_index.size(1), 0);
+  }
+}
+
+TEST(PygEdges, WithoutEdgeIdsTheIdsAreUndefined) {
+  const graph::CscGraph graph = testing::random_graph(200, 1000);
+  const LocalNeighborSource source(graph);
+  const NeighborSampler sampler(&source, {.fanouts = {3, 3}, .edge_ids = false});
+  const PygEdges got = pyg_edges(sampler.sample(at::arange(10, at::kLong), 0, 0));
+  EXPECT_TRUE(got.defined());
+  EXPECT_FALSE(got.edge_ids.defined());
+}
+
+}  // namespace
+}  // namespace graphloom::sampling
