@@ -12,10 +12,14 @@ users come from:
         batch.blocks, batch.input_features["feat"], batch.labels  # DGL style
         data = batch.to_pyg()                                      # PyG style
 
+Node pairs as items make link-prediction batches (``negative_sampler=``, ``exclude=``).
+``graphloom.dgl`` and ``graphloom.pyg`` carry each ecosystem's own names, so that a script
+changes its imports and nothing else: ``graphloom.dgl.dataloading`` (DGL's samplers,
+``as_edge_prediction_sampler`` and ``DataLoader``), ``graphloom.pyg.NeighborLoader`` and
+``LinkNeighborLoader`` (no pyg-lib needed), and PyG's ``FeatureStore`` / ``GraphStore``.
 ``graphloom.distributed`` has DGL's ``initialize``, ``DistGraph``, ``node_split`` and
-``DistTensor`` for trainers run by ``graphloom launch``; ``graphloom.nn`` layers over blocks in
-plain PyTorch; ``graphloom.pyg`` PyG's ``FeatureStore`` / ``GraphStore`` over graphloom's data.
-Errors are the exceptions of :mod:`graphloom.errors`.
+``DistTensor`` for trainers run by ``graphloom launch``; ``graphloom.nn`` DGL's ``SAGEConv``
+over blocks in plain PyTorch. Errors are the exceptions of :mod:`graphloom.errors`.
 """
 
 import torch as _torch  # libtorch must be loaded before _C, which links it
