@@ -34,8 +34,9 @@ except ImportError as _error:  # pragma: no cover - a build for another torch
 
 from .data import CSCGraph, Dataset, convert, load_dataset, partition, save_dataset
 from .errors import Error, IdError, MissingFileError, OptionError
-from .batch import Block, MiniBatch, PairBatch
+from .batch import Block, MiniBatch
 from .loader import DataLoader
+from .pairs import PairBatch
 from .sampling import LayerNeighborSampler, NeighborSampler
 from . import distributed, negative_sampler, nn  # noqa: E402  (DGL's dgl.distributed, dgl.nn)
 

@@ -1,6 +1,5 @@
-"""What the loaders yield: Block (one layer of message passing, DGL's block), PairBatch (the
-link-prediction pairs of a batch) and MiniBatch, with their conversions to PyG's ``Data`` and
-to DGL's blocks."""
+"""What the loaders yield: Block (one layer of message passing, DGL's block) and MiniBatch,
+with their conversions to PyG's ``Data`` / ``HeteroData`` and to DGL's blocks."""
 
 from __future__ import annotations
 
@@ -11,8 +10,9 @@ import torch
 
 from . import _check
 from .errors import OptionError
+from .pairs import PairBatch
 
-__all__ = ["Block", "MiniBatch", "PairBatch"]
+__all__ = ["Block", "MiniBatch"]
 
 
 class Block:
@@ -98,123 +98,6 @@ class Block:
         return f"Block(num_src={self.num_src}, num_dst={self.num_dst}, num_edges={self.num_edges})"
 
 
-class PairGraph:
-    """DGL's ``pair_graph`` / ``neg_pair_graph`` of an edge-prediction batch: one edge per pair
-    between the batch's output nodes (the last block's destinations), in local ids. Score a
-    pair by the rows of its ends: ``src, dst = pair_graph.edges(); (h[src] * h[dst]).sum(1)``.
-    """
-
-    __slots__ = ("_src", "_dst", "_num_nodes")
-
-    def __init__(self, src, dst, num_nodes):
-        self._src, self._dst, self._num_nodes = src, dst, num_nodes
-
-    def edges(self):
-        """(source, destination) local ids of every pair."""
-        return self._src, self._dst
-
-    def num_nodes(self):
-        return self._num_nodes
-
-    def num_edges(self):
-        return self._src.numel()
-
-    def __repr__(self):
-        return f"PairGraph(num_nodes={self._num_nodes}, num_edges={self.num_edges()})"
-
-
-class PairBatch:
-    """The node pairs of a link-prediction batch (items given as pairs) and their negatives.
-
-    Attributes:
-        src, dst: int64 ``[P]`` global ids of the positive pairs.
-        negative_src, negative_dst: int64 ``[P * k]``: the negative pairs, ``k`` per positive,
-            pair by pair. The sources are the positives' (``src.repeat_interleave(k)``) unless
-            the negative sampler draws them too (:class:`~graphloom.negative_sampler.UniformPairs`).
-        k: negatives per pair (0 without a negative sampler).
-        input_id: int64 ``[P]``: each pair's position in the loader's items (PyG's
-            ``input_id``), to look up per-pair data such as labels.
-        src_index, dst_index: int64 ``[P]``; negative_src_index, negative_dst_index: int64
-            ``[P * k]``: the positions of the ends among the batch's seeds (the last block's
-            output rows).
-    """
-
-    def __init__(self, impl, num_seeds):
-        self.src, self.dst = impl.src, impl.dst
-        self.negative_src, self.negative_dst = impl.negative_src, impl.negative_dst
-        self.input_id = _check.optional_tensor(impl.input_id)
-        num_pairs, num_negatives = self.src.numel(), self.negative_dst.numel()
-        self.k = num_negatives // max(num_pairs, 1)
-        position = impl.position
-        self.src_index = position[:num_pairs]
-        self.dst_index = position[num_pairs: 2 * num_pairs]
-        self.negative_dst_index = position[2 * num_pairs: 2 * num_pairs + num_negatives]
-        drawn_sources = position[2 * num_pairs + num_negatives:]
-        self.negative_src_index = (drawn_sources if drawn_sources.numel() else
-                                   self.src_index.repeat_interleave(self.k))
-        self._num_seeds = num_seeds
-
-    @property
-    def num_pairs(self):
-        return self.src.numel()
-
-    def pair_graph(self):
-        """The positive pairs as DGL's ``pair_graph`` (local ids)."""
-        return PairGraph(self.src_index, self.dst_index, self._num_seeds)
-
-    def negative_pair_graph(self):
-        """The negative pairs as DGL's ``neg_pair_graph`` (local ids)."""
-        return PairGraph(self.negative_src_index, self.negative_dst_index, self._num_seeds)
-
-    def edge_label_index(self):
-        """PyG's binary ``edge_label_index``: ``[2, P + P * k]`` local ids, positives first."""
-        return torch.stack([torch.cat([self.src_index, self.negative_src_index]),
-                            torch.cat([self.dst_index, self.negative_dst_index])])
-
-    def to(self, device, non_blocking=False):
-        """These pairs with every tensor on ``device`` (a new PairBatch)."""
-        moved = object.__new__(PairBatch)
-        moved.__dict__.update({name: value.to(device, non_blocking=non_blocking)
-                               if isinstance(value, torch.Tensor) else value
-                               for name, value in self.__dict__.items()})
-        return moved
-
-    def __repr__(self):
-        return f"PairBatch(num_pairs={self.num_pairs}, k={self.k})"
-
-
-def exclude_pairs(blocks, src, dst, reverse, edge_dir="in"):
-    """The blocks without their edges that join a pair ``(src[i], dst[i])`` (``reverse``: or
-    ``(dst[i], src[i])``), matched by their end nodes: the seed edges a link predictor must not
-    see (DGL's ``exclude="self"`` / ``"reverse_id"``, GraphBolt's ``exclude_seed_edges``)."""
-    if not blocks or src.numel() == 0:
-        return blocks
-    base = int(torch.cat([src, dst, *[b.src_ids for b in blocks]]).max()) + 1
-    keys = src * base + dst
-    if reverse:
-        keys = torch.cat([keys, dst * base + src])
-    return [_without_keys(block, keys, base, edge_dir) for block in blocks]
-
-
-def _without_keys(block, keys, base, edge_dir):
-    sources, targets = block.src_ids[block.indices], block.src_ids[block.dst_positions()]
-    if edge_dir == "out":  # the block's sources are the graph edges' destinations
-        sources, targets = targets, sources
-    keep = ~torch.isin(sources * base + targets, keys)
-    if bool(keep.all()):
-        return block
-    kept = object.__new__(Block)
-    kept.src_ids, kept.num_dst = block.src_ids, block.num_dst
-    counts = torch.zeros(block.num_dst, dtype=torch.int64).index_add_(
-        0, block.dst_positions(), keep.to(torch.int64))
-    kept.indptr = torch.cat([block.indptr[:1], torch.cumsum(counts, 0)])
-    kept.indices = block.indices[keep]
-    kept.edge_ids = None if block.edge_ids is None else block.edge_ids[keep]
-    kept.edge_types = None if block.edge_types is None else block.edge_types[keep]
-    kept.srcdata, kept.dstdata = dict(block.srcdata), dict(block.dstdata)
-    return kept
-
-
 class MiniBatch:
     """A sampled mini-batch.
 
@@ -234,7 +117,7 @@ class MiniBatch:
         sample_seconds, fetch_seconds: time the loader spent sampling and gathering.
     """
 
-    def __init__(self, impl, label_rows=None):
+    def __init__(self, impl, label_rows=None, schema=None):
         self.seeds = impl.seeds
         self.pairs = PairBatch(impl.pairs, self.seeds.numel()) if impl.pairs.defined else None
         self.blocks = [Block(b) for b in impl.blocks]
@@ -249,6 +132,7 @@ class MiniBatch:
         self.sample_seconds = impl.sample_seconds
         self.fetch_seconds = impl.fetch_seconds
         self._label_rows = label_rows  # node ids -> labels, for to_pyg()'s y
+        self._schema = schema  # a typed graph's types: to_pyg() makes a HeteroData
         if self.blocks:  # DGL's places for the same tensors
             self.blocks[0].srcdata.update(self.input_features)
             if self.labels is not None:
@@ -298,40 +182,55 @@ class MiniBatch:
             hops.append(block.num_src - block.num_dst)
         return hops
 
+    def _pyg_tails(self):
+        """Per hop k, the block that samples it and where its PyG edges start: the in-edges of
+        the nodes first reached at hop k - 1 (each node's in-edges sampled once, as in PyG).
+        A block's destinations are in hop order, so those edges are the tail of its CSC."""
+        hops, first_new, tails = self.num_sampled_nodes(), 0, []
+        for k, block in enumerate(reversed(self.blocks)):
+            tails.append((block, first_new, int(block.indptr[first_new])))
+            first_new += hops[k]
+        return tails
+
+    def _pyg_edge_attribute(self, name):
+        """A per-edge attribute of the blocks (``edge_ids``, ``edge_types``) in PyG's edge
+        order, or None where a block lacks it."""
+        tails = [(getattr(block, name), first_edge) for block, _, first_edge in self._pyg_tails()]
+        if not tails or any(part is None for part, _ in tails):
+            return None
+        return torch.cat([part[first_edge:] for part, first_edge in tails])
+
     def _pyg_edges(self):
-        """(edge_index, edge_ids, num_sampled_nodes, num_sampled_edges) in PyG's layout: per hop
-        k, the in-edges of the nodes first reached at hop k - 1, from the block that samples
-        hop k (each node's in-edges sampled once, as in PyG). A block's destinations are in hop
-        order, so those edges are the tail of its CSC. The loader's workers build this when
-        asked (``pyg_edges=True``); otherwise it is built here."""
+        """(edge_index, edge_ids, num_sampled_nodes, num_sampled_edges) in PyG's layout, from
+        the loader's workers when they built it (``pyg_edges=True``), else built here."""
         if self._pyg is not None:
             pyg = self._pyg
             return (pyg.edge_index, _check.optional_tensor(pyg.edge_ids),
                     list(pyg.num_sampled_nodes), list(pyg.num_sampled_edges))
-        hops = self.num_sampled_nodes()
-        sources, targets, ids, counts = [], [], [], []
-        first_new = 0
-        for k, block in enumerate(reversed(self.blocks), start=1):
-            first_edge = int(block.indptr[first_new])
+        sources, targets = [], []
+        for block, first_new, first_edge in self._pyg_tails():
             sources.append(block.indices[first_edge:])
             targets.append(torch.repeat_interleave(
                 torch.arange(first_new, block.num_dst, device=block.indptr.device),
                 block.indptr[first_new:].diff()))
-            if block.edge_ids is not None:
-                ids.append(block.edge_ids[first_edge:])
-            counts.append(sources[-1].numel())
-            first_new += hops[k - 1]
         edge_index = torch.stack([torch.cat(sources), torch.cat(targets)]) if sources else (
             torch.empty(2, 0, dtype=torch.int64))
-        edge_ids = torch.cat(ids) if ids and len(ids) == len(sources) else None
-        return edge_index, edge_ids, hops, counts
+        return (edge_index, self._pyg_edge_attribute("edge_ids"), self.num_sampled_nodes(),
+                [part.numel() for part in sources])
+
+    def _labels_of_input_nodes(self):
+        """PyG's ``y``: the labels of every input node, or None."""
+        if self._all_labels is not None:
+            return self._all_labels
+        return None if self._label_rows is None else self._label_rows(self.input_nodes)
 
     def to_pyg(self, layout: Optional[torch.layout] = None) -> Any:
         """The batch as PyG's ``NeighborLoader`` yields it: a ``torch_geometric.data.Data`` with
         ``x`` (the ``feat`` rows, or the only feature), ``edge_index`` (local ids, source to
         target), ``y`` (labels of every node; train on the first ``batch_size``), ``n_id``,
         ``e_id``, ``batch_size``, ``num_sampled_nodes`` and ``num_sampled_edges``. Nodes are
-        ordered by hop and so are edges, so ``trim_to_layer`` works.
+        ordered by hop and so are edges, so ``trim_to_layer`` works. A typed graph's batch is
+        a ``HeteroData`` with PyG's node and edge type names (see :mod:`graphloom.hetero`).
 
         DGL's blocks resample a node in every layer it appears in; PyG samples each node's
         neighbors once, at the hop that reaches it first. The edges kept are those, so a PyG
@@ -355,6 +254,13 @@ class MiniBatch:
         if layout not in (None, torch.sparse_csr):
             raise OptionError(f"to_pyg: layout must be None (edge_index) or torch.sparse_csr "
                               f"(adj_t), got {layout!r}", "layout")
+        if self._schema is not None:
+            if layout is not None:
+                raise OptionError("to_pyg: a typed graph's batch is a HeteroData of "
+                                  "edge_index per edge type (layout=None)", "layout")
+            from .hetero import to_hetero_data
+
+            return to_hetero_data(self, self._schema)
         edge_index, edge_ids, hops, edge_counts = self._pyg_edges()
         num_nodes = self.input_nodes.numel()
         data = Data(n_id=self.input_nodes, batch_size=self.batch_size, num_sampled_nodes=hops,
@@ -369,10 +275,9 @@ class MiniBatch:
         for name, rows in features.items():
             if name != "feat" and len(features) > 1:
                 data[name] = rows
-        if self._all_labels is not None:
-            data.y = self._all_labels
-        elif self._label_rows is not None:
-            data.y = self._label_rows(self.input_nodes)
+        labels = self._labels_of_input_nodes()
+        if labels is not None:
+            data.y = labels
         if edge_ids is not None:
             data.e_id = edge_ids
         if self.pairs is not None:  # LinkNeighborLoader's binary shape

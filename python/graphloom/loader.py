@@ -10,9 +10,11 @@ from typing import Any, Optional
 import torch
 
 from . import _C, _check
-from .batch import Block, MiniBatch, exclude_pairs
+from .batch import Block, MiniBatch
 from .data import Dataset
 from .errors import OptionError
+from .hetero import Schema
+from .pairs import exclude_pairs
 from .sampling import NeighborSampler
 
 __all__ = ["Block", "MiniBatch", "DataLoader"]
@@ -197,6 +199,7 @@ class DataLoader:
         options.pyg_layout = bool(pyg_edges)
         self.sampler = sampler
         self._label_rows = label_rows if labels else None
+        self._schema = Schema.of(source) if isinstance(source, Dataset) else None
         if pairs is None:
             self.items = _check.node_ids("items", items, num_nodes)
             stage = None
@@ -222,7 +225,7 @@ class DataLoader:
                 batch = self._impl.next()
                 if batch is None:
                     return
-                batch = MiniBatch(batch, self._label_rows)
+                batch = MiniBatch(batch, self._label_rows, self._schema)
                 if self.exclude is not None and batch.pairs is not None:
                     batch._replace_blocks(exclude_pairs(
                         batch.blocks, batch.pairs.src, batch.pairs.dst,

@@ -122,3 +122,14 @@ def ecoli_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("shared") / "lp_ecoli"
     graphloom.convert(source, out, source_format="shared")
     return out
+
+
+@pytest.fixture(scope="session")
+def typed_planted_dir(tmp_path_factory):
+    """A small typed-planted graph (items, users; likes / liked_by / related), made by the CLI."""
+    out = tmp_path_factory.mktemp("typed") / "planted"
+    subprocess.run([str(GRAPHLOOM_CLI), "generate", "typed-planted", "--out", str(out),
+                    "--num-items", "600", "--num-users", "200", "--likes-per-user", "15",
+                    "--related-per-item", "4", "--train-fraction", "0.5"], check=True,
+                   capture_output=True)
+    return out

@@ -106,22 +106,63 @@ class _PygSource:
         return data
 
 
-def _input_nodes(input_nodes, num_nodes):
-    """PyG's ``input_nodes``: None (every node), ids, a boolean mask, or ``(None, ids)``."""
-    if isinstance(input_nodes, tuple):
-        if len(input_nodes) != 2 or input_nodes[0] is not None:
-            raise OptionError(f"input_nodes=({input_nodes[0]!r}, ...): node types are for typed "
-                              f"graphs, which graphloom.pyg.NeighborLoader does not load yet",
-                              "input_nodes")
-        input_nodes = input_nodes[1]
+def _schema_of(source):
+    """A typed Dataset's types, else None (DistGraph sources load homogeneous batches)."""
+    from ..hetero import Schema
+
+    return Schema.of(source) if isinstance(source, Dataset) else None
+
+
+def _input_nodes(input_nodes, source):
+    """PyG's ``input_nodes`` as global ids: None (every node), ids, a boolean mask,
+    ``(None, ids)``, or on a typed graph ``(node_type, ids or mask within the type)``."""
+    node_type = None
     if isinstance(input_nodes, str):
-        raise OptionError(f"input_nodes={input_nodes!r}: node types are for typed graphs, which "
-                          f"graphloom.pyg.NeighborLoader does not load yet", "input_nodes")
-    if input_nodes is None:
-        return torch.arange(num_nodes)
+        input_nodes = (input_nodes, None)
+    if isinstance(input_nodes, tuple):
+        if len(input_nodes) != 2:
+            raise OptionError("input_nodes: a pair (node type, ids) was expected", "input_nodes")
+        node_type, input_nodes = input_nodes
     if isinstance(input_nodes, np.ndarray):
         input_nodes = torch.from_numpy(input_nodes)
-    return input_nodes
+    if node_type is None:
+        return torch.arange(source.num_nodes()) if input_nodes is None else input_nodes
+    schema = _schema_of(source)
+    if schema is None or node_type not in schema.node_types:
+        known = schema.node_types if schema else "none: the graph is not typed"
+        raise OptionError(f"input_nodes: no node type {node_type!r} (node types: {known})",
+                          "input_nodes")
+    t = schema.node_types.index(node_type)
+    first, end = int(schema.offsets[t]), int(schema.offsets[t + 1])
+    if input_nodes is None:
+        return torch.arange(first, end)
+    local = _check.node_ids("input_nodes", input_nodes, end - first)
+    return local + first
+
+
+def _typed_fanouts(num_neighbors, source):
+    """PyG's ``num_neighbors`` dict (edge type -> list per hop, seeds first) as graphloom's
+    fanouts (input layer first) and ``edge_type_fanouts``; an edge type left out samples
+    nothing."""
+    schema = _schema_of(source)
+    if schema is None:
+        raise OptionError("num_neighbors as a dict needs a typed graph (a Dataset with edge "
+                          "types)", "num_neighbors")
+    lists = {}
+    for edge_type, values in num_neighbors.items():
+        triple = tuple(edge_type) if not isinstance(edge_type, str) else None
+        if triple not in schema.edge_types:
+            raise OptionError(f"num_neighbors: no edge type {edge_type!r} (edge types: "
+                              f"{schema.edge_types})", "num_neighbors")
+        lists[triple] = _check.fanouts("num_neighbors", values, allow_zero=True)[::-1]
+    depths = {len(values) for values in lists.values()}
+    if len(depths) != 1:
+        raise OptionError("num_neighbors: every edge type needs as many hops", "num_neighbors")
+    depth = depths.pop()
+    per_type = {":".join(t): lists.get(t, [0] * depth) for t in schema.edge_types}
+    layers = zip(*per_type.values())
+    fanouts = [-1 if -1 in layer else max(max(layer), 1) for layer in layers]
+    return fanouts, per_type
 
 
 def _refuse_unsupported(loader, kwargs, time_attr, input_time, disjoint, subgraph_type,
@@ -153,17 +194,18 @@ class _PygLoader:
         from ..loader import DataLoader
         from ..sampling import NeighborSampler
 
-        if isinstance(num_neighbors, Mapping):
-            raise OptionError("num_neighbors as a dict is for typed graphs, which graphloom's "
-                              "PyG loaders do not load yet", "num_neighbors")
-        fanouts = _check.fanouts("num_neighbors", num_neighbors)
         self._source = _PygSource(data, weight_attr)
         source = self._source.source
+        if isinstance(num_neighbors, Mapping):
+            fanouts, per_type = _typed_fanouts(num_neighbors, source)
+        else:
+            fanouts, per_type = _check.fanouts("num_neighbors", num_neighbors)[::-1], None
         self.transform, self.batch_size = transform, batch_size
         with _check.renamed_arguments({"weights": "weight_attr", "items": self._items_name,
-                                       "source": "data"}):
-            self.sampler = NeighborSampler(source, fanouts[::-1], replace=replace,
-                                           weights=True if weight_attr is not None else None)
+                                       "source": "data", "edge_type_fanouts": "num_neighbors"}):
+            self.sampler = NeighborSampler(source, fanouts, replace=replace,
+                                           weights=True if weight_attr is not None else None,
+                                           edge_type_fanouts=per_type)
             items = items(source) if callable(items) else items
             self._loader = DataLoader(
                 source, items, self.sampler, batch_size, shuffle=shuffle, drop_last=drop_last,
@@ -204,7 +246,8 @@ class NeighborLoader(_PygLoader):
         num_neighbors: neighbors sampled per node at each hop, **PyG's order**: the first entry
             is the seeds' own hop (graphloom's and DGL's ``fanouts`` list the input layer
             first, the reverse). -1 takes every neighbor.
-        input_nodes: the seeds: None (every node), ids, a boolean mask, or ``(None, ids)``.
+        input_nodes: the seeds: None (every node), ids, a boolean mask, or ``(None, ids)``; on
+            a typed graph ``(node_type, ids or mask within that type)`` or ``node_type``.
         replace: sample with replacement.
         weight_attr: sample in proportion to this edge attribute of a ``Data`` (on a graphloom
             source, any name samples by the dataset's own edge weights).
@@ -219,8 +262,11 @@ class NeighborLoader(_PygLoader):
     ``is_sorted``, ``filter_per_worker`` and the other worker-process options of torch's
     DataLoader. Refused with an :class:`~graphloom.OptionError` naming the argument:
     ``time_attr``/``input_time`` (temporal sampling), ``disjoint=True``, ``subgraph_type``
-    other than ``"directional"``, ``directed=False``, typed (dict) ``num_neighbors``, a
-    custom ``neighbor_sampler``.
+    other than ``"directional"``, ``directed=False``, a custom ``neighbor_sampler``.
+
+    A typed graphloom Dataset yields ``HeteroData`` batches with PyG's type names (ids local
+    to each node type); ``num_neighbors`` may then be a dict of ``(src, relation, dst)`` ->
+    list per hop (an edge type left out samples nothing).
     """
 
     _items_name = "input_nodes"
@@ -236,7 +282,7 @@ class NeighborLoader(_PygLoader):
         _refuse_unsupported("NeighborLoader", kwargs, time_attr, input_time, disjoint,
                             subgraph_type, directed, neighbor_sampler)
         self._start(data, num_neighbors,
-                    lambda source: _input_nodes(input_nodes, source.num_nodes()), replace,
+                    lambda source: _input_nodes(input_nodes, source), replace,
                     weight_attr, transform, batch_size, shuffle, drop_last, num_workers, seed)
 
 

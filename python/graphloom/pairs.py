@@ -1,0 +1,128 @@
+"""The node pairs of a link-prediction batch: PairBatch (the pairs, their negatives and where
+each end sits among the batch's seeds), DGL's pair graphs, and the exclusion of the pairs' own
+edges from the sampled blocks."""
+
+from __future__ import annotations
+
+import torch
+
+from . import _check
+
+__all__ = ["PairBatch", "PairGraph", "exclude_pairs"]
+
+
+class PairGraph:
+    """DGL's ``pair_graph`` / ``neg_pair_graph`` of an edge-prediction batch: one edge per pair
+    between the batch's output nodes (the last block's destinations), in local ids. Score a
+    pair by the rows of its ends: ``src, dst = pair_graph.edges(); (h[src] * h[dst]).sum(1)``.
+    """
+
+    __slots__ = ("_src", "_dst", "_num_nodes")
+
+    def __init__(self, src, dst, num_nodes):
+        self._src, self._dst, self._num_nodes = src, dst, num_nodes
+
+    def edges(self):
+        """(source, destination) local ids of every pair."""
+        return self._src, self._dst
+
+    def num_nodes(self):
+        return self._num_nodes
+
+    def num_edges(self):
+        return self._src.numel()
+
+    def __repr__(self):
+        return f"PairGraph(num_nodes={self._num_nodes}, num_edges={self.num_edges()})"
+
+
+class PairBatch:
+    """The node pairs of a link-prediction batch (items given as pairs) and their negatives.
+
+    Attributes:
+        src, dst: int64 ``[P]`` global ids of the positive pairs.
+        negative_src, negative_dst: int64 ``[P * k]``: the negative pairs, ``k`` per positive,
+            pair by pair. The sources are the positives' (``src.repeat_interleave(k)``) unless
+            the negative sampler draws them too (:class:`~graphloom.negative_sampler.UniformPairs`).
+        k: negatives per pair (0 without a negative sampler).
+        input_id: int64 ``[P]``: each pair's position in the loader's items (PyG's
+            ``input_id``), to look up per-pair data such as labels.
+        src_index, dst_index: int64 ``[P]``; negative_src_index, negative_dst_index: int64
+            ``[P * k]``: the positions of the ends among the batch's seeds (the last block's
+            output rows).
+    """
+
+    def __init__(self, impl, num_seeds):
+        self.src, self.dst = impl.src, impl.dst
+        self.negative_src, self.negative_dst = impl.negative_src, impl.negative_dst
+        self.input_id = _check.optional_tensor(impl.input_id)
+        num_pairs, num_negatives = self.src.numel(), self.negative_dst.numel()
+        self.k = num_negatives // max(num_pairs, 1)
+        position = impl.position
+        self.src_index = position[:num_pairs]
+        self.dst_index = position[num_pairs: 2 * num_pairs]
+        self.negative_dst_index = position[2 * num_pairs: 2 * num_pairs + num_negatives]
+        drawn_sources = position[2 * num_pairs + num_negatives:]
+        self.negative_src_index = (drawn_sources if drawn_sources.numel() else
+                                   self.src_index.repeat_interleave(self.k))
+        self._num_seeds = num_seeds
+
+    @property
+    def num_pairs(self):
+        return self.src.numel()
+
+    def pair_graph(self):
+        """The positive pairs as DGL's ``pair_graph`` (local ids)."""
+        return PairGraph(self.src_index, self.dst_index, self._num_seeds)
+
+    def negative_pair_graph(self):
+        """The negative pairs as DGL's ``neg_pair_graph`` (local ids)."""
+        return PairGraph(self.negative_src_index, self.negative_dst_index, self._num_seeds)
+
+    def edge_label_index(self):
+        """PyG's binary ``edge_label_index``: ``[2, P + P * k]`` local ids, positives first."""
+        return torch.stack([torch.cat([self.src_index, self.negative_src_index]),
+                            torch.cat([self.dst_index, self.negative_dst_index])])
+
+    def to(self, device, non_blocking=False):
+        """These pairs with every tensor on ``device`` (a new PairBatch)."""
+        moved = object.__new__(PairBatch)
+        moved.__dict__.update({name: value.to(device, non_blocking=non_blocking)
+                               if isinstance(value, torch.Tensor) else value
+                               for name, value in self.__dict__.items()})
+        return moved
+
+    def __repr__(self):
+        return f"PairBatch(num_pairs={self.num_pairs}, k={self.k})"
+
+
+def exclude_pairs(blocks, src, dst, reverse, edge_dir="in"):
+    """The blocks without their edges that join a pair ``(src[i], dst[i])`` (``reverse``: or
+    ``(dst[i], src[i])``), matched by their end nodes: the seed edges a link predictor must not
+    see (DGL's ``exclude="self"`` / ``"reverse_id"``, GraphBolt's ``exclude_seed_edges``)."""
+    if not blocks or src.numel() == 0:
+        return blocks
+    base = int(torch.cat([src, dst, *[b.src_ids for b in blocks]]).max()) + 1
+    keys = src * base + dst
+    if reverse:
+        keys = torch.cat([keys, dst * base + src])
+    return [_without_keys(block, keys, base, edge_dir) for block in blocks]
+
+
+def _without_keys(block, keys, base, edge_dir):
+    sources, targets = block.src_ids[block.indices], block.src_ids[block.dst_positions()]
+    if edge_dir == "out":  # the block's sources are the graph edges' destinations
+        sources, targets = targets, sources
+    keep = ~torch.isin(sources * base + targets, keys)
+    if bool(keep.all()):
+        return block
+    kept = object.__new__(type(block))
+    kept.src_ids, kept.num_dst = block.src_ids, block.num_dst
+    counts = torch.zeros(block.num_dst, dtype=torch.int64).index_add_(
+        0, block.dst_positions(), keep.to(torch.int64))
+    kept.indptr = torch.cat([block.indptr[:1], torch.cumsum(counts, 0)])
+    kept.indices = block.indices[keep]
+    kept.edge_ids = None if block.edge_ids is None else block.edge_ids[keep]
+    kept.edge_types = None if block.edge_types is None else block.edge_types[keep]
+    kept.srcdata, kept.dstdata = dict(block.srcdata), dict(block.dstdata)
+    return kept
