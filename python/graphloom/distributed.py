@@ -41,12 +41,14 @@ def _environment_int(name, default):
 
 
 def initialize(ip_config=None, part_config=None, num_servers=None, token_file=None,
-               cluster_id=None, machine=None, init_process_group=True):
+               cluster_id=None, machine=None, init_process_group=True, tls_ca=None,
+               tls_cert=None, tls_key=None):
     """Reads this trainer's cluster (DGL's ``dgl.distributed.initialize``).
 
     Every argument defaults to what ``graphloom launch`` put in the environment
     (GRAPHLOOM_IP_CONFIG, GRAPHLOOM_PART_CONFIG, GRAPHLOOM_NUM_SERVERS, GRAPHLOOM_TOKEN_FILE,
-    GRAPHLOOM_CLUSTER_ID, GRAPHLOOM_MACHINE).
+    GRAPHLOOM_CLUSTER_ID, GRAPHLOOM_MACHINE, GRAPHLOOM_TLS_CA, GRAPHLOOM_TLS_CERT,
+    GRAPHLOOM_TLS_KEY): the same description of the cluster the C++ trainer takes as flags.
 
     Args:
         ip_config: the ip config, one machine per line (``IP PORT``).
@@ -59,30 +61,34 @@ def initialize(ip_config=None, part_config=None, num_servers=None, token_file=No
             the trainers per machine.
         init_process_group: also initialize ``torch.distributed`` (gloo, from torchrun's
             variables) when the job has several trainers and the script has not done it.
+        tls_ca: TLS to servers run with ``--tls-cert``: the CA (or self-signed certificate)
+            that signed their certificates (PEM).
+        tls_cert, tls_key: this trainer's certificate and key, for servers that require client
+            certificates (their ``--tls-ca``).
     """
     global _config
-    env = os.environ
-    config = _C.ClusterConfig()
-    config.ip_config = str(ip_config or env.get("GRAPHLOOM_IP_CONFIG", ""))
+    config = _C.ClusterOptions.from_environment()
+    given = dict(ip_config=ip_config, part_config=part_config, token_file=token_file,
+                 cluster_id=cluster_id, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key)
+    for name, value in given.items():
+        if value is not None:
+            setattr(config, name, str(value))
     if not config.ip_config:
         raise OptionError("initialize: no ip_config (pass it, or run under graphloom launch, "
                           "which sets GRAPHLOOM_IP_CONFIG)", "ip_config")
-    config.ip_config = _check.existing_path("ip_config", config.ip_config)
-    config.part_config = str(part_config or env.get("GRAPHLOOM_PART_CONFIG", ""))
-    if config.part_config:  # else DistGraph(part_config=...) names it
-        config.part_config = _check.existing_path("part_config", config.part_config)
-    config.num_servers = int(num_servers or _environment_int("GRAPHLOOM_NUM_SERVERS", 1))
-    config.token_file = str(token_file or env.get("GRAPHLOOM_TOKEN_FILE", ""))
-    if config.token_file:
-        config.token_file = _check.existing_path("token_file", config.token_file)
-    config.cluster_id = str(cluster_id if cluster_id is not None
-                            else env.get("GRAPHLOOM_CLUSTER_ID", ""))
+    for name in ("ip_config", "part_config", "token_file", "tls_ca", "tls_cert", "tls_key"):
+        if getattr(config, name):  # an empty part_config: DistGraph(part_config=...) names it
+            setattr(config, name, _check.existing_path(name, getattr(config, name)))
+    if num_servers is not None:
+        config.num_servers = _check.positive("num_servers", num_servers)
     rank = _environment_int("RANK", 0)
     world_size = _environment_int("WORLD_SIZE", 1)
     per_machine = _environment_int("GRAPHLOOM_NUM_TRAINERS",
                                    _environment_int("LOCAL_WORLD_SIZE", 1))
-    config.machine = int(machine if machine is not None
-                         else _environment_int("GRAPHLOOM_MACHINE", rank // per_machine))
+    if machine is not None:
+        config.machine = _check.non_negative("machine", machine)
+    elif config.machine < 0:
+        config.machine = rank // per_machine
     _config = (config, _environment_int("LOCAL_RANK", rank % per_machine), per_machine)
     import torch.distributed as dist
 
@@ -234,11 +240,8 @@ class DistGraph:
         global _default_graph
         config, self.local_rank, self.trainers_per_machine = _require_config()
         if part_config is not None:
-            copy = _C.ClusterConfig()
-            for field in ("ip_config", "num_servers", "machine", "cluster_id", "token_file"):
-                setattr(copy, field, getattr(config, field))
-            copy.part_config = _check.existing_path("part_config", part_config)
-            config = copy
+            config = _C.ClusterOptions(config)
+            config.part_config = _check.existing_path("part_config", part_config)
         if not config.part_config:
             raise OptionError("DistGraph: no part_config (pass it to initialize() or here)",
                               "part_config")

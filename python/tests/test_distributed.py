@@ -26,7 +26,7 @@ def cluster(planted_dir, tmp_path_factory):
     return root
 
 
-def launch(cluster, *trainer, timeout=600):
+def launch(cluster, *trainer, timeout=600, launch_flags=()):
     import subprocess
     import sys
 
@@ -35,7 +35,8 @@ def launch(cluster, *trainer, timeout=600):
     environment["PYTHONPATH"] = package_root + os.pathsep + environment.get("PYTHONPATH", "")
     command = [str(GRAPHLOOM_CLI), "launch", "--ip-config", str(cluster / "ip.txt"),
                "--part-config", str(cluster / "parts"), "--num-trainers", "1", "--token-file",
-               str(cluster / "token"), "--", sys.executable, *map(str, trainer)]
+               str(cluster / "token"), *map(str, launch_flags), "--", sys.executable,
+               *map(str, trainer)]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                           env=environment)
 
@@ -136,6 +137,32 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
     assert "rank 0 ok" in result.stdout and "rank 1 ok" in result.stdout
 
 
+def test_python_trainers_reach_tls_servers(cluster, tmp_path):
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out",
+                    str(cert)], check=True, capture_output=True)
+    script = tmp_path / "tls.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, torch, torch.distributed as dist
+        import graphloom.distributed as gd
+        assert os.environ["GRAPHLOOM_TLS_CA"] == {str(cert)!r}
+        gd.initialize()
+        g = gd.DistGraph()
+        rows = g.ndata["feat"][torch.tensor([0, 599])]   # one row from each part's server
+        assert rows.shape == (2, 16)
+        print(f"rank {{dist.get_rank()}} tls ok")
+    """))
+    result = launch(cluster, script, launch_flags=("--tls-cert", cert, "--tls-key", key,
+                                                   "--tls-ca", cert))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rank 0 tls ok" in result.stdout and "rank 1 tls ok" in result.stdout
+    assert "(TLS)" in result.stdout + result.stderr  # the servers started with TLS
+
+
 def test_initialize_checks_that_its_files_exist(tmp_path):
     import graphloom.distributed as gd
 
@@ -148,4 +175,7 @@ def test_initialize_checks_that_its_files_exist(tmp_path):
                       init_process_group=False)
     with pytest.raises(graphloom.MissingFileError, match="token_file"):
         gd.initialize(ip_config=ip_config, token_file=tmp_path / "no-token",
+                      init_process_group=False)
+    with pytest.raises(graphloom.MissingFileError, match="tls_ca: '.*no-ca.pem' does not"):
+        gd.initialize(ip_config=ip_config, tls_ca=tmp_path / "no-ca.pem",
                       init_process_group=False)

@@ -29,6 +29,16 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--token-file", launch->token_file,
                   "Cluster token file (mode 600), passed to servers and trainers; without it "
                   "servers run --insecure");
+  cmd->add_option("--tls-cert", launch->tls_cert,
+                  "TLS: the servers' certificate (PEM, the same path on every machine); with "
+                  "--tls-key and --tls-ca")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", launch->tls_key, "TLS: the key of --tls-cert (PEM)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-ca", launch->tls_ca,
+                  "TLS: what the trainers verify the servers' certificate with (the CA, or the "
+                  "certificate itself when it is self-signed)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--max-restarts", launch->max_restarts,
                   "Failures the job survives: a dead server process is started again; a dead "
                   "trainer restarts every trainer, which resume from the trainer command's "

@@ -69,6 +69,16 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
                   "(otherwise every part is read over RPC)");
   cmd->add_option("--token-file", cluster.token_file,
                   "File holding the cluster token; or set GRAPHLOOM_TOKEN");
+  cmd->add_option("--tls-ca", cluster.tls_ca,
+                  "TLS to servers run with --tls-cert: the CA (or self-signed certificate) "
+                  "that signed their certificates (PEM)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-cert", cluster.tls_cert,
+                  "This trainer's certificate (PEM), for servers that require client "
+                  "certificates (their --tls-ca); with --tls-key")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", cluster.tls_key, "The key of --tls-cert (PEM)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--embed-dim", command.job.embed_dim,
                   "Learn a node embedding of this width as the model's input (featureless "
                   "graphs): on partitions its rows live on the servers and are updated by their "

@@ -8,25 +8,15 @@
 
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
+#include "graphloom/distributed/runtime/cluster_options.h"
 #include "graphloom/partition/partition_format.h"
 
 namespace graphloom::python {
 
-// Where a trainer's cluster is (graphloom.distributed.initialize reads it from what `graphloom
-// launch` sets).
-struct ClusterConfig {
-  std::string part_config;
-  std::string ip_config;
-  int num_servers = 1;
-  int64_t machine = 0;
-  std::string cluster_id;  // "": every part by RPC
-  std::string token_file;  // "": GRAPHLOOM_TOKEN, else no token
-  double deadline_seconds = 30;
-};
-
 class DistGraphHandle {
  public:
-  explicit DistGraphHandle(const ClusterConfig& config);
+  // `cluster.machine` must be set (initialize() works it out from the ranks).
+  explicit DistGraphHandle(const distributed::ClusterOptions& cluster);
   ~DistGraphHandle();
   DistGraphHandle(const DistGraphHandle&) = delete;
   DistGraphHandle& operator=(const DistGraphHandle&) = delete;

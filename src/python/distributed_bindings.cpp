@@ -18,19 +18,17 @@ namespace py = pybind11;
 
 namespace graphloom::python {
 
-DistGraphHandle::DistGraphHandle(const ClusterConfig& config)
+DistGraphHandle::DistGraphHandle(const distributed::ClusterOptions& config)
     : info_(partition::read_partition_info(config.part_config)),
       part_config_(config.part_config),
       machine_(config.machine) {
-  const auto servers = distributed::read_ip_config(config.ip_config, config.num_servers);
+  const auto servers = distributed::read_ip_config(config.ip_config, config.servers_per_machine);
   GL_CHECK(static_cast<int64_t>(servers.size()) == info_.num_parts,
            "'{}' has {} parts but the ip config '{}' lists {} machines", config.part_config,
            info_.num_parts, config.ip_config, servers.size());
   GL_CHECK_AS(RangeError, machine_ >= 0 && machine_ < info_.num_parts,
               "machine {} has no part ({} parts)", machine_, info_.num_parts);
-  distributed::ClientOptions client;
-  client.token = distributed::cluster_token(config.token_file);
-  client.deadline = std::chrono::milliseconds(static_cast<int64_t>(config.deadline_seconds * 1e3));
+  const distributed::ClientOptions client = config.client_options();
   if (!config.cluster_id.empty()) {
     local_ = distributed::SharedPartition::attach(config.cluster_id, machine_, client.deadline);
   }
@@ -89,17 +87,23 @@ void bind_distributed(py::module_& module) {
            py::arg("init_scale"), py::arg("seed"))
       .def("pull", &EmbeddingHandle::pull, py::arg("ids"))
       .def("step", &EmbeddingHandle::step, py::arg("ids"), py::arg("grads"));
-  py::class_<ClusterConfig>(module, "ClusterConfig")
+  using distributed::ClusterOptions;
+  py::class_<ClusterOptions>(module, "ClusterOptions")
       .def(py::init<>())
-      .def_readwrite("part_config", &ClusterConfig::part_config)
-      .def_readwrite("ip_config", &ClusterConfig::ip_config)
-      .def_readwrite("num_servers", &ClusterConfig::num_servers)
-      .def_readwrite("machine", &ClusterConfig::machine)
-      .def_readwrite("cluster_id", &ClusterConfig::cluster_id)
-      .def_readwrite("token_file", &ClusterConfig::token_file)
-      .def_readwrite("deadline_seconds", &ClusterConfig::deadline_seconds);
+      .def(py::init<const ClusterOptions&>())  // a copy
+      .def_static("from_environment", &ClusterOptions::from_environment)
+      .def_readwrite("part_config", &ClusterOptions::part_config)
+      .def_readwrite("ip_config", &ClusterOptions::ip_config)
+      .def_readwrite("num_servers", &ClusterOptions::servers_per_machine)
+      .def_readwrite("machine", &ClusterOptions::machine)
+      .def_readwrite("cluster_id", &ClusterOptions::cluster_id)
+      .def_readwrite("token_file", &ClusterOptions::token_file)
+      .def_readwrite("tls_ca", &ClusterOptions::tls_ca)
+      .def_readwrite("tls_cert", &ClusterOptions::tls_cert)
+      .def_readwrite("tls_key", &ClusterOptions::tls_key)
+      .def_readwrite("deadline_seconds", &ClusterOptions::deadline_seconds);
   py::class_<DistGraphHandle, std::shared_ptr<DistGraphHandle>>(module, "DistGraph")
-      .def(py::init([](const ClusterConfig& config) {
+      .def(py::init([](const ClusterOptions& config) {
              py::gil_scoped_release release;
              return std::make_shared<DistGraphHandle>(config);
            }),

@@ -40,7 +40,7 @@ PartitionedJob partitioned_job(const TrainJob& job, distributed::ProcessGroup* g
   out.embed_optimizer = cluster.embed_optimizer;
   out.cache_policy = cluster.cache_policy;
   out.cache_bytes = cluster.cache_bytes;
-  out.client.token = distributed::cluster_token(cluster.token_file);
+  out.client = cluster.client_options();
   return out;
 }
 

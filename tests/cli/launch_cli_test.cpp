@@ -65,10 +65,15 @@ class LaunchCliTest : public ::testing::Test {
   std::string cluster_;
 };
 
-// The trainer command may repeat the --part-config that launch passes on (as `train` alone
-// needs it): the copy is dropped.
-TEST_F(LaunchCliTest, TwoMachinesTrainToCompletionAndCleanUp) {
+// Over TLS: launch gives the servers the certificate and the trainers the CA (a trainer that
+// did not verify it could not connect). The trainer command may repeat the --part-config that
+// launch passes on (as `train` alone needs it): the copy is dropped.
+TEST_F(LaunchCliTest, TwoMachinesTrainOverTlsToCompletionAndCleanUp) {
+  ASSERT_TRUE(write_self_signed_certificate(dir_.path())) << "openssl is needed";
   std::vector<std::string> args = launch_args("3");
+  const std::string cert = (dir_ / "cert.pem").string();
+  args.insert(args.begin() + 1, {"--tls-cert", cert, "--tls-key", (dir_ / "key.pem").string(),
+                                 "--tls-ca", cert});
   args.insert(args.end(), {"--part-config", (dir_ / "parts").string()});
   BackgroundProcess launch(args, {}, dir_ / "launch.log");
   EXPECT_EQ(launch.wait_for(300), 0) << launch.output();
@@ -77,7 +82,21 @@ TEST_F(LaunchCliTest, TwoMachinesTrainToCompletionAndCleanUp) {
   ASSERT_TRUE(std::regex_search(output, match, std::regex("test accuracy ([0-9.]+)"))) << output;
   EXPECT_GT(std::stod(match[1]), 0.9) << output;
   EXPECT_NE(output.find("data-parallel: 4 ranks"), std::string::npos) << output;
+  EXPECT_NE(output.find("(TLS)"), std::string::npos) << output;  // the servers' start line
   EXPECT_FALSE(segments_left());
+}
+
+TEST(LaunchCli, TlsIsAllOrNothing) {
+  TempDir dir;
+  ASSERT_TRUE(make_quick_partition(dir.path()));
+  write_loopback_ip_config(dir.path());
+  ASSERT_TRUE(write_self_signed_certificate(dir.path()));
+  const CommandResult result = run_graphloom(fmt::format(
+      "launch --ip-config {} --part-config {} --tls-cert {} --tls-key {} -- graphloom train",
+      (dir.path() / "ip.txt").string(), (dir.path() / "parts").string(),
+      (dir.path() / "cert.pem").string(), (dir.path() / "key.pem").string()));
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("--tls-ca"), std::string::npos) << result.output;
 }
 
 TEST_F(LaunchCliTest, KilledServerEndsTheJobWithAClearErrorAndNoLeftovers) {

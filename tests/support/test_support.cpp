@@ -175,6 +175,14 @@ fs::path write_loopback_ip_config(const fs::path& dir) {
   return path;
 }
 
+bool write_self_signed_certificate(const fs::path& dir) {
+  const std::string openssl = fmt::format(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
+      "subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '{}' -out '{}' > /dev/null 2>&1",
+      (dir / "key.pem").string(), (dir / "cert.pem").string());
+  return std::system(openssl.c_str()) == 0;
+}
+
 bool shared_memory_left(const std::string& cluster) {
   for (const auto& entry : fs::directory_iterator("/dev/shm")) {
     if (entry.path().filename().string().find(cluster) != std::string::npos) return true;

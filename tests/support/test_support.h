@@ -102,6 +102,9 @@ bool eventually(const std::function<bool()>& condition, double seconds);
 
 // `dir`/ip.txt: 2 loopback machines, their servers' ports 10 apart; returns its path.
 std::filesystem::path write_loopback_ip_config(const std::filesystem::path& dir);
+// `dir`/cert.pem and `dir`/key.pem: a self-signed certificate for localhost and 127.0.0.1 (one
+// day), made by openssl; false when openssl failed.
+bool write_self_signed_certificate(const std::filesystem::path& dir);
 // Whether /dev/shm holds a segment of `cluster`.
 bool shared_memory_left(const std::string& cluster);
 // The children of `parent` whose command line contains every one of `words`.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/runtime/cluster_options.h"
 #include "graphloom/distributed/runtime/process_group.h"
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/train/link_prediction.h"
@@ -15,14 +16,9 @@
 namespace graphloom::train {
 
 // Training on a partitioned graph: the partition, its servers, and this trainer's place.
-struct ClusterOptions {
-  std::string part_config;  // the partition directory (or its partition.json); "": no cluster
-  std::string ip_config;    // the machines (distributed/runtime/ip_config.h)
-  int servers_per_machine = 1;
-  int machine = -1;        // this trainer's line of the ip config; -1: GRAPHLOOM_MACHINE, else the
-                           // rank / local world size
-  std::string cluster_id;  // the servers' cluster id: map this machine's part from shared memory
-  std::string token_file;  // the cluster token (else GRAPHLOOM_TOKEN)
+// The cluster (distributed::ClusterOptions: where, token, TLS), with what the trainer keeps in
+// front of it. A machine of -1 is GRAPHLOOM_MACHINE, else the rank / local world size.
+struct ClusterOptions : distributed::ClusterOptions {
   distributed::SparseOptimizerOptions embed_optimizer;  // of the servers' DistEmbedding
   features::CachePolicy cache_policy = features::CachePolicy::kNone;  // remote "feat" rows
   int64_t cache_bytes = 0;

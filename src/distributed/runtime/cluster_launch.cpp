@@ -20,6 +20,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/distributed/runtime/cluster_launch.h"
+#include "graphloom/distributed/runtime/cluster_options.h"
 #include "graphloom/distributed/runtime/ip_config.h"
 #include "graphloom/distributed/runtime/process_environment.h"
 #include "graphloom/distributed/runtime/process_group.h"
@@ -131,6 +132,7 @@ std::vector<std::string> trainer_command(const ClusterLaunchOptions& launch) {
       {"--num-servers", std::to_string(launch.num_servers)},
       {"--cluster-id", launch.cluster_id},
       {"--token-file", launch.token_file},
+      {"--tls-ca", launch.tls_ca},
       {"--machine", ""}};
   std::vector<std::string> kept;
   const std::vector<std::string>& command = launch.command;
@@ -148,7 +150,8 @@ std::vector<std::string> trainer_command(const ClusterLaunchOptions& launch) {
       throw UsageError(fmt::format("launch: the trainer command ends with {} and no value", flag));
     }
     const std::string value = inline_value ? word.substr(equals + 1) : command[++i];
-    const bool paths = flag == "--part-config" || flag == "--ip-config" || flag == "--token-file";
+    const bool paths = flag == "--part-config" || flag == "--ip-config" ||
+                       flag == "--token-file" || flag == "--tls-ca";
     const bool same = !found->second.empty() &&
                       (value == found->second || (paths && same_path(value, found->second)));
     if (!same) {
@@ -172,17 +175,29 @@ bool runs_graphloom(const std::string& program, const std::string& self) {
          std::filesystem::weakly_canonical(program, error) == self;
 }
 
-// What every trainer of machine `machine` finds in its environment (graphloom.distributed's
-// initialize() reads it; DGL passes the same through DGL_IP_CONFIG, DGL_CONF_PATH, ...).
-std::map<std::string, std::string> cluster_variables(const ClusterLaunchOptions& launch,
-                                                     std::size_t machine) {
-  return {{"GRAPHLOOM_PART_CONFIG", launch.part_config},
-          {"GRAPHLOOM_IP_CONFIG", launch.ip_config},
-          {"GRAPHLOOM_NUM_SERVERS", std::to_string(launch.num_servers)},
-          {"GRAPHLOOM_NUM_TRAINERS", std::to_string(launch.num_trainers)},
-          {"GRAPHLOOM_MACHINE", std::to_string(machine)},
-          {"GRAPHLOOM_CLUSTER_ID", launch.cluster_id},
-          {"GRAPHLOOM_TOKEN_FILE", launch.token_file}};
+// The cluster as the trainers of machine `machine` see it: passed as flags to graphloom
+// trainers and in the environment to every trainer (graphloom.distributed's initialize()
+// reads it; DGL passes the same through DGL_IP_CONFIG, DGL_CONF_PATH, ...).
+ClusterOptions trainer_cluster(const ClusterLaunchOptions& launch, std::size_t machine) {
+  ClusterOptions cluster;
+  cluster.part_config = launch.part_config;
+  cluster.ip_config = launch.ip_config;
+  cluster.servers_per_machine = launch.num_servers;
+  cluster.machine = static_cast<int>(machine);
+  cluster.cluster_id = launch.cluster_id;
+  cluster.token_file = launch.token_file;
+  cluster.tls_ca = launch.tls_ca;
+  return cluster;
+}
+
+// TLS is all or nothing: servers with a certificate, trainers that verify it.
+void check_tls(const ClusterLaunchOptions& launch) {
+  const bool any = !launch.tls_cert.empty() || !launch.tls_key.empty() || !launch.tls_ca.empty();
+  if (any && (launch.tls_cert.empty() || launch.tls_key.empty() || launch.tls_ca.empty())) {
+    throw UsageError(
+        "launch: TLS needs --tls-cert and --tls-key (the servers' certificate) and --tls-ca "
+        "(what the trainers verify it with; the certificate itself when it is self-signed)");
+  }
 }
 
 }  // namespace
@@ -210,6 +225,7 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
       remote.push_back(ip);
     }
   }
+  check_tls(launch);
   check_machines(launch, remote, any_local);
   if (launch.token_file.empty()) {
     spdlog::warn("launch: no --token-file: servers run with --insecure");
@@ -241,20 +257,19 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
     } else {
       serve.insert(serve.end(), {"--token-file", launch.token_file});
     }
+    if (!launch.tls_cert.empty()) {
+      serve.insert(serve.end(), {"--tls-cert", launch.tls_cert, "--tls-key", launch.tls_key});
+    }
     ProcessSpec server{
         .name = fmt::format("servers of machine {} ({})", m, ip), .argv = serve, .service = true};
     processes.push_back(on_machine(launch, ip, local, server));
     for (int t = 0; t < launch.num_trainers; ++t) {
       std::vector<std::string> argv = command;
+      const ClusterOptions cluster = trainer_cluster(launch, m);
       if (graphloom_trainers) {
         if (argv[0] == "graphloom") argv[0] = self;
-        argv.insert(argv.end(),
-                    {"--part-config", launch.part_config, "--ip-config", launch.ip_config,
-                     "--num-servers", std::to_string(launch.num_servers), "--machine",
-                     std::to_string(m), "--cluster-id", launch.cluster_id});
-        if (!launch.token_file.empty()) {
-          argv.insert(argv.end(), {"--token-file", launch.token_file});
-        }
+        const std::vector<std::string> flags = cluster.trainer_flags();
+        argv.insert(argv.end(), flags.begin(), flags.end());
       }
       const int rank = static_cast<int>(m) * launch.num_trainers + t;
       ProcessSpec trainer{
@@ -268,7 +283,8 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
                                            .master_port = master_port},
                                           launch.num_trainers * machines_on_host[ip]),
           .in_process_group = true};
-      trainer.environment.merge(cluster_variables(launch, m));
+      trainer.environment.merge(cluster.environment_variables());
+      trainer.environment["GRAPHLOOM_NUM_TRAINERS"] = std::to_string(launch.num_trainers);
       processes.push_back(on_machine(launch, ip, local, trainer));
     }
   }

@@ -226,11 +226,8 @@ TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {
       {.num_nodes = 500, .num_classes = 2, .avg_degree = 4, .feat_dim = 4, .seed = 1});
   partition::write_partitions(data, partition::assign_random(data.num_nodes(), 1, 0), 1,
                               dir.path() / "parts", {.method = "random"});
-  const std::string openssl = fmt::format(
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
-      "subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '{}' -out '{}' > /dev/null 2>&1",
-      (dir.path() / "key.pem").string(), (dir.path() / "cert.pem").string());
-  ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl is needed (scripts/install-deps.sh)";
+  ASSERT_TRUE(graphloom::testing::write_self_signed_certificate(dir.path()))
+      << "openssl is needed (scripts/install-deps.sh)";
   GraphServer server({.partition_dir = dir.path() / "parts",
                       .token = testing::kClusterToken,
                       .tls_cert = dir.path() / "cert.pem",

@@ -16,6 +16,9 @@ struct ClusterLaunchOptions {
   std::string cluster_id = "graphloom";  // names the shared-memory segments
   int master_port = 0;                   // trainers' rendezvous port on machine 0 (0: free)
   std::string token_file;                // the cluster token; none: servers run --insecure
+  // TLS: the servers' certificate and key (PEM; the same files on every machine), and the CA
+  // (or, self-signed, the certificate itself) the trainers verify them with. All or none.
+  std::string tls_cert, tls_key, tls_ca;
   std::string ssh_user;                  // for the other machines
   int ssh_port = 22;
   // Failures the job survives (process_launcher.h): a dead server process is started again
@@ -23,8 +26,9 @@ struct ClusterLaunchOptions {
   // checkpoint.
   int max_restarts = 0;
   // The trainer command. Launch adds --part-config, --ip-config, --num-servers, --machine,
-  // --cluster-id and --token-file; a copy of one with the same value is dropped, another value
-  // is a UsageError.
+  // --cluster-id, --token-file and --tls-ca (ClusterOptions::trainer_flags); a copy of one with
+  // the same value is dropped, another value is a UsageError. Other trainers (Python) find the
+  // same in their environment (ClusterOptions::environment_variables).
   std::vector<std::string> command;
 };
 
