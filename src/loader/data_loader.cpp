@@ -129,8 +129,8 @@ sampling::MiniBatch DataLoader::prepare(int64_t index) const {
     batch.features[name] = gather(name, batch.input_nodes());
   }
   if (!options_.label_name.empty()) {
-    batch.labels = gather(options_.label_name,
-                          options_.pyg_layout ? batch.input_nodes() : batch.seeds);
+    batch.labels =
+        gather(options_.label_name, options_.pyg_layout ? batch.input_nodes() : batch.seeds);
   }
   batch.fetch_seconds = timer.seconds();
   return batch;

@@ -52,10 +52,10 @@ struct PairStage {
 void check_item_ids(const at::Tensor& items, int64_t num_nodes, bool pairs) {
   if (items.scalar_type() != at::kLong || items.dim() != (pairs ? 2 : 1) ||
       (pairs && items.size(1) != 2 && items.size(1) != 3)) {
-    throw OptionError("items", fmt::format("must be an int64 tensor of {}, got {} of shape [{}]",
-                                           pairs ? "[N, 2] or [N, 3] node pairs" : "[N] node ids",
-                                           c10::toString(items.scalar_type()),
-                                           fmt::join(items.sizes(), ", ")));
+    throw OptionError(
+        "items", fmt::format("must be an int64 tensor of {}, got {} of shape [{}]",
+                             pairs ? "[N, 2] or [N, 3] node pairs" : "[N] node ids",
+                             c10::toString(items.scalar_type()), fmt::join(items.sizes(), ", ")));
   }
   if (items.numel() == 0) return;
   const auto [low, high] = at::aminmax(pairs ? items.narrow(1, 0, 2) : items);
@@ -285,11 +285,11 @@ void bind_loader(py::module_& module) {
            py::arg("options"), py::arg("pairs") = py::none())
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler,
                        std::shared_ptr<DistGraphHandle> source, at::Tensor items,
-                       sampling::ItemSamplerOptions item_options,
-                       loader::DataLoaderOptions options, std::optional<PairStage> pairs) {
-             return std::make_unique<LoaderHandle>(
-                 std::move(sampler), source->shared_graph(source), std::move(items),
-                 std::move(item_options), std::move(options), std::move(pairs));
+                       sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
+                       std::optional<PairStage> pairs) {
+             return std::make_unique<LoaderHandle>(std::move(sampler), source->shared_graph(source),
+                                                   std::move(items), std::move(item_options),
+                                                   std::move(options), std::move(pairs));
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"), py::arg("pairs") = py::none())

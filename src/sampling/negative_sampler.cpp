@@ -56,10 +56,11 @@ NegativeEdges UniformNegativeSampler::sample(const at::Tensor& src, const at::Te
   check_pairs(src, dst, k);
   const auto n = static_cast<uint64_t>(num_nodes_);
   const int64_t* candidate = candidates_.defined() ? candidates_.data_ptr<int64_t>() : nullptr;
-  return sample_with(src.contiguous(), k, random_key, both_ends_, [n, candidate](RandomStream& rng) {
-    const auto i = static_cast<int64_t>(rng.uniform(n));
-    return candidate != nullptr ? candidate[i] : i;
-  });
+  return sample_with(src.contiguous(), k, random_key, both_ends_,
+                     [n, candidate](RandomStream& rng) {
+                       const auto i = static_cast<int64_t>(rng.uniform(n));
+                       return candidate != nullptr ? candidate[i] : i;
+                     });
 }
 
 DegreeNegativeSampler::DegreeNegativeSampler(const at::Tensor& degrees, double power) {

@@ -26,10 +26,9 @@ PygEdges pyg_edges(const MiniBatch& batch) {
     reached += out.num_sampled_nodes[k];
   }
   out.edge_index = at::empty({2, total}, at::kLong);
-  const bool with_ids = !blocks.empty() && std::all_of(blocks.begin(), blocks.end(),
-                                                       [](const Block& b) {
-                                                         return b.edge_ids.defined();
-                                                       });
+  const bool with_ids =
+      !blocks.empty() && std::all_of(blocks.begin(), blocks.end(),
+                                     [](const Block& b) { return b.edge_ids.defined(); });
   if (with_ids) out.edge_ids = at::empty({total}, at::kLong);
   int64_t* targets = out.edge_index.data_ptr<int64_t>() + total;
   int64_t offset = 0;

@@ -72,8 +72,8 @@ TEST_F(LaunchCliTest, TwoMachinesTrainOverTlsToCompletionAndCleanUp) {
   ASSERT_TRUE(write_self_signed_certificate(dir_.path())) << "openssl is needed";
   std::vector<std::string> args = launch_args("3");
   const std::string cert = (dir_ / "cert.pem").string();
-  args.insert(args.begin() + 1, {"--tls-cert", cert, "--tls-key", (dir_ / "key.pem").string(),
-                                 "--tls-ca", cert});
+  args.insert(args.begin() + 1,
+              {"--tls-cert", cert, "--tls-key", (dir_ / "key.pem").string(), "--tls-ca", cert});
   args.insert(args.end(), {"--part-config", (dir_ / "parts").string()});
   BackgroundProcess launch(args, {}, dir_ / "launch.log");
   EXPECT_EQ(launch.wait_for(300), 0) << launch.output();

@@ -96,9 +96,9 @@ TEST(DataLoader, PairStageCarriesPairIdsAndEncodesDrawnSources) {
     EXPECT_EQ(p.position.numel(), 2 * p.num_pairs());
   }
   const sampling::UniformNegativeSampler both(f.nodes, /*both_ends=*/true);
-  DataLoader drawn({.items = &items, .negatives = &both, .negatives_per_pair = 2,
-                    .neighbors = f.sampler.get()},
-                   {.feature_names = {}, .label_name = ""});
+  DataLoader drawn(
+      {.items = &items, .negatives = &both, .negatives_per_pair = 2, .neighbors = f.sampler.get()},
+      {.feature_names = {}, .label_name = ""});
   drawn.start_epoch(0);
   while (auto batch = drawn.next()) {
     const sampling::PairBatch& p = batch->pairs;

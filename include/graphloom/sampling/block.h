@@ -70,9 +70,9 @@ struct MiniBatch {
   std::map<std::string, at::Tensor> features;  // name -> rows of input_nodes()
   // Rows of the seeds (when fetched); of every input node with DataLoaderOptions::pyg_layout.
   at::Tensor labels;
-  PygEdges pyg;  // PyG's view of the blocks, when the loader was asked for it
-  double sample_seconds = 0;                   // time the loader spent sampling this batch
-  double fetch_seconds = 0;                    // time the loader spent gathering its rows
+  PygEdges pyg;               // PyG's view of the blocks, when the loader was asked for it
+  double sample_seconds = 0;  // time the loader spent sampling this batch
+  double fetch_seconds = 0;   // time the loader spent gathering its rows
 
   const at::Tensor& input_nodes() const { return blocks.empty() ? seeds : blocks.front().src_ids; }
   int64_t num_sampled_edges() const;

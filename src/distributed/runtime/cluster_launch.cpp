@@ -150,8 +150,8 @@ std::vector<std::string> trainer_command(const ClusterLaunchOptions& launch) {
       throw UsageError(fmt::format("launch: the trainer command ends with {} and no value", flag));
     }
     const std::string value = inline_value ? word.substr(equals + 1) : command[++i];
-    const bool paths = flag == "--part-config" || flag == "--ip-config" ||
-                       flag == "--token-file" || flag == "--tls-ca";
+    const bool paths = flag == "--part-config" || flag == "--ip-config" || flag == "--token-file" ||
+                       flag == "--tls-ca";
     const bool same = !found->second.empty() &&
                       (value == found->second || (paths && same_path(value, found->second)));
     if (!same) {

@@ -62,7 +62,8 @@ std::vector<std::string> ClusterOptions::trainer_flags() const {
   std::vector<std::string> flags{"--num-servers", std::to_string(servers_per_machine)};
   if (machine >= 0) flags.insert(flags.end(), {"--machine", std::to_string(machine)});
   for (const Field& field : kStringFields) {
-    if (!(this->*field.member).empty()) flags.insert(flags.end(), {field.flag, this->*field.member});
+    if (!(this->*field.member).empty())
+      flags.insert(flags.end(), {field.flag, this->*field.member});
   }
   return flags;
 }

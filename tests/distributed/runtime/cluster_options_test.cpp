@@ -31,8 +31,7 @@ ClusterOptions full_cluster() {
 class Environment {
  public:
   using Variables = std::map<std::string, std::string>;
-  explicit Environment(const Variables& variables)
-      : variables_(variables) {
+  explicit Environment(const Variables& variables) : variables_(variables) {
     for (const auto& [name, value] : variables_) ::setenv(name.c_str(), value.c_str(), 1);
   }
   ~Environment() {

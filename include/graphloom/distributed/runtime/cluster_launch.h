@@ -19,7 +19,7 @@ struct ClusterLaunchOptions {
   // TLS: the servers' certificate and key (PEM; the same files on every machine), and the CA
   // (or, self-signed, the certificate itself) the trainers verify them with. All or none.
   std::string tls_cert, tls_key, tls_ca;
-  std::string ssh_user;                  // for the other machines
+  std::string ssh_user;  // for the other machines
   int ssh_port = 22;
   // Failures the job survives (process_launcher.h): a dead server process is started again
   // and re-serves its part; a dead trainer restarts all trainers, which resume from their

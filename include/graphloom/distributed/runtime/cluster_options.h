@@ -16,7 +16,7 @@ struct ClusterOptions {
   std::string part_config;  // the partition directory (or its partition.json); "": no cluster
   std::string ip_config;    // the machines (ip_config.h)
   int servers_per_machine = 1;
-  int machine = -1;  // this trainer's line of the ip config; -1: from the trainer's rank
+  int machine = -1;        // this trainer's line of the ip config; -1: from the trainer's rank
   std::string cluster_id;  // the servers' cluster id: map this machine's part from shared memory
   std::string token_file;  // the cluster token (else GRAPHLOOM_TOKEN)
   // TLS to servers run with --tls-cert: the CA (or self-signed certificate) that signed their
