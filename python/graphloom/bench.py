@@ -249,27 +249,28 @@ def train_bench(args):
               "nor torch-sparse is installed)")
 
 
+def add_run_arguments(command, fanouts, batches, rounds):
+    """The arguments every benchmark takes: the graph, the batches, the rounds."""
+    command.add_argument("--data", required=True, help="graphloom dataset directory")
+    command.add_argument("--fanouts", default=fanouts, help="input layer first")
+    command.add_argument("--batch-size", type=int, default=1024)
+    command.add_argument("--batches", type=int, default=batches,
+                         help="batches per epoch measured")
+    command.add_argument("--rounds", type=int, default=rounds)
+    command.add_argument("--threads", type=int, default=2)
+    return command
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m graphloom.bench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    loader = commands.add_parser("loader", help="Python DataLoader seeds/s vs the C++ loader")
-    loader.add_argument("--data", required=True, help="graphloom dataset directory")
-    loader.add_argument("--fanouts", default="10,10,10", help="input layer first")
-    loader.add_argument("--batch-size", type=int, default=1024)
-    loader.add_argument("--batches", type=int, default=100, help="batches per epoch measured")
-    loader.add_argument("--rounds", type=int, default=3)
-    loader.add_argument("--threads", type=int, default=2)
+    loader = add_run_arguments(commands.add_parser(
+        "loader", help="Python DataLoader seeds/s vs the C++ loader"), "10,10,10", 100, 3)
     loader.add_argument("--no-features", action="store_true", help="sample only")
     loader.add_argument("--cli", help="the graphloom program, to run `bench loader` alternately")
-    train = commands.add_parser("train", help="a PyG SAGEConv step on graphloom's loader vs "
-                                "PyG's")
-    train.add_argument("--fanouts", default="10,10,10", help="input layer first")
-    train.add_argument("--data", required=True, help="graphloom dataset directory")
-    train.add_argument("--batch-size", type=int, default=1024)
-    train.add_argument("--batches", type=int, default=20, help="batches per epoch measured")
+    train = add_run_arguments(commands.add_parser(
+        "train", help="a PyG SAGEConv step on graphloom's loader vs PyG's"), "10,10,10", 20, 3)
     train.add_argument("--hidden", type=int, default=256)
-    train.add_argument("--rounds", type=int, default=3)
-    train.add_argument("--threads", type=int, default=2)
     train.add_argument("--trim", action="store_true",
                        help="compute only what the seeds' outputs depend on, as PyG's "
                             "trim_to_layer does, and further: layer l reads the first L-l hops' "
@@ -280,13 +281,8 @@ def main(argv=None):
                             "(one sparse-dense product per layer), made by to_pyg(layout="
                             "torch.sparse_csr) on graphloom's side and by PyG's "
                             "ToSparseTensor(layout=torch.sparse_csr) on PyG's")
-    to_pyg = commands.add_parser("to_pyg", help="what to_pyg() adds to an epoch of blocks")
-    to_pyg.add_argument("--data", required=True, help="graphloom dataset directory")
-    to_pyg.add_argument("--fanouts", default="10,25", help="input layer first")
-    to_pyg.add_argument("--batch-size", type=int, default=1024)
-    to_pyg.add_argument("--batches", type=int, default=100, help="batches per epoch measured")
-    to_pyg.add_argument("--rounds", type=int, default=5)
-    to_pyg.add_argument("--threads", type=int, default=2)
+    add_run_arguments(commands.add_parser(
+        "to_pyg", help="what to_pyg() adds to an epoch of blocks"), "10,25", 100, 5)
     args = parser.parse_args(argv)
     {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench}[args.command](args)
 
