@@ -1,5 +1,5 @@
 """DGL's GraphSAGE link-prediction example (dgl's examples/pytorch/graphsage/link_pred.py)
-with its imports changed: `import graphloom.dgl as dgl`, `import graphloom.dgl.nn as dglnn`.
+with its imports changed: `graphloom.dgl.nn` and `graphloom.dgl.dataloading` for DGL's.
 Edge batches come from `as_edge_prediction_sampler` with DGL's `exclude="reverse_id"` and
 `negative_sampler.Uniform`; the model, its predictor and the layer-wise inference are DGL's.
 
@@ -18,7 +18,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import graphloom
-import graphloom.dgl as dgl  # was: import dgl
 import graphloom.dgl.nn as dglnn  # was: import dgl.nn as dglnn
 from graphloom.dgl.dataloading import (  # was: from dgl.dataloading import ...
     DataLoader, MultiLayerFullNeighborSampler, NeighborSampler, as_edge_prediction_sampler,

@@ -146,6 +146,27 @@ class Dataset:
         """The number of edges."""
         return self.graph.num_edges()
 
+    # The graph-source interface that DataLoader, the samplers and graphloom.pyg read, shared
+    # with DistGraph: no caller switches on the source's type.
+    _items_split = False  # a trainer takes its share of the items by rank in the loader
+
+    def feature_names(self):
+        """The names of the node features (``feat`` ...)."""
+        return list(self.node_features)
+
+    def has_labels(self):
+        return self.labels is not None
+
+    def label_rows(self, ids):
+        """The labels of ``ids``."""
+        return self.labels[ids]
+
+    def schema(self):
+        """The types of a typed dataset (:class:`graphloom.hetero.Schema`), else None."""
+        from .hetero import Schema
+
+        return Schema.of(self)
+
     @property
     def ndata(self):
         """DGL's ``g.ndata``: the node features (as stored), ``"label"``, and ``train_mask`` /

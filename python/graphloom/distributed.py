@@ -270,6 +270,25 @@ class DistGraph:
     def get_partition_book(self):
         return GraphPartitionBook(self)
 
+    # The graph-source interface of graphloom.Dataset (DataLoader, samplers, graphloom.pyg).
+    _items_split = True  # node_split / edge_split already gave each trainer its share
+
+    def feature_names(self):
+        """The names of the node features the servers hold."""
+        return list(self._impl.feature_names)
+
+    def has_labels(self):
+        return self._impl.has("label")
+
+    def label_rows(self, ids):
+        """The labels of ``ids``, pulled from their owners."""
+        return self._impl.pull("label", ids)
+
+    def schema(self):
+        """None: batches of a partitioned graph convert homogeneous (typed sampling works;
+        HeteroData of a DistGraph is not built)."""
+        return None
+
     def __repr__(self):
         return (f"DistGraph(graph_name={self.graph_name!r}, num_nodes={self.num_nodes()}, "
                 f"machine={self._impl.machine})")

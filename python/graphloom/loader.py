@@ -11,9 +11,7 @@ import torch
 
 from . import _C, _check
 from .batch import Block, MiniBatch
-from .data import Dataset
 from .errors import OptionError
-from .hetero import Schema
 from .pairs import exclude_pairs
 from .sampling import NeighborSampler
 
@@ -138,8 +136,6 @@ class DataLoader:
                  rank: Optional[int] = None, world_size: Optional[int] = None,
                  device: Any = None, negative_sampler: Any = None,
                  exclude: Optional[str] = None, pyg_edges: bool = False):
-        from .distributed import DistGraph
-
         pairs = _pair_items(items)
         if pairs is None and (negative_sampler is not None or exclude is not None):
             name = "negative_sampler" if negative_sampler is not None else "exclude"
@@ -148,20 +144,10 @@ class DataLoader:
         self.exclude = _check.choice("exclude", exclude, (None, "self", "reverse"))
 
         self.device = _check.device("device", device)
-        if isinstance(source, Dataset):
-            num_nodes = source.num_nodes()
-            has_feature = source.node_features.__contains__
-            has_labels = source.labels is not None
-            labels_table = source.labels
-            label_rows = (lambda ids: labels_table[ids]) if has_labels else None
-        elif isinstance(source, DistGraph):
-            num_nodes = source.num_nodes()
-            has_feature = source._impl.has
-            has_labels = source._impl.has("label")
-            label_rows = (lambda ids: source._impl.pull("label", ids)) if has_labels else None
-        else:
+        if not hasattr(source, "label_rows"):
             raise OptionError(f"source must be a graphloom Dataset or DistGraph, got "
                               f"{type(source).__name__}", "source")
+        num_nodes = source.num_nodes()
         if not isinstance(sampler, NeighborSampler):
             raise OptionError(f"sampler must be a graphloom NeighborSampler, got "
                               f"{type(sampler).__name__}", "sampler")
@@ -170,17 +156,18 @@ class DataLoader:
                               f"{num_nodes}", "sampler")
         if isinstance(features, str):
             features = (features,)
-        missing = [name for name in features if not has_feature(name)]
+        known = source.feature_names()
+        missing = [name for name in features if name not in known]
         if missing:
-            known = sorted(source.node_features) if isinstance(source, Dataset) else "others"
             raise OptionError(f"features: the source has no feature {missing[0]!r} (it has "
-                              f"{known or 'none'}; pass features=() for none)", "features")
+                              f"{sorted(known) or 'none'}; pass features=() for none)",
+                              "features")
         if labels is None:
-            labels = has_labels and pairs is None
-        if labels and not has_labels:
+            labels = source.has_labels() and pairs is None
+        if labels and not source.has_labels():
             raise OptionError("labels=True, but the dataset has no labels (pass labels=False)",
                               "labels")
-        if isinstance(source, DistGraph) and rank is None and world_size is None:
+        if source._items_split and rank is None and world_size is None:
             rank, world_size = 0, 1  # node_split already gave this trainer its share
         rank, world_size = _default_rank_and_world_size(rank, world_size)
         seed = _default_seed(seed, world_size)
@@ -198,8 +185,8 @@ class DataLoader:
         options.label_name = "label" if labels else ""
         options.pyg_layout = bool(pyg_edges)
         self.sampler = sampler
-        self._label_rows = label_rows if labels else None
-        self._schema = Schema.of(source) if isinstance(source, Dataset) else None
+        self._label_rows = source.label_rows if labels else None
+        self._schema = source.schema()
         if pairs is None:
             self.items = _check.node_ids("items", items, num_nodes)
             stage = None

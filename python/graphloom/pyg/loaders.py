@@ -9,7 +9,6 @@ import numpy as np
 import torch
 
 from .. import _check
-from ..data import Dataset
 from ..errors import OptionError
 from .stores import FeatureStore
 
@@ -30,15 +29,13 @@ class _PygSource:
     def __init__(self, data, weight_attr):
         from torch_geometric.data import Data
 
-        from ..distributed import DistGraph
-
         self.node_attrs, self.edge_attrs, self.edge_order = {}, {}, None
         if isinstance(data, (tuple, list)) and len(data) == 2 and isinstance(data[0],
                                                                              FeatureStore):
             data = data[0].source
         if isinstance(data, Data):
             self._from_pyg_data(data, weight_attr)
-        elif isinstance(data, (Dataset, DistGraph)):
+        elif hasattr(data, "label_rows"):  # a graphloom graph source: Dataset, DistGraph
             self.source = data
         else:
             raise OptionError(f"data must be a torch_geometric Data, a graphloom Dataset or "
@@ -79,19 +76,8 @@ class _PygSource:
             elif data.is_edge_attr(key):
                 self.edge_attrs[key] = value
 
-    def feature_names(self):
-        from ..distributed import DistGraph
-
-        if isinstance(self.source, DistGraph):
-            return list(self.source._impl.feature_names)
-        return list(self.source.node_features)
-
     def has_labels(self):
-        from ..distributed import DistGraph
-
-        if isinstance(self.source, DistGraph):
-            return self.source._impl.has("label")
-        return self.source.labels is not None and "y" not in self.node_attrs
+        return self.source.has_labels() and "y" not in self.node_attrs
 
     def complete(self, batch):
         """The PyG ``Data`` of a graphloom batch, with the Python-side attributes."""
@@ -104,13 +90,6 @@ class _PygSource:
                 data[key] = table[original]
             data.e_id = original
         return data
-
-
-def _schema_of(source):
-    """A typed Dataset's types, else None (DistGraph sources load homogeneous batches)."""
-    from ..hetero import Schema
-
-    return Schema.of(source) if isinstance(source, Dataset) else None
 
 
 def _input_nodes(input_nodes, source):
@@ -127,7 +106,7 @@ def _input_nodes(input_nodes, source):
         input_nodes = torch.from_numpy(input_nodes)
     if node_type is None:
         return torch.arange(source.num_nodes()) if input_nodes is None else input_nodes
-    schema = _schema_of(source)
+    schema = source.schema()
     if schema is None or node_type not in schema.node_types:
         known = schema.node_types if schema else "none: the graph is not typed"
         raise OptionError(f"input_nodes: no node type {node_type!r} (node types: {known})",
@@ -144,7 +123,7 @@ def _typed_fanouts(num_neighbors, source):
     """PyG's ``num_neighbors`` dict (edge type -> list per hop, seeds first) as graphloom's
     fanouts (input layer first) and ``edge_type_fanouts``; an edge type left out samples
     nothing."""
-    schema = _schema_of(source)
+    schema = source.schema()
     if schema is None:
         raise OptionError("num_neighbors as a dict needs a typed graph (a Dataset with edge "
                           "types)", "num_neighbors")
@@ -209,7 +188,7 @@ class _PygLoader:
             items = items(source) if callable(items) else items
             self._loader = DataLoader(
                 source, items, self.sampler, batch_size, shuffle=shuffle, drop_last=drop_last,
-                features=self._source.feature_names(),
+                features=self._source.source.feature_names(),
                 labels=self._source.has_labels() and not pair_options, num_workers=num_workers,
                 seed=seed, pyg_edges=True, **pair_options)
 
@@ -321,14 +300,13 @@ def _edge_label_index(edge_label_index, source, data):
                               "graphloom's PyG loaders do not load yet", "edge_label_index")
         edge_label_index = edge_label_index[1]
     if edge_label_index is None:
-        if isinstance(source, Dataset):
-            edge_label_index = (data.edge_index if hasattr(data, "edge_index")
-                                and isinstance(data.edge_index, torch.Tensor)
-                                else source.graph.edge_index())
-        else:
+        if source._items_split:
             raise OptionError("edge_label_index: give the pairs to train on (a DistGraph's "
                               "edges are not in this process; edge_split gives a share)",
                               "edge_label_index")
+        edge_label_index = (data.edge_index if isinstance(getattr(data, "edge_index", None),
+                                                          torch.Tensor)
+                            else source.graph.edge_index())
     pairs = _check.integer_tensor("edge_label_index", edge_label_index, dim=2)
     if pairs.shape[0] != 2:
         raise OptionError(f"edge_label_index must have shape [2, M], got {list(pairs.shape)}",
