@@ -29,6 +29,38 @@ def _to_device(batch, device):
     return pinned.to(device, non_blocking=True)
 
 
+def _check_source_and_sampler(source, sampler):
+    """The source's node count, once the source is a graph source and the sampler samples a
+    graph of as many nodes."""
+    if not hasattr(source, "label_rows"):
+        raise OptionError(f"source must be a graphloom Dataset or DistGraph, got "
+                          f"{type(source).__name__}", "source")
+    if not isinstance(sampler, NeighborSampler):
+        raise OptionError(f"sampler must be a graphloom NeighborSampler, got "
+                          f"{type(sampler).__name__}", "sampler")
+    num_nodes = source.num_nodes()
+    if sampler.num_nodes != num_nodes:
+        raise OptionError(f"sampler's graph has {sampler.num_nodes} nodes, the source "
+                          f"{num_nodes}", "sampler")
+    return num_nodes
+
+
+def _check_rows(source, features, labels, node_items):
+    """Whether to gather labels (default: node items of a labelled source), once the source
+    has every feature asked for, and labels when asked for."""
+    known = source.feature_names()
+    missing = [name for name in features if name not in known]
+    if missing:
+        raise OptionError(f"features: the source has no feature {missing[0]!r} (it has "
+                          f"{sorted(known) or 'none'}; pass features=() for none)", "features")
+    if labels is None:
+        return source.has_labels() and node_items
+    if labels and not source.has_labels():
+        raise OptionError("labels=True, but the dataset has no labels (pass labels=False)",
+                          "labels")
+    return bool(labels)
+
+
 def _pair_items(items):
     """`items` as int64 [M, 2] node pairs when they are pairs, else None (node items)."""
     if isinstance(items, torch.Tensor) and items.dim() == 2:
@@ -142,42 +174,18 @@ class DataLoader:
             raise OptionError(f"{name} is for link prediction: pass node pairs ([M, 2]) as "
                               f"items", name)
         self.exclude = _check.choice("exclude", exclude, (None, "self", "reverse"))
-
         self.device = _check.device("device", device)
-        if not hasattr(source, "label_rows"):
-            raise OptionError(f"source must be a graphloom Dataset or DistGraph, got "
-                              f"{type(source).__name__}", "source")
-        num_nodes = source.num_nodes()
-        if not isinstance(sampler, NeighborSampler):
-            raise OptionError(f"sampler must be a graphloom NeighborSampler, got "
-                              f"{type(sampler).__name__}", "sampler")
-        if sampler.num_nodes != num_nodes:
-            raise OptionError(f"sampler's graph has {sampler.num_nodes} nodes, the source "
-                              f"{num_nodes}", "sampler")
-        if isinstance(features, str):
-            features = (features,)
-        known = source.feature_names()
-        missing = [name for name in features if name not in known]
-        if missing:
-            raise OptionError(f"features: the source has no feature {missing[0]!r} (it has "
-                              f"{sorted(known) or 'none'}; pass features=() for none)",
-                              "features")
-        if labels is None:
-            labels = source.has_labels() and pairs is None
-        if labels and not source.has_labels():
-            raise OptionError("labels=True, but the dataset has no labels (pass labels=False)",
-                              "labels")
+        num_nodes = _check_source_and_sampler(source, sampler)
+        features = (features,) if isinstance(features, str) else tuple(features)
+        labels = _check_rows(source, features, labels, pairs is None)
         if source._items_split and rank is None and world_size is None:
             rank, world_size = 0, 1  # node_split already gave this trainer its share
         rank, world_size = _default_rank_and_world_size(rank, world_size)
         seed = _default_seed(seed, world_size)
         item_options = _C.ItemSamplerOptions()
         item_options.batch_size = _check.positive("batch_size", batch_size)
-        item_options.shuffle = bool(shuffle)
-        item_options.drop_last = bool(drop_last)
-        item_options.rank = rank
-        item_options.world_size = world_size
-        item_options.seed = seed
+        item_options.shuffle, item_options.drop_last = bool(shuffle), bool(drop_last)
+        item_options.rank, item_options.world_size, item_options.seed = rank, world_size, seed
         options = _C.DataLoaderOptions()
         options.num_workers = 1 if num_workers == 0 else num_workers
         options.prefetch = prefetch
@@ -187,17 +195,17 @@ class DataLoader:
         self.sampler = sampler
         self._label_rows = source.label_rows if labels else None
         self._schema = source.schema()
+        stage = None
         if pairs is None:
             self.items = _check.node_ids("items", items, num_nodes)
-            stage = None
-        else:
+            items = self.items
+        else:  # each pair's position travels with it as a third column (PairBatch.input_id)
             _check.node_ids("items", pairs.flatten(), num_nodes)
             self.items = pairs
             stage = _pair_stage(source, negative_sampler, seed, rank)
             items = torch.cat([pairs, torch.arange(pairs.shape[0]).unsqueeze(1)], 1)
-        self._impl = _C.DataLoader(sampler._handle(seed), source._impl,
-                                   self.items if pairs is None else items, item_options, options,
-                                   stage)
+        self._impl = _C.DataLoader(sampler._handle(seed), source._impl, items, item_options,
+                                   options, stage)
         self._epoch = 0
 
     def __len__(self) -> int:

@@ -77,6 +77,14 @@ def test_dist_tensor_and_node_split(cluster, tmp_path):
         pair_shares = [None, None]
         dist.all_gather_object(pair_shares, my_pairs.tolist())
         assert sorted(map(tuple, pair_shares[0] + pair_shares[1])) == sorted(map(tuple, pairs.tolist()))
+        # Link-prediction batches over the DistGraph: this trainer's pairs with negatives.
+        from graphloom.negative_sampler import Uniform
+        pair_loader = graphloom.DataLoader(g, my_pairs[:64], graphloom.NeighborSampler(g, [3]),
+                                           batch_size=32, negative_sampler=Uniform(2))
+        for batch in pair_loader:
+            p = batch.pairs
+            assert torch.equal(batch.seeds[p.src_index], p.src) and p.k == 2
+            assert torch.equal(batch.input_features["feat"], feat[batch.input_nodes])
         # A DistTensor written by one trainer is read by the other.
         t = gd.DistTensor((n, 3), torch.float32, "python-test-tensor")
         if dist.get_rank() == 0:

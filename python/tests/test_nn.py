@@ -1,12 +1,12 @@
-"""graphloom.nn's SAGEConv against DGL's formulas computed node by node (every aggregator,
-nodes without in-edges included), its DGL-shaped inputs and parameters, and a GraphSAGE of each
-aggregator learning the planted graph."""
+"""graphloom.nn's SAGEConv (every aggregator), GraphConv (every norm) and GATConv against DGL's
+formulas computed node by node (nodes without in-edges included), their DGL-shaped inputs and
+parameters, and a GraphSAGE of each aggregator learning the planted graph."""
 
 import pytest
 import torch
 
 import graphloom
-from graphloom.nn import GraphSAGE, SAGEConv
+from graphloom.nn import GATConv, GraphConv, GraphSAGE, SAGEConv
 
 AGGREGATORS = ("mean", "gcn", "pool", "lstm")
 
@@ -102,3 +102,65 @@ def test_graphsage_of_each_aggregator_learns_the_planted_graph(planted, aggregat
     batch = next(iter(test))
     accuracy = (model(batch.blocks, batch.input_features["feat"]).argmax(1) == batch.labels)
     assert float(accuracy.float().mean()) > 0.85  # chance: 0.33
+
+
+@pytest.mark.parametrize("norm", ["both", "right", "left", "none"])
+def test_graph_conv_is_dgls_formula(block, norm):
+    torch.manual_seed(1)
+    conv = GraphConv(5, 3, norm=norm, allow_zero_in_degree=True)
+    with torch.no_grad():
+        conv.bias.normal_()
+    h = torch.randn(block.num_src, 5)
+    out_degree = torch.bincount(block.indices, minlength=block.num_src).clamp(min=1).float()
+    rows = []
+    for d in range(block.num_dst):
+        sources = block.indices[block.indptr[d]: block.indptr[d + 1]]
+        in_degree = max(len(sources), 1)
+        total = torch.zeros(5)
+        for u in sources.tolist():
+            scale = {"both": (out_degree[u] * in_degree) ** -0.5, "right": 1 / in_degree,
+                     "left": 1 / out_degree[u], "none": 1.0}[norm]
+            total = total + scale * h[u]
+        rows.append(total @ conv.weight + conv.bias)
+    torch.testing.assert_close(conv(block, h), torch.stack(rows))
+
+
+def test_gat_conv_is_dgls_formula(block):
+    torch.manual_seed(2)
+    conv = GATConv(5, 3, num_heads=2, allow_zero_in_degree=True, residual=True)
+    with torch.no_grad():
+        conv.bias.normal_()
+    h = torch.randn(block.num_src, 5)
+    z = conv.fc(h).view(-1, 2, 3)
+    rows = []
+    for d in range(block.num_dst):
+        sources = block.indices[block.indptr[d]: block.indptr[d + 1]]
+        out = torch.zeros(2, 3)
+        if len(sources):
+            scores = torch.nn.functional.leaky_relu(
+                (z[sources] * conv.attn_l).sum(-1) + (z[d] * conv.attn_r).sum(-1), 0.2)
+            weights = torch.softmax(scores, dim=0)  # over the in-edges, per head
+            out = (weights.unsqueeze(-1) * z[sources]).sum(0)
+        rows.append(out + conv.res_fc(h[d]).view(2, 3) + conv.bias.view(2, 3))
+    torch.testing.assert_close(conv(block, h), torch.stack(rows))
+    names = sorted(name for name, _ in conv.named_parameters())
+    assert names == ["attn_l", "attn_r", "bias", "fc.weight", "res_fc.weight"]
+
+
+@pytest.mark.parametrize("layer", [lambda: GraphConv(4, 2), lambda: GATConv(4, 2, 1)])
+def test_destinations_without_in_edges_are_refused_as_dgl_does(block, layer):
+    with pytest.raises(graphloom.Error, match="allow_zero_in_degree"):
+        layer()(block, torch.randn(block.num_src, 4))  # node 5 has no in-edges
+
+
+def test_one_dropout_mask_for_sources_and_destinations(block):
+    # A single tensor: the destinations' rows are the sources' first rows after dropout too.
+    torch.manual_seed(3)
+    conv = SAGEConv(4, 4, feat_drop=0.5)
+    h = torch.randn(block.num_src, 4)
+    torch.manual_seed(4)
+    one = conv(block, h)
+    torch.manual_seed(4)
+    dropped = conv.feat_drop(h)
+    conv.feat_drop = torch.nn.Identity()
+    torch.testing.assert_close(one, conv(block, dropped))

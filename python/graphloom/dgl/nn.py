@@ -1,6 +1,6 @@
 """``dgl.nn``'s layers over graphloom's blocks (:mod:`graphloom.nn`): ``import graphloom.dgl.nn
 as dglnn`` in place of ``import dgl.nn as dglnn``."""
 
-from ..nn import GraphSAGE, SAGEConv
+from ..nn import GATConv, GraphConv, GraphSAGE, SAGEConv, edge_softmax
 
-__all__ = ["GraphSAGE", "SAGEConv"]
+__all__ = ["GATConv", "GraphConv", "GraphSAGE", "SAGEConv", "edge_softmax"]
