@@ -71,14 +71,19 @@ def seeds_per_second(run):
     return seeds / (time.perf_counter() - start)
 
 
-def loader_bench(args):
+def run_inputs(args):
+    """(dataset, fanouts, items, sampler) of a benchmark's arguments: the dataset loaded as
+    `graphloom bench loader` loads it, the training nodes of the batches measured."""
     torch.set_num_threads(args.threads)
-    # As `graphloom bench loader` loads it.
     dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
     fanouts = [int(f) for f in args.fanouts.split(",")]
     items = dataset.splits.get("train", torch.arange(dataset.num_nodes()))
     items = items[: args.batches * args.batch_size]
-    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+    return dataset, fanouts, items, graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+
+
+def loader_bench(args):
+    dataset, fanouts, items, sampler = run_inputs(args)
     with_features = not args.no_features
     loader = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
                                   shuffle=True, features=("feat",) if with_features else (),
@@ -123,12 +128,7 @@ def to_pyg_bench(args):
     """What ``MiniBatch.to_pyg()`` adds to an epoch of graphloom's loader consumed as blocks:
     with the workers building PyG's layout (``pyg_edges=True``, as graphloom.pyg's loaders do)
     and with ``to_pyg()`` building it in the consuming thread."""
-    torch.set_num_threads(args.threads)
-    dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
-    fanouts = [int(f) for f in args.fanouts.split(",")]
-    items = dataset.splits.get("train", torch.arange(dataset.num_nodes()))
-    items = items[: args.batches * args.batch_size]
-    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
+    dataset, fanouts, items, sampler = run_inputs(args)
 
     def loader(pyg_edges):
         return graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
@@ -193,11 +193,7 @@ def train_bench(args):
     (MiniBatch.to_pyg) and by PyG's NeighborLoader, alternating."""
     from torch_geometric.nn import SAGEConv
 
-    torch.set_num_threads(args.threads)
-    dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
-    fanouts = [int(f) for f in args.fanouts.split(",")]
-    items = dataset.splits.get("train", torch.arange(dataset.num_nodes()))
-    items = items[: args.batches * args.batch_size]
+    dataset, fanouts, items, sampler = run_inputs(args)
     feat = dataset.node_features["feat"]
     dims = [feat.shape[1]] + [args.hidden] * (len(fanouts) - 1) + [dataset.num_classes]
     convs = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
@@ -211,7 +207,6 @@ def train_bench(args):
         optimizer.step()
         return data.batch_size
 
-    sampler = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts)
     ours = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
                                 shuffle=True)
     layout = torch.sparse_csr if args.layout == "csr" else None
