@@ -125,6 +125,24 @@ def existing_path(name, value):
     return text
 
 
+def byte_size(name, value):
+    """Bytes from an integer or a size such as ``"256M"`` or ``"2G"`` (K, M, G: powers of 1024,
+    as the CLI's sizes)."""
+    if _is_integer(value) and value >= 0:
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("B")
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        number = text[:-1] if scale > 1 else text
+        try:
+            size = float(number) * scale
+        except ValueError:
+            size = -1
+        if size >= 0:
+            return int(size)
+    raise _bad(name, f"{name} must be a number of bytes or a size such as '256M', got {value!r}")
+
+
 def output_path(name, value, overwrite):
     """A path to write a directory to: one that exists needs ``overwrite=True`` (checked here,
     so that the message names the Python argument, not the CLI's --force)."""

@@ -231,12 +231,19 @@ class DistGraph:
     Args:
         graph_name: accepted for DGL's signature; the partition names the graph.
         part_config: the partition directory (default: initialize()'s).
+        cache_policy: a cache of remote ``feat`` rows that loaders read through, as
+            ``train --cache-policy``: ``"none"``, ``"degree"`` (static: the rows this
+            machine's part refers to most) or ``"sieve"`` (dynamic, GraphBolt's default). This
+            machine's own rows are read in place and bypass it.
+        cache_size: the cache's bytes: an integer or a size such as ``"256M"``.
+
+    ``cache_stats(reset=False)`` gives the cache's hits and misses.
 
     ``ndata[name][ids]`` pulls rows; the graph is also the ``graph`` of
     :class:`graphloom.NeighborSampler` and the ``source`` of :class:`graphloom.DataLoader`.
     """
 
-    def __init__(self, graph_name=None, part_config=None):
+    def __init__(self, graph_name=None, part_config=None, cache_policy="none", cache_size=0):
         global _default_graph
         config, self.local_rank, self.trainers_per_machine = _require_config()
         if part_config is not None:
@@ -245,7 +252,10 @@ class DistGraph:
         if not config.part_config:
             raise OptionError("DistGraph: no part_config (pass it to initialize() or here)",
                               "part_config")
-        self._impl = _C.DistGraph(config)
+        cache_bytes = _check.byte_size("cache_size", cache_size)
+        if cache_policy != "none" and cache_bytes == 0:
+            raise OptionError(f"cache_policy={cache_policy!r} needs a cache_size", "cache_size")
+        self._impl = _C.DistGraph(config, cache_policy, cache_bytes)
         self.ndata = _NodeData(self)
         _default_graph = self
 
@@ -269,6 +279,10 @@ class DistGraph:
 
     def get_partition_book(self):
         return GraphPartitionBook(self)
+
+    def cache_stats(self, reset=False):
+        """``{"hits": ..., "misses": ...}`` of the feature cache (zeros without one)."""
+        return self._impl.cache_stats(bool(reset))
 
     # The graph-source interface of graphloom.Dataset (DataLoader, samplers, graphloom.pyg).
     _items_split = True  # node_split / edge_split already gave each trainer its share

@@ -315,3 +315,19 @@ def test_dgl_habits_work_on_batches_and_blocks(planted):
         moved = blocks[0].to("meta")
         assert moved.srcdata["feat"].device.type == "meta"
         break
+
+
+@pytest.mark.parametrize("value, expected", [(1024, 1024), ("256M", 256 << 20), ("2g", 2 << 30),
+                                             ("1.5K", 1536), ("512kb", 512 << 10)])
+def test_sizes_read_as_the_cli_reads_them(value, expected):
+    from graphloom import _check
+
+    assert _check.byte_size("cache_size", value) == expected
+
+
+@pytest.mark.parametrize("value", ["lots", -1, "M", 2.5])
+def test_bad_sizes_name_the_argument(value):
+    from graphloom import _check
+
+    with pytest.raises(graphloom.OptionError, match="cache_size"):
+        _check.byte_size("cache_size", value)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/graph/feature_cache.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/distributed/runtime/cluster_options.h"
 #include "graphloom/partition/partition_format.h"
@@ -15,8 +16,10 @@ namespace graphloom::python {
 
 class DistGraphHandle {
  public:
-  // `cluster.machine` must be set (initialize() works it out from the ranks).
-  explicit DistGraphHandle(const distributed::ClusterOptions& cluster);
+  // `cluster.machine` must be set (initialize() works it out from the ranks). With a cache
+  // policy, loaders read "feat" rows through a cache of remote rows (as `train --cache-policy`).
+  explicit DistGraphHandle(const distributed::ClusterOptions& cluster,
+                           const distributed::FeatureCacheOptions& cache = {});
   ~DistGraphHandle();
   DistGraphHandle(const DistGraphHandle&) = delete;
   DistGraphHandle& operator=(const DistGraphHandle&) = delete;
@@ -27,6 +30,12 @@ class DistGraphHandle {
       std::shared_ptr<DistGraphHandle> self) const {
     return {std::move(self), graph_.get()};
   }
+  // What loaders gather rows from: the feature cache when there is one, else the graph; it
+  // keeps this handle alive too.
+  std::shared_ptr<const features::FeatureSource> shared_features(
+      std::shared_ptr<DistGraphHandle> self) const;
+  // The cache's hits and misses (zero without a cache), reset when asked.
+  features::CacheStats cache_stats(bool reset) const;
   const partition::PartitionInfo& info() const { return info_; }
   int64_t machine() const { return machine_; }
   // The relabelled global ids of split `name` ("train", ...) over every part.
@@ -37,7 +46,8 @@ class DistGraphHandle {
   std::string part_config_;
   int64_t machine_ = 0;
   std::unique_ptr<distributed::SharedPartition> local_;
-  std::shared_ptr<distributed::DistGraph> graph_;  // declared last: destroyed first
+  std::shared_ptr<distributed::DistGraph> graph_;
+  std::unique_ptr<features::CachedFeatureSource> cache_;  // declared last: destroyed first
 };
 
 }  // namespace graphloom::python

@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "dist_graph_handle.h"
+#include "graphloom/base/enum_names.h"
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/distributed/graph/node_split.h"
 #include "graphloom/distributed/rpc/graph_server.h"
@@ -18,7 +19,8 @@ namespace py = pybind11;
 
 namespace graphloom::python {
 
-DistGraphHandle::DistGraphHandle(const distributed::ClusterOptions& config)
+DistGraphHandle::DistGraphHandle(const distributed::ClusterOptions& config,
+                                 const distributed::FeatureCacheOptions& cache)
     : info_(partition::read_partition_info(config.part_config)),
       part_config_(config.part_config),
       machine_(config.machine) {
@@ -34,6 +36,19 @@ DistGraphHandle::DistGraphHandle(const distributed::ClusterOptions& config)
   }
   graph_ =
       std::make_shared<distributed::DistGraph>(servers, client, local_ ? &local_->part() : nullptr);
+  cache_ = distributed::make_feature_cache(
+      *graph_, cache, info_.num_nodes, local_ ? &local_->part() : nullptr, part_config_, machine_);
+}
+
+std::shared_ptr<const features::FeatureSource> DistGraphHandle::shared_features(
+    std::shared_ptr<DistGraphHandle> self) const {
+  const features::FeatureSource* rows =
+      cache_ ? static_cast<const features::FeatureSource*>(cache_.get()) : graph_.get();
+  return {std::move(self), rows};
+}
+
+features::CacheStats DistGraphHandle::cache_stats(bool reset) const {
+  return cache_ ? cache_->stats(reset) : features::CacheStats{};
 }
 
 DistGraphHandle::~DistGraphHandle() = default;
@@ -103,11 +118,22 @@ void bind_distributed(py::module_& module) {
       .def_readwrite("tls_key", &ClusterOptions::tls_key)
       .def_readwrite("deadline_seconds", &ClusterOptions::deadline_seconds);
   py::class_<DistGraphHandle, std::shared_ptr<DistGraphHandle>>(module, "DistGraph")
-      .def(py::init([](const ClusterOptions& config) {
+      .def(py::init([](const ClusterOptions& config, const std::string& cache_policy,
+                       int64_t cache_bytes) {
+             const distributed::FeatureCacheOptions cache{
+                 .policy = enum_from_name<features::CachePolicy>("cache_policy", cache_policy),
+                 .bytes = cache_bytes};
              py::gil_scoped_release release;
-             return std::make_shared<DistGraphHandle>(config);
+             return std::make_shared<DistGraphHandle>(config, cache);
            }),
-           py::arg("config"))
+           py::arg("config"), py::arg("cache_policy") = "none", py::arg("cache_bytes") = 0)
+      .def(
+          "cache_stats",
+          [](const DistGraphHandle& h, bool reset) {
+            const features::CacheStats stats = h.cache_stats(reset);
+            return py::dict(py::arg("hits") = stats.hits, py::arg("misses") = stats.misses);
+          },
+          py::arg("reset") = false)
       .def_property_readonly("num_nodes",
                              [](const DistGraphHandle& h) { return h.graph().num_nodes(); })
       .def_property_readonly("num_edges",

@@ -287,9 +287,9 @@ void bind_loader(py::module_& module) {
                        std::shared_ptr<DistGraphHandle> source, at::Tensor items,
                        sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
                        std::optional<PairStage> pairs) {
-             return std::make_unique<LoaderHandle>(std::move(sampler), source->shared_graph(source),
-                                                   std::move(items), std::move(item_options),
-                                                   std::move(options), std::move(pairs));
+             return std::make_unique<LoaderHandle>(
+                 std::move(sampler), source->shared_features(source), std::move(items),
+                 std::move(item_options), std::move(options), std::move(pairs));
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"), py::arg("pairs") = py::none())

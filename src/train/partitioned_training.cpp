@@ -10,6 +10,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/graph/feature_cache.h"
 #include "graphloom/distributed/graph/node_split.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/features/cached_feature_source.h"
@@ -76,7 +77,7 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   TrainingInputs& in = inputs_;
   in.name = info_.graph_name + " (partitioned)";
   in.graph = graph_.get();
-  in.rows = cache_ ? static_cast<const features::FeatureSource*>(&*cache_) : graph_.get();
+  in.rows = cache_ ? static_cast<const features::FeatureSource*>(cache_.get()) : graph_.get();
   in.num_nodes = info_.num_nodes;
   in.num_relations = info_.schema.num_edge_types();
   in.typed = !info_.schema.empty();
@@ -111,21 +112,9 @@ PartitionedInputs::~PartitionedInputs() = default;
 
 // A cache of remote "feat" rows in front of the DistGraph (PartitionedJob::cache_policy).
 void PartitionedInputs::make_cache(const PartitionedJob& job) {
-  if (job.cache_policy == features::CachePolicy::kNone) return;
-  features::CacheOptions options{.policy = job.cache_policy, .capacity_bytes = job.cache_bytes};
-  if (local_) {  // the local part is read in place: only remote rows are worth caching
-    options.bypass_begin = local_->part().node_begin;
-    options.bypass_end = local_->part().node_end;
-  }
-  if (options.policy == features::CachePolicy::kStatic) {
-    const at::Tensor sources =
-        local_ ? local_->part().graph.indices
-               : partition::load_partition(job.partition_dir, job.part).graph.indices;
-    options.static_rows = features::rows_by_reference_count(sources, info_.num_nodes);
-  }
-  cache_.emplace(*graph_, "feat", std::move(options));
-  spdlog::info("feature cache ({}): {} rows of 'feat', {:.1f} MB", name_of(job.cache_policy),
-               cache_->capacity_rows(), job.cache_bytes / 1e6);
+  cache_ = distributed::make_feature_cache(
+      *graph_, {.policy = job.cache_policy, .bytes = job.cache_bytes}, info_.num_nodes,
+      local_ ? &local_->part() : nullptr, job.partition_dir, job.part);
 }
 
 // Node classification: this trainer's node_split of the training nodes; all the others.

@@ -63,7 +63,7 @@ class PartitionedInputs {
   std::unique_ptr<distributed::SharedPartition> local_;
   std::unique_ptr<distributed::DistGraph> graph_;
   std::optional<distributed::DistEmbedding> embedding_;
-  std::optional<features::CachedFeatureSource> cache_;
+  std::unique_ptr<features::CachedFeatureSource> cache_;
   TrainingInputs inputs_;
 };
 
