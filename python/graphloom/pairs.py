@@ -102,7 +102,8 @@ def exclude_pairs(blocks, src, dst, reverse, edge_dir="in"):
     see (DGL's ``exclude="self"`` / ``"reverse_id"``, GraphBolt's ``exclude_seed_edges``)."""
     if not blocks or src.numel() == 0:
         return blocks
-    base = int(torch.cat([src, dst, *[b.src_ids for b in blocks]]).max()) + 1
+    # The first block's sources hold every node of the batch (each block's are a prefix).
+    base = int(blocks[0].src_ids.max()) + 1
     keys = src * base + dst
     if reverse:
         keys = torch.cat([keys, dst * base + src])
@@ -110,7 +111,8 @@ def exclude_pairs(blocks, src, dst, reverse, edge_dir="in"):
 
 
 def _without_keys(block, keys, base, edge_dir):
-    sources, targets = block.src_ids[block.indices], block.src_ids[block.dst_positions()]
+    destinations = block.dst_positions()
+    sources, targets = block.src_ids[block.indices], block.src_ids[destinations]
     if edge_dir == "out":  # the block's sources are the graph edges' destinations
         sources, targets = targets, sources
     keep = ~torch.isin(sources * base + targets, keys)
@@ -119,7 +121,7 @@ def _without_keys(block, keys, base, edge_dir):
     kept = object.__new__(type(block))
     kept.src_ids, kept.num_dst = block.src_ids, block.num_dst
     counts = torch.zeros(block.num_dst, dtype=torch.int64).index_add_(
-        0, block.dst_positions(), keep.to(torch.int64))
+        0, destinations, keep.to(torch.int64))
     kept.indptr = torch.cat([block.indptr[:1], torch.cumsum(counts, 0)])
     kept.indices = block.indices[keep]
     kept.edge_ids = None if block.edge_ids is None else block.edge_ids[keep]
