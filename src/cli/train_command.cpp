@@ -230,6 +230,10 @@ void add_data_parallel_flags(CLI::App* cmd, distributed::DataParallelOptions& fl
                   "Gradient bytes per allreduce bucket; smaller buckets start communicating "
                   "earlier in backward")
       ->check(positive());
+  add_enum_option(cmd, "--dist-backend", o.sync.backend,
+                  "What reduces the gradients of --nproc/launch ranks: auto (NCCL when --device "
+                  "is a GPU, as DDP does; Gloo on the CPU), nccl (GPU ranks, the CUDA build), or "
+                  "gloo (a Gloo group of the gradients' own; on GPUs it copies through the host)");
   cmd->add_flag(
       "--no-overlap", [&o](int64_t) { o.sync.overlap = false; },
       "Allreduce all gradients after backward instead of during it (to measure the overlap)");

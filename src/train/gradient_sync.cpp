@@ -21,6 +21,41 @@ bool rank0_decides(bool decision, distributed::ProcessGroup* group) {
   return flag.item<int>() != 0;
 }
 
+namespace {
+
+// The parameters' one device (buckets are allocated there).
+c10::Device parameters_device(const std::vector<at::Tensor>& parameters) {
+  GL_CHECK(!parameters.empty(), "data-parallel training needs a model with parameters");
+  const c10::Device device = parameters.front().device();
+  for (std::size_t p = 1; p < parameters.size(); ++p) {
+    GL_CHECK(parameters[p].device() == device,
+             "data-parallel training needs every parameter on one device (parameter {} is on "
+             "{}, parameter 0 on {})",
+             p, parameters[p].device().str(), device.str());
+  }
+  return device;
+}
+
+// Gives the group a backend for `device`'s tensors, as `backend` asks (auto: NCCL on CUDA).
+void attach_sync_backend(distributed::ProcessGroup& group, c10::Device device,
+                         SyncBackend backend) {
+  if (backend == SyncBackend::kAuto) {
+    if (!device.is_cuda()) return;  // the group's own Gloo
+    backend = SyncBackend::kNccl;
+  }
+  if (backend == SyncBackend::kNccl && !device.is_cuda()) {
+    throw OptionError("dist_backend",
+                      fmt::format("nccl reduces CUDA tensors; the model is on {} (use gloo or "
+                                  "auto, or a CUDA --device)",
+                                  device.str()));
+  }
+  const auto kind = backend == SyncBackend::kNccl ? distributed::DeviceBackend::kNccl
+                                                  : distributed::DeviceBackend::kGloo;
+  group.attach_device(device, kind, "dist_backend");
+}
+
+}  // namespace
+
 struct GradientSynchronizer::Bucket {
   std::vector<int64_t> parameters;
   at::Tensor buffer;  // gradients back to back, then the weight
@@ -53,6 +88,8 @@ GradientSynchronizer::GradientSynchronizer(std::vector<at::Tensor> parameters,
   GL_CHECK(options.bucket_cap_mb > 0, "bucket size must be positive, got {} MB",
            options.bucket_cap_mb);
   const auto cap = static_cast<int64_t>(options.bucket_cap_mb * (1 << 20));
+  const c10::Device device = parameters_device(parameters_);
+  attach_sync_backend(group_, device, options.backend);
   location_.resize(parameters_.size());
   // Reverse registration order: the last layers' gradients are computed first.
   for (int64_t p = static_cast<int64_t>(parameters_.size()) - 1; p >= 0; --p) {
@@ -66,7 +103,7 @@ GradientSynchronizer::GradientSynchronizer(std::vector<at::Tensor> parameters,
     bucket.numel += parameter.numel();
   }
   for (Bucket& bucket : buckets_) {
-    bucket.buffer = at::zeros({bucket.numel + 1}, at::kFloat);
+    bucket.buffer = at::zeros({bucket.numel + 1}, at::TensorOptions(device).dtype(at::kFloat));
     bucket.buffer[bucket.numel].fill_(1.0);  // this rank's weight while it has batches
     bucket.pending = static_cast<int64_t>(bucket.parameters.size());
   }
@@ -87,6 +124,10 @@ GradientSynchronizer::~GradientSynchronizer() {
 }
 
 int64_t GradientSynchronizer::num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
+
+std::string GradientSynchronizer::backend_name() const {
+  return group_.backend_name(buckets_.front().buffer);
+}
 
 void GradientSynchronizer::broadcast_parameters(int root) {
   torch::NoGradGuard no_grad;
@@ -189,10 +230,10 @@ int64_t GradientSynchronizer::finish_round() {
 
 void GradientSynchronizer::check_parameters_in_sync(int64_t step) {
   // FNV-1a over the bytes of every parameter: equal on all ranks iff (almost surely) bitwise
-  // equal. Compared through a min and a max allreduce.
+  // equal. Compared through a min and a max allreduce (of host tensors: the group's Gloo).
   uint64_t hash = 1469598103934665603ULL;
   for (const at::Tensor& parameter : parameters_) {
-    const at::Tensor data = parameter.detach().contiguous();
+    const at::Tensor data = parameter.detach().to(at::kCPU).contiguous();
     const auto* bytes = static_cast<const unsigned char*>(data.data_ptr());
     for (std::size_t i = 0; i < data.nbytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ULL;
   }

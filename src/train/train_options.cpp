@@ -43,7 +43,11 @@ void TrainOptions::validate() const {
     throw OptionError("checkpoint_every", "needs `checkpoint` FILE");
   }
   check_at_least("device_cache_bytes", device_cache_bytes, int64_t{0});
-  parse_device(device, "device");
+  const c10::Device parsed = parse_device(device, "device");
+  if (sync.backend == SyncBackend::kNccl && !parsed.is_cuda()) {
+    throw OptionError("dist_backend",
+                      "nccl reduces CUDA tensors: it needs a CUDA `device` (cuda or cuda:N)");
+  }
 }
 
 c10::Device training_device(const TrainOptions& options, const distributed::ProcessGroup* group) {

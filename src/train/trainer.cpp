@@ -121,8 +121,8 @@ void Trainer::prepare(Task& task) {
     sync_.emplace(model.parameters(), *group_, options_.sync);
     sync_->broadcast_parameters(0);  // identical replicas whatever each rank initialised
     if (main_rank_) {
-      spdlog::info("data-parallel over {} ranks: {} gradient buckets", group_->world_size(),
-                   sync_->num_buckets());
+      spdlog::info("data-parallel over {} ranks: {} gradient buckets through {}",
+                   group_->world_size(), sync_->num_buckets(), sync_->backend_name());
     }
   }
   log_ = std::make_unique<MetricsLog>(main_rank_ ? options_.metrics_log : std::filesystem::path(),

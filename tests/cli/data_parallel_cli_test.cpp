@@ -71,6 +71,14 @@ TEST(DataParallelCli, NprocTrainsWithReplicasInSync) {
   EXPECT_EQ(lines, 2);  // rank 0 alone writes the log
 }
 
+TEST(DataParallelCli, NcclWithoutACudaDeviceIsAUsageError) {
+  TempDir dir;
+  const auto result = run_graphloom("train --epochs 1 --dist-backend nccl", dir.path());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--dist-backend nccl reduces CUDA tensors"), std::string::npos)
+      << result.output;
+}
+
 TEST(DataParallelCli, NprocUnderALauncherIsAUsageError) {
   TempDir dir;
   BackgroundProcess process({"train", "--nproc", "2", "--epochs", "1"}, {"RANK=0", "WORLD_SIZE=2"},
@@ -150,13 +158,17 @@ TEST(DataParallelCli, TwoProcessCoraMatchesOneProcess) {
       "--weight-decay 5e-4 --normalize-features row --hidden 16 --lr 0.01 --dropout 0.5 "
       "--eval-every 10 --no-progress";
   const auto one = run_graphloom(flags, dir.path());
-  const auto two = run_graphloom(flags + " --nproc 2 --check-sync 50", dir.path());
+  // The gradients through a Gloo group of their own: the path NCCL takes on GPUs.
+  const auto two =
+      run_graphloom(flags + " --nproc 2 --check-sync 50 --dist-backend gloo", dir.path());
   ASSERT_EQ(one.exit_code, 0) << one.output;
   ASSERT_EQ(two.exit_code, 0) << two.output;
   const double one_acc = value_after(one.output, "test accuracy");
   const double two_acc = value_after(two.output, "test accuracy");
   std::cout << "Cora GCN test accuracy: 1 process " << one_acc << ", 2 processes " << two_acc
             << "\n";
+  EXPECT_NE(two.output.find("gradient buckets through gloo (device)"), std::string::npos)
+      << two.output;
   EXPECT_GT(two_acc, 0.79);
   EXPECT_NEAR(two_acc, one_acc, 0.025);
 }

@@ -1,11 +1,16 @@
 // The CUDA paths against their CPU counterparts, bit for bit: the tensor sampler on a device
-// against the C++ kernel, and each feature placement's gather against index_select. ctest
-// label `cuda`; without a CUDA build or a GPU every test reports SKIPPED by name.
+// against the C++ kernel, each feature placement's gather against index_select, and the NCCL
+// backend's collectives. ctest label `cuda`; without a CUDA build or a GPU every test reports
+// SKIPPED by name.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <chrono>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <vector>
+
+#include "nccl_backend.h"
 
 #include "graphloom/base/device.h"
 #include "graphloom/features/device_rows.h"
@@ -95,6 +100,19 @@ TEST_F(Cuda, PinnedPlacementReadsAMappedMatrixInPlace) {
     EXPECT_TRUE(at::equal(placed.gather(ids).cpu(), table.index_select(0, ids)));
   }
   ::munmap(memory, bytes);
+}
+
+// One rank is all a one-GPU machine can hold (NCCL refuses two ranks on one GPU): its
+// collectives still make a communicator and run NCCL's kernels on the device.
+TEST_F(Cuda, NcclBackendReducesAndBroadcastsOnTheDevice) {
+  const auto store = c10::make_intrusive<c10d::HashStore>();
+  const auto nccl =
+      distributed::make_nccl_backend(store, 0, 1, std::chrono::seconds(60), "dist_backend");
+  std::vector<at::Tensor> tensors{at::arange(6, at::TensorOptions(device_).dtype(at::kFloat))};
+  nccl->allreduce(tensors)->wait();
+  EXPECT_TRUE(at::equal(tensors[0].cpu(), at::arange(6, at::kFloat)));
+  nccl->broadcast(tensors)->wait();
+  EXPECT_TRUE(at::equal(tensors[0].cpu(), at::arange(6, at::kFloat)));
 }
 
 }  // namespace

@@ -71,6 +71,45 @@ TEST(GradientSync, AveragesGradientsOverRanks) {
   }
 }
 
+// The gradients through a backend of their own (dist_backend gloo: what NCCL is on GPUs):
+// the same averages as through the group's Gloo.
+TEST(GradientSync, AveragesThroughTheAttachedDeviceBackend) {
+  run_ranks(2, [&](distributed::ProcessGroup& group) {
+    torch::nn::Sequential net = small_net(group.rank());
+    GradientSynchronizer sync(net->parameters(), group,
+                              {.bucket_cap_mb = 1e-4, .backend = SyncBackend::kGloo});
+    EXPECT_EQ(sync.backend_name(), "gloo (device)");
+    sync.broadcast_parameters(0);
+    torch::nn::Sequential reference = small_net(0);
+    const auto mine = local_grads(reference, batch_of(group.rank(), 0));
+    const auto theirs = local_grads(reference, batch_of(1 - group.rank(), 0));
+    net->zero_grad();
+    net->forward(batch_of(group.rank(), 0)).pow(2).mean().backward();
+    EXPECT_EQ(sync.synchronize(), 2);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      EXPECT_TRUE(
+          torch::allclose(net->parameters()[i].grad(), (mine[i] + theirs[i]) / 2, 1e-6, 1e-7));
+    }
+    sync.check_parameters_in_sync(1);
+  });
+}
+
+TEST(GradientSync, NcclOnTheCpuIsAnOptionErrorOnDistBackend) {
+  run_ranks(2, [&](distributed::ProcessGroup& group) {
+    torch::nn::Sequential net = small_net(0);
+    try {
+      GradientSynchronizer sync(net->parameters(), group, {.backend = SyncBackend::kNccl});
+      ADD_FAILURE() << "nccl accepted for parameters on the CPU";
+    } catch (const OptionError& e) {
+      EXPECT_EQ(e.field(), "dist_backend");
+      EXPECT_NE(std::string(e.what()).find("the model is on cpu"), std::string::npos) << e.what();
+    }
+    // auto on the CPU keeps the group's own Gloo.
+    GradientSynchronizer sync(net->parameters(), group);
+    EXPECT_EQ(sync.backend_name(), "gloo");
+  });
+}
+
 TEST(GradientSync, JoinCompletesUnevenInputsWithIdenticalReplicas) {
   const std::vector<int> steps_of_rank{5, 2, 0};  // rank 2 has no batch at all
   std::vector<std::vector<torch::Tensor>> final_parameters(3);

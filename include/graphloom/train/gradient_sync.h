@@ -16,8 +16,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "graphloom/base/enum_names.h"
 #include "graphloom/distributed/runtime/process_group.h"
 
 namespace torch::autograd {
@@ -26,9 +28,15 @@ struct Node;
 
 namespace graphloom::train {
 
+// The backend of the gradient buckets, which live on the parameters' device: auto is NCCL for
+// a CUDA device (what DDP uses) and the group's Gloo for the CPU; nccl needs a CUDA device and
+// build; gloo is a Gloo group of the buckets' own (Gloo reduces CUDA tensors through the host).
+enum class SyncBackend { kAuto, kNccl, kGloo };
+
 struct GradientSyncOptions {
   double bucket_cap_mb = 1.0;  // gradient bytes per allreduce bucket
   bool overlap = true;         // launch buckets from backward hooks (false: all after backward)
+  SyncBackend backend = SyncBackend::kAuto;
 };
 
 // True for a process group of more than one rank (a data-parallel run).
@@ -58,6 +66,8 @@ class GradientSynchronizer {
   void check_parameters_in_sync(int64_t step);
 
   int64_t num_buckets() const;
+  // "gloo", "nccl" or "gloo (device)": what the buckets are reduced through.
+  std::string backend_name() const;
   // Seconds spent in synchronize()/join() (waiting for allreduces not hidden behind backward).
   double exposed_seconds() const { return exposed_seconds_; }
   void reset_exposed_seconds() { exposed_seconds_ = 0; }
@@ -83,3 +93,15 @@ class GradientSynchronizer {
 };
 
 }  // namespace graphloom::train
+
+namespace graphloom {
+
+template <>
+struct EnumNames<train::SyncBackend> {
+  static constexpr std::array<std::pair<std::string_view, train::SyncBackend>, 3> kNames{
+      {{"auto", train::SyncBackend::kAuto},
+       {"nccl", train::SyncBackend::kNccl},
+       {"gloo", train::SyncBackend::kGloo}}};
+};
+
+}  // namespace graphloom

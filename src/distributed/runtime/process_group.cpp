@@ -14,11 +14,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "gloo_backend.h"
+#include "nccl_backend.h"
 #include "peer_authentication.h"
 #include "rendezvous_store.h"
 
@@ -122,7 +124,16 @@ struct ProcessGroup::Impl {
   std::unique_ptr<RendezvousStoreServer> store_server;  // rank 0; destroyed last
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> gloo;
+  GlooBackendOptions gloo_options;
+  // attach_device: the device whose tensors take `device_backend` ("nccl" or "gloo (device)").
+  std::optional<c10::Device> device;
+  c10::intrusive_ptr<c10d::Backend> device_backend;
+  std::string device_backend_name;
   std::string context;  // "rank 1 of 2 (rendezvous 127.0.0.1:29500)" for messages
+
+  c10d::Backend& backend_for(const at::Tensor& tensor) const {
+    return device && tensor.device() == *device ? *device_backend : *gloo;
+  }
 
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) const {
     guarded(
@@ -184,11 +195,10 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const ProcessEnvironment& en
     impl.store = c10::make_intrusive<RendezvousStore>(address, options.token, options.timeout);
   }
 
-  impl.gloo =
-      guarded(fmt::format("connecting the trainers' process group ({})", impl.context), [&] {
-        return make_gloo_backend(impl.store, env.rank, env.world_size,
-                                 gloo_options_for(env, options));
-      });
+  impl.gloo_options = gloo_options_for(env, options);
+  impl.gloo = guarded(
+      fmt::format("connecting the trainers' process group ({})", impl.context),
+      [&] { return make_gloo_backend(impl.store, env.rank, env.world_size, impl.gloo_options); });
 
   // Agree on a job id and on whether every rank shares this machine.
   guarded(fmt::format("exchanging job facts ({})", impl.context), [&] {
@@ -213,12 +223,13 @@ void ProcessGroup::allreduce(at::Tensor& tensor, ReduceOp op) {
   std::vector<at::Tensor> tensors{tensor};
   c10d::AllreduceOptions options;
   options.reduceOp = to_c10d(op);
-  impl_->wait(impl_->gloo->allreduce(tensors, options), "allreduce");
+  impl_->wait(impl_->backend_for(tensor).allreduce(tensors, options), "allreduce");
 }
 
 CollectiveWork ProcessGroup::allreduce_async(at::Tensor tensor) {
+  c10d::Backend& backend = impl_->backend_for(tensor);
   std::vector<at::Tensor> tensors{std::move(tensor)};
-  c10::intrusive_ptr<c10d::Work> work = impl_->gloo->allreduce(tensors);
+  c10::intrusive_ptr<c10d::Work> work = backend.allreduce(tensors);
   return CollectiveWork([impl = impl_.get(), work] { impl->wait(work, "gradient allreduce"); });
 }
 
@@ -226,10 +237,40 @@ void ProcessGroup::broadcast(at::Tensor& tensor, int root) {
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  impl_->wait(impl_->gloo->broadcast(tensors, options), "broadcast");
+  impl_->wait(impl_->backend_for(tensor).broadcast(tensors, options), "broadcast");
 }
 
 void ProcessGroup::barrier() { impl_->wait(impl_->gloo->barrier(), "barrier"); }
+
+void ProcessGroup::attach_device(c10::Device device, DeviceBackend backend,
+                                 const std::string& option) {
+  Impl& impl = *impl_;
+  const std::string name = backend == DeviceBackend::kNccl ? "nccl" : "gloo (device)";
+  if (impl.device) {
+    // A second synchronizer of the same run (every rank does the same): the backend is there.
+    GL_CHECK(*impl.device == device && impl.device_backend_name == name,
+             "{}: {} on {} asked for, but {} on {} is attached already", option, name, device.str(),
+             impl.device_backend_name, impl.device->str());
+    return;
+  }
+  // Its own key space in the store: its rendezvous must not meet the group's Gloo keys.
+  auto store = c10::make_intrusive<c10d::PrefixStore>("graphloom/device", impl.store);
+  impl.device_backend = guarded(
+      fmt::format("connecting the {} backend for {} tensors ({})", name, device.str(),
+                  impl.context),
+      [&]() -> c10::intrusive_ptr<c10d::Backend> {
+        if (backend == DeviceBackend::kNccl) {
+          return make_nccl_backend(store, rank(), world_size(), impl.gloo_options.timeout, option);
+        }
+        return make_gloo_backend(store, rank(), world_size(), impl.gloo_options);
+      });
+  impl.device = device;
+  impl.device_backend_name = name;
+}
+
+std::string ProcessGroup::backend_name(const at::Tensor& tensor) const {
+  return impl_->device && tensor.device() == *impl_->device ? impl_->device_backend_name : "gloo";
+}
 
 at::Tensor ProcessGroup::shared_tensor(const std::string& tag, at::IntArrayRef sizes,
                                        at::ScalarType dtype) {

@@ -43,6 +43,31 @@ TEST(ProcessGroup, AllreduceBroadcastBarrier) {
   });
 }
 
+// What NCCL does for a GPU's tensors, with a second Gloo group standing in on the CPU: the
+// attached backend connects over its own store keys and carries that device's collectives.
+TEST(ProcessGroup, AttachedDeviceBackendCarriesThatDevicesCollectives) {
+  run_ranks(2, [](ProcessGroup& group) {
+    const at::Tensor host = at::ones({1});
+    EXPECT_EQ(group.backend_name(host), "gloo");
+    group.attach_device(at::kCPU, DeviceBackend::kGloo, "dist_backend");
+    EXPECT_EQ(group.backend_name(host), "gloo (device)");
+    group.attach_device(at::kCPU, DeviceBackend::kGloo, "dist_backend");  // again: nothing
+    at::Tensor sum = at::full({3}, group.rank() + 1.0, at::kFloat);
+    group.allreduce(sum);
+    EXPECT_TRUE(at::equal(sum, at::full({3}, 3.0, at::kFloat)));
+    at::Tensor value = at::full({1}, group.rank() == 1 ? 4.0 : 0.0, at::kDouble);
+    group.broadcast(value, /*root=*/1);
+    EXPECT_EQ(value.item<double>(), 4.0);
+    at::Tensor gradients = at::full({5}, 2.0 * group.rank(), at::kFloat);
+    group.allreduce_async(gradients).wait();
+    EXPECT_TRUE(at::equal(gradients, at::full({5}, 2.0, at::kFloat)));
+    group.barrier();
+    const std::string error = testing::error_of(
+        [&] { group.attach_device(at::kCPU, DeviceBackend::kNccl, "dist_backend"); });
+    EXPECT_NE(error.find("gloo (device) on cpu is attached already"), std::string::npos) << error;
+  });
+}
+
 TEST(ProcessGroup, JobIdIsSharedAndFresh) {
   std::vector<std::string> ids(2);
   run_ranks(2, [&](ProcessGroup& group) { ids[group.rank()] = group.job_id(); });

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <chrono>
 #include <functional>
@@ -43,6 +44,9 @@ struct ProcessGroupOptions {
 
 enum class ReduceOp { kSum, kMin, kMax };
 
+// The backend of the collectives on a training device's tensors (ProcessGroup::attach_device).
+enum class DeviceBackend { kNccl, kGloo };
+
 class ProcessGroup {
  public:
   // Joins the group described by `env` (rank 0 creates the store). Throws with the address
@@ -66,6 +70,16 @@ class ProcessGroup {
   CollectiveWork allreduce_async(at::Tensor tensor);  // sum
   void broadcast(at::Tensor& tensor, int root = 0);
   void barrier();
+
+  // Sends every later collective on `device`'s tensors through a backend of their own,
+  // connected here (collective: every rank calls it with the same arguments): NCCL, as DDP does
+  // on GPUs, or a second Gloo group over the same store (on the CPU it stands in for NCCL in
+  // tests). Barriers and tensors on other devices keep the group's Gloo. `option` names the
+  // setting in messages (NCCL in a build without CUDA is an OptionError). Attaching the same
+  // again does nothing; another device or backend is an Error.
+  void attach_device(c10::Device device, DeviceBackend backend, const std::string& option);
+  // "gloo", or "nccl" / "gloo (device)" for a tensor on the attached device.
+  std::string backend_name(const at::Tensor& tensor) const;
 
   // A tensor backed by one shared-memory segment that every rank maps (single_host() only).
   // The segment's name is removed as soon as all ranks mapped it, so nothing is left in
