@@ -9,7 +9,6 @@
 #include <optional>
 
 #include "bindings.h"
-#include "dist_graph_handle.h"
 #include "graphloom/base/error.h"
 #include "graphloom/features/dataset_rows.h"
 #include "graphloom/io/dataset.h"
@@ -17,6 +16,7 @@
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/negative_sampler.h"
 #include "graphloom/sampling/neighbor_sampler.h"
+#include "shared_cluster.h"
 
 namespace py = pybind11;
 
@@ -253,9 +253,9 @@ void bind_loader(py::module_& module) {
                  std::move(options));
            }),
            py::arg("graph"), py::arg("options"))
-      .def(py::init([](std::shared_ptr<DistGraphHandle> graph,
+      .def(py::init([](std::shared_ptr<distributed::Cluster> graph,
                        sampling::NeighborSamplerOptions options) {
-             return std::make_shared<SamplerHandle>(graph->shared_graph(graph), std::move(options));
+             return std::make_shared<SamplerHandle>(shared_graph(graph), std::move(options));
            }),
            py::arg("graph"), py::arg("options"))
       .def(
@@ -284,12 +284,12 @@ void bind_loader(py::module_& module) {
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"), py::arg("pairs") = py::none())
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler,
-                       std::shared_ptr<DistGraphHandle> source, at::Tensor items,
+                       std::shared_ptr<distributed::Cluster> source, at::Tensor items,
                        sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
                        std::optional<PairStage> pairs) {
-             return std::make_unique<LoaderHandle>(
-                 std::move(sampler), source->shared_features(source), std::move(items),
-                 std::move(item_options), std::move(options), std::move(pairs));
+             return std::make_unique<LoaderHandle>(std::move(sampler), shared_rows(source),
+                                                   std::move(items), std::move(item_options),
+                                                   std::move(options), std::move(pairs));
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"), py::arg("pairs") = py::none())

@@ -18,20 +18,6 @@
 #include "graphloom/train/dataset_inputs.h"
 
 namespace graphloom::train {
-namespace {
-
-// Every part's nodes of one split.
-at::Tensor split_of_all_parts(const partition::PartitionInfo& info,
-                              const std::filesystem::path& dir, const std::string& split) {
-  std::vector<at::Tensor> ids;
-  for (int64_t part = 0; part < info.num_parts; ++part) {
-    ids.push_back(partition::load_partition_split(dir, info, part, split));
-  }
-  return at::cat(ids);
-}
-
-}  // namespace
-
 std::string self_loop_difference(const partition::Partition& part, const TrainOptions& options) {
   const nn::ModelKind model = options.model.kind;
   if (!adds_self_loops(model, options.self_loops)) return "";
@@ -51,45 +37,37 @@ std::string self_loop_difference(const partition::Partition& part, const TrainOp
 
 PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptions& options,
                                      TaskKind task, distributed::ProcessGroup* group)
-    : info_(partition::read_partition_info(job.partition_dir)) {
-  GL_CHECK(static_cast<int64_t>(job.servers.size()) == info_.num_parts,
-           "'{}' has {} parts but servers were given for {} machines", job.partition_dir.string(),
-           info_.num_parts, job.servers.size());
-  GL_CHECK(job.part >= 0 && job.part < info_.num_parts, "machine {} has no part ({} parts)",
-           job.part, info_.num_parts);
-  if (!job.cluster_id.empty()) {
-    local_ = distributed::SharedPartition::attach(job.cluster_id, job.part, job.client.deadline);
-  }
-  graph_ = std::make_unique<distributed::DistGraph>(job.servers, job.client,
-                                                    local_ ? &local_->part() : nullptr);
+    : cluster_(job.cluster, job.machine, job.cache) {
+  const partition::PartitionInfo& info = cluster_.info();
+  distributed::DistGraph& graph = cluster_.graph();
   // Featureless graphs (or --embed-dim): the embedding lives on the servers, rows updated by
   // their owners, so no trainer holds or allreduces a num_nodes x dim table.
   const bool link = task == TaskKind::kLinkPrediction;
-  const bool has_features = info_.features.count("feat") > 0;
+  const bool has_features = info.features.count("feat") > 0;
   const int64_t embed_dim = job.embed_dim > 0       ? job.embed_dim
                             : link && !has_features ? kFeaturelessEmbedDim
                                                     : 0;
   if (embed_dim > 0) {
-    embedding_.emplace(*graph_, link ? "link-embedding" : "node-embedding", embed_dim,
+    embedding_.emplace(graph, link ? "link-embedding" : "node-embedding", embed_dim,
                        job.embed_optimizer, /*init_scale=*/1.0f, options.seed);
   }
-  make_cache(job);
   TrainingInputs& in = inputs_;
-  in.name = info_.graph_name + " (partitioned)";
-  in.graph = graph_.get();
-  in.rows = cache_ ? static_cast<const features::FeatureSource*>(cache_.get()) : graph_.get();
-  in.num_nodes = info_.num_nodes;
-  in.num_relations = info_.schema.num_edge_types();
-  in.typed = !info_.schema.empty();
+  in.name = info.graph_name + " (partitioned)";
+  in.graph = &graph;
+  in.rows = &cluster_.rows();
+  in.num_nodes = info.num_nodes;
+  in.num_relations = info.schema.num_edge_types();
+  in.typed = !info.schema.empty();
   std::tie(in.in_degrees, in.out_degrees) =
-      partition::load_partition_degrees(job.partition_dir, info_);
+      partition::load_partition_degrees(cluster_.partition_dir(), info);
   in.embedding = embedding_ ? &*embedding_ : nullptr;
-  in.layer_outputs = dist_tensor_outputs(*graph_, group);
-  in.epoch_counters = [this] {
+  in.layer_outputs = dist_tensor_outputs(graph, group);
+  const bool cached = job.cache.policy != features::CachePolicy::kNone;
+  in.epoch_counters = [this, cached] {
     std::map<std::string, double> counters{
-        {"remote_bytes", static_cast<double>(graph_->pulled_bytes(/*reset=*/true))}};
-    if (cache_) {
-      const features::CacheStats stats = cache_->stats(/*reset=*/true);
+        {"remote_bytes", static_cast<double>(cluster_.graph().pulled_bytes(/*reset=*/true))}};
+    if (cached) {
+      const features::CacheStats stats = cluster_.cache_stats(/*reset=*/true);
       counters["cache_hits"] = static_cast<double>(stats.hits);
       counters["cache_misses"] = static_cast<double>(stats.misses);
     }
@@ -102,58 +80,57 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   }
   // The part is read from disk for this only when the model would get self-loops.
   if (adds_self_loops(options.model.kind, options.self_loops)) {
+    const partition::Partition* local = cluster_.local_part();
     const std::string difference = self_loop_difference(
-        local_ ? local_->part() : partition::load_partition(job.partition_dir, job.part), options);
+        local != nullptr ? *local
+                         : partition::load_partition(cluster_.partition_dir(), job.machine),
+        options);
     if (!difference.empty()) spdlog::warn("{}", difference);
   }
 }
 
 PartitionedInputs::~PartitionedInputs() = default;
 
-// A cache of remote "feat" rows in front of the DistGraph (PartitionedJob::cache_policy).
-void PartitionedInputs::make_cache(const PartitionedJob& job) {
-  cache_ = distributed::make_feature_cache(
-      *graph_, {.policy = job.cache_policy, .bytes = job.cache_bytes}, info_.num_nodes,
-      local_ ? &local_->part() : nullptr, job.partition_dir, job.part);
-}
-
 // Node classification: this trainer's node_split of the training nodes; all the others.
 void PartitionedInputs::add_node_items(const PartitionedJob& job) {
-  GL_CHECK(info_.num_classes > 0, "partition '{}' has no labels", job.partition_dir.string());
+  const partition::PartitionInfo& info = cluster_.info();
+  GL_CHECK(info.num_classes > 0, "partition '{}' has no labels", cluster_.partition_dir().string());
   TrainingInputs& in = inputs_;
-  in.train_nodes = distributed::node_split(split_of_all_parts(info_, job.partition_dir, "train"),
-                                           graph_->book(), job.part, job.local_rank,
-                                           job.trainers_per_part, {.force_even = job.force_even});
+  const at::Tensor train = cluster_.split("train");
+  in.train_nodes =
+      train.index_select(0, cluster_.split_items(train, job.local_rank, job.trainers_per_part,
+                                                 {.force_even = job.force_even}));
   in.train_nodes_split = true;
-  in.valid_nodes = split_of_all_parts(info_, job.partition_dir, "valid");
-  in.test_nodes = split_of_all_parts(info_, job.partition_dir, "test");
-  in.num_classes = info_.num_classes;
-  spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.part, job.local_rank,
-               in.train_nodes.numel(), job.force_even ? ", even" : "");
+  in.valid_nodes = cluster_.split("valid");
+  in.test_nodes = cluster_.split("test");
+  in.num_classes = info.num_classes;
+  spdlog::info("machine {} trainer {}: {} training nodes (node_split{})", job.machine,
+               job.local_rank, in.train_nodes.numel(), job.force_even ? ", even" : "");
 }
 
 // Link prediction: the edge splits, and this trainer's edge_split of the training pairs.
 void PartitionedInputs::add_link_items(const PartitionedJob& job) {
+  const partition::PartitionInfo& info = cluster_.info();
+  const std::filesystem::path& dir = cluster_.partition_dir();
   TrainingInputs& in = inputs_;
-  for (const std::string& name : info_.edge_splits) {
-    in.edge_splits[name] = partition::load_partition_edge_split(job.partition_dir, info_, name);
+  for (const std::string& name : info.edge_splits) {
+    in.edge_splits[name] = partition::load_partition_edge_split(dir, info, name);
   }
   GL_CHECK(in.edge_splits.count("train") > 0,
            "partition '{}' has no training pairs: link prediction needs the partition of a dataset "
            "with edge splits (an lp_* import, MovieLens, or `convert --link-split`)",
-           job.partition_dir.string());
+           dir.string());
   // edge_split: the machine owning a pair's destination trains on it (its blocks start there),
   // its trainers share those pairs; force_even moves surplus pairs to machines short of theirs.
   const at::Tensor& train = in.edge_splits.at("train");
-  in.train_rows = distributed::split_items(train.select(1, 1).contiguous(), graph_->book(),
-                                           job.part, job.local_rank, job.trainers_per_part,
-                                           {.force_even = job.force_even});
-  in.train_times = partition::load_partition_edge_split_times(job.partition_dir, info_, "train");
-  spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.part, job.local_rank,
-               in.train_rows.size(0), job.force_even ? ", even" : "");
+  in.train_rows = cluster_.split_items(train.select(1, 1).contiguous(), job.local_rank,
+                                       job.trainers_per_part, {.force_even = job.force_even});
+  in.train_times = partition::load_partition_edge_split_times(dir, info, "train");
+  spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.machine,
+               job.local_rank, in.train_rows.size(0), job.force_even ? ", even" : "");
   // A node type's ids are one range per part: the candidates are the union of those ranges.
-  in.target = link_target(in.edge_splits, partition::relabelled_node_types(info_), info_.schema,
-                          info_.num_nodes, info_.directed);
+  in.target = link_target(in.edge_splits, partition::relabelled_node_types(info), info.schema,
+                          info.num_nodes, info.directed);
 }
 
 TrainResult train_on_partitions(const PartitionedJob& job, const TrainOptions& options,

@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "graphloom/base/error.h"
@@ -19,28 +18,19 @@
 namespace graphloom::train {
 namespace {
 
-// This trainer's partitioned job: machine from `machine`, GRAPHLOOM_MACHINE or the node rank
-// (rank / local world size); its servers from the ip config.
+// This trainer's partitioned job: its machine (distributed::machine_of) and place among the
+// machine's trainers, what it keeps in front of the servers.
 PartitionedJob partitioned_job(const TrainJob& job, distributed::ProcessGroup* group) {
-  const ClusterOptions& cluster = job.cluster;
   const distributed::ProcessEnvironment env =
       group != nullptr ? group->environment() : distributed::ProcessEnvironment{};
   PartitionedJob out;
-  out.partition_dir = cluster.part_config;  // the directory or its partition.json: both read
-  out.servers = distributed::read_ip_config(cluster.ip_config, cluster.servers_per_machine);
-  out.part = cluster.machine;
-  if (out.part < 0) {
-    const char* machine = std::getenv("GRAPHLOOM_MACHINE");
-    out.part = machine != nullptr ? std::atoi(machine) : env.rank / env.local_world_size;
-  }
+  out.cluster = job.cluster;
+  out.machine = distributed::machine_of(job.cluster, env);
   out.local_rank = env.local_rank;
   out.trainers_per_part = env.local_world_size;
-  out.cluster_id = cluster.cluster_id;
   out.embed_dim = job.embed_dim;
-  out.embed_optimizer = cluster.embed_optimizer;
-  out.cache_policy = cluster.cache_policy;
-  out.cache_bytes = cluster.cache_bytes;
-  out.client = cluster.client_options();
+  out.embed_optimizer = job.cluster.embed_optimizer;
+  out.cache = {.policy = job.cluster.cache_policy, .bytes = job.cluster.cache_bytes};
   return out;
 }
 
@@ -115,8 +105,10 @@ TrainJobResult run_train_job(TrainJob job, distributed::ProcessGroup* group) {
   link.embed_dim = job.embed_dim;
   const bool link_task = job.task == TaskKind::kLinkPrediction;
   if (!job.cluster.part_config.empty()) {
+    // The ip config first: a mistake in it is reported before the partition is read.
+    distributed::read_ip_config(job.cluster.ip_config, job.cluster.servers_per_machine);
     const PartitionedJob partitioned = partitioned_job(job, group);
-    resolve_edge_type_fanouts(job, partition::read_partition_info(partitioned.partition_dir).schema,
+    resolve_edge_type_fanouts(job, partition::read_partition_info(job.cluster.part_config).schema,
                               job.cluster.part_config);
     if (link_task) {
       result.link = train_link_on_partitions(partitioned, job.options, link, group);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <filesystem>
+#include <fstream>
 
 #include "distributed/dist_fixtures.h"
 #include "graphloom/distributed/graph/dist_graph.h"
@@ -45,9 +47,21 @@ TEST(OneProcess, ServesPullsAndTrainsBesideLibtorch) {
   options.eval = EvalMode::kSampled;
   options.progress = false;
   PartitionedJob job;
-  job.partition_dir = dir / "parts";
-  job.servers = addresses;
-  job.client = client;
+  job.cluster.part_config = dir / "parts";
+  job.cluster.ip_config = dir / "ip.txt";
+  job.cluster.token_file = dir / "token";
+  job.cluster.deadline_seconds = 20;
+  {
+    std::ofstream ip_config(job.cluster.ip_config);
+    for (const auto& machine : addresses) {
+      const std::string& address = machine.at(0);
+      ip_config << address.substr(0, address.rfind(':')) << ' '
+                << address.substr(address.rfind(':') + 1) << '\n';
+    }
+    std::ofstream(job.cluster.token_file) << "t";
+    std::filesystem::permissions(job.cluster.token_file, std::filesystem::perms::owner_read |
+                                                             std::filesystem::perms::owner_write);
+  }
   const TrainResult result = train_on_partitions(job, options, /*group=*/nullptr);
   EXPECT_GT(result.steps, 0);
   EXPECT_GT(result.test_acc, 0.6);

@@ -10,11 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "graphloom/distributed/graph/cluster.h"
 #include "graphloom/distributed/graph/dist_graph.h"
-#include "graphloom/distributed/rpc/graph_client.h"
-#include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/distributed/runtime/process_group.h"
-#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
@@ -22,28 +20,26 @@
 namespace graphloom::train {
 
 struct PartitionedJob {
-  std::filesystem::path partition_dir;            // the `graphloom partition` output
-  std::vector<std::vector<std::string>> servers;  // addresses of each part's servers
-  int64_t part = 0;                               // this trainer's machine (it holds that part)
-  int64_t local_rank = 0;                         // among the trainers of this machine
+  // The partition, its servers' ip config, the cluster id whose shared memory holds this
+  // machine's part (empty: every part by RPC), the token and TLS files.
+  distributed::ClusterOptions cluster;
+  int machine = 0;         // this trainer's (distributed::machine_of): it holds that part
+  int64_t local_rank = 0;  // among the trainers of this machine
   int64_t trainers_per_part = 1;
-  std::string cluster_id;  // map the local part from shared memory ("": all by RPC)
-  distributed::ClientOptions client;
   bool force_even = true;  // node_split: equal training nodes per trainer
   // Learnable node embeddings as the model's input (featureless graphs): their width (0: use
   // the "feat" rows) and sparse optimizer.
   int64_t embed_dim = 0;
   distributed::SparseOptimizerOptions embed_optimizer;
   // A cache of remote "feat" rows in front of the DistGraph: none, degree (static: the nodes
-  // the local part's edges refer to most) or sieve (dynamic), of `cache_bytes`.
-  features::CachePolicy cache_policy = features::CachePolicy::kNone;
-  int64_t cache_bytes = 0;
+  // the local part's edges refer to most) or sieve (dynamic), of `cache.bytes`.
+  distributed::FeatureCacheOptions cache;
 };
 
-// The partitioned graph of `job` as the TrainingInputs of `task`: this machine's part mapped
-// from shared memory (cluster_id) or reached by RPC like the others, the servers'
-// DistEmbedding (--embed-dim; featureless link prediction: 64 wide) and the feature cache the
-// job asks for, and this trainer's share of the training items (node_split, edge_split).
+// The partitioned graph of `job` as the TrainingInputs of `task`: its distributed::Cluster
+// (this machine's part mapped from shared memory or reached by RPC like the others, the
+// feature cache the job asks for), the servers' DistEmbedding (--embed-dim; featureless link
+// prediction: 64 wide), and this trainer's share of the training items (node/edge_split).
 class PartitionedInputs {
  public:
   PartitionedInputs(const PartitionedJob& job, const TrainOptions& options, TaskKind task,
@@ -55,15 +51,11 @@ class PartitionedInputs {
   const TrainingInputs& inputs() const { return inputs_; }
 
  private:
-  void make_cache(const PartitionedJob& job);
   void add_node_items(const PartitionedJob& job);
   void add_link_items(const PartitionedJob& job);
 
-  partition::PartitionInfo info_;
-  std::unique_ptr<distributed::SharedPartition> local_;
-  std::unique_ptr<distributed::DistGraph> graph_;
+  distributed::Cluster cluster_;
   std::optional<distributed::DistEmbedding> embedding_;
-  std::unique_ptr<features::CachedFeatureSource> cache_;
   TrainingInputs inputs_;
 };
 
