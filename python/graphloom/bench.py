@@ -1,5 +1,5 @@
-"""``python -m graphloom.bench loader|train|to_pyg``: figures against references measured in the same
-run, alternating, several rounds, medians.
+"""``python -m graphloom.bench loader|train|to_pyg|parity``: figures against references measured
+in the same run, alternating, several rounds, medians.
 
 ``loader``: the Python DataLoader's seeds/s against
 
@@ -17,6 +17,9 @@ the layout built by the loader's workers and in the consuming thread.
 against the same model fed by PyG's NeighborLoader; ``--trim`` computes each layer only for
 the hops the seeds' outputs still need (PyG's ``trim_to_layer``, with bipartite inputs);
 ``--layout csr`` feeds both a CSR ``adj_t`` instead of ``edge_index``.
+
+``parity``: test accuracy of one PyG recipe trained on graphloom.pyg's NeighborLoader and on
+PyG's, several seeds (bench_parity.py).
 """
 
 import argparse
@@ -28,6 +31,7 @@ import time
 import torch
 
 import graphloom
+from graphloom import bench_parity
 
 
 def python_epoch(loader):
@@ -278,8 +282,11 @@ def main(argv=None):
                             "ToSparseTensor(layout=torch.sparse_csr) on PyG's")
     add_run_arguments(commands.add_parser(
         "to_pyg", help="what to_pyg() adds to an epoch of blocks"), "10,25", 100, 5)
+    bench_parity.add_arguments(commands.add_parser(
+        "parity", help="accuracy of a PyG recipe on graphloom's loader vs PyG's (pyg-lib)"))
     args = parser.parse_args(argv)
-    {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench}[args.command](args)
+    {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench,
+     "parity": bench_parity.parity_bench}[args.command](args)
 
 
 if __name__ == "__main__":

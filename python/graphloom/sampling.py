@@ -38,6 +38,11 @@ class NeighborSampler:
         edge_type_fanouts: typed graphs: dict edge type (relation or ``src:relation:dst``) ->
             list of fanouts (one per layer) that replaces ``fanouts`` for that type; 0 leaves
             the type out of that layer.
+        each_node_once: sample a node's neighbors only at the hop that first reaches it, as
+            PyG's NeighborLoader does: ``to_pyg()`` gets the same edges, without the nodes
+            that only resampled destinations would add (graphloom.pyg's loaders set it). The
+            blocks' destinations reached at an earlier hop then have no in-edges, which
+            DGL-style layer-wise models cannot use: keep the default for them.
 
     Sampling is reproducible: the same seed, epoch and batch index give the same blocks, on
     any number of threads.
@@ -47,13 +52,15 @@ class NeighborSampler:
 
     def __init__(self, graph: Any, fanouts: Sequence[int], replace: bool = False,
                  weights: Union[torch.Tensor, bool, None] = None, edge_dir: str = "in",
-                 edge_type_fanouts: Optional[Mapping[str, Sequence[int]]] = None):
+                 edge_type_fanouts: Optional[Mapping[str, Sequence[int]]] = None,
+                 each_node_once: bool = False):
         from .distributed import DistGraph
 
         if isinstance(graph, Dataset):
             graph = graph.graph
         self.fanouts = _check.fanouts("fanouts", fanouts)
         self.replace = bool(replace)
+        self.each_node_once = bool(each_node_once)
         self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
         self._handles = {}
         if isinstance(graph, DistGraph):
@@ -106,6 +113,7 @@ class NeighborSampler:
             options.edge_type_fanouts = self._edge_type_fanouts
             options.replace = self.replace
             options.weighted = self.weighted
+            options.each_node_once = self.each_node_once
             options.out_edges = self.edge_dir == "out"
             options.seed = seed
             options.method = self._method

@@ -14,11 +14,12 @@ from graphloom.pyg import NeighborLoader, from_dataset  # noqa: E402
 
 
 def test_batches_equal_graphloom_loaders_with_fanouts_reversed(planted):
-    # PyG lists hops from the seeds outwards: [5, 3] is graphloom's (and DGL's) [3, 5].
+    # PyG lists hops from the seeds outwards: [5, 3] is graphloom's (and DGL's) [3, 5]; and
+    # PyG samples each node once, at the hop that first reaches it.
     items = planted.splits["train"]
     pyg_loader = NeighborLoader(planted, num_neighbors=[5, 3], input_nodes=items, batch_size=64,
                                 shuffle=True, seed=7)
-    sampler = graphloom.NeighborSampler(planted, fanouts=[3, 5])
+    sampler = graphloom.NeighborSampler(planted, fanouts=[3, 5], each_node_once=True)
     ours = graphloom.DataLoader(planted, items, sampler, batch_size=64, shuffle=True, seed=7)
     assert len(pyg_loader) == len(ours) == 5
     for data, batch in zip(pyg_loader, ours):
@@ -28,6 +29,10 @@ def test_batches_equal_graphloom_loaders_with_fanouts_reversed(planted):
             assert torch.equal(data[key], expected[key]), key
         assert data.batch_size == expected.batch_size
         assert data.num_sampled_nodes == expected.num_sampled_nodes
+        # As in PyG's batches, every node but the seeds is the source of a sampled edge.
+        sources = torch.zeros(data.num_nodes, dtype=torch.bool)
+        sources[data.edge_index[0]] = True
+        assert sources[data.batch_size:].all()
 
 
 def test_the_store_pair_and_the_dataset_give_the_same_batches(planted):

@@ -184,6 +184,7 @@ void bind_options(py::module_& module) {
       .def_readwrite("edge_type_fanouts", &sampling::NeighborSamplerOptions::edge_type_fanouts)
       .def_readwrite("replace", &sampling::NeighborSamplerOptions::replace)
       .def_readwrite("weighted", &sampling::NeighborSamplerOptions::weighted)
+      .def_readwrite("each_node_once", &sampling::NeighborSamplerOptions::each_node_once)
       .def_property(
           "out_edges",
           [](const sampling::NeighborSamplerOptions& o) {

@@ -120,6 +120,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
   } release{this, workspace};
 
   at::Tensor frontier = result.seeds;
+  int64_t sampled_before = 0;  // the frontier's head, sampled at an earlier hop (each_node_once)
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     SampleOptions options{
         .replace = options_.replace,
@@ -135,7 +136,11 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
       options.edge_type_fanouts = options_.edge_type_fanouts[static_cast<std::size_t>(layer)];
     }
     SampledEdges picks = source_->sample_neighbors(
-        frontier, options_.fanouts[static_cast<std::size_t>(layer)], options);
+        frontier.narrow(0, sampled_before, frontier.numel() - sampled_before),
+        options_.fanouts[static_cast<std::size_t>(layer)], options);
+    if (sampled_before > 0) {  // the head's columns are empty
+      picks.indptr = at::cat({at::zeros({sampled_before}, picks.indptr.options()), picks.indptr});
+    }
     Relabeled relabeled = relabel(frontier, picks.neighbors, *workspace);
     Block& block = result.blocks[static_cast<std::size_t>(layer)];
     block.src_ids = relabeled.src_ids;
@@ -145,6 +150,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
     if (options_.edge_ids) block.edge_ids = picks.edge_ids;
     block.edge_types = picks.edge_types;
     frontier = block.src_ids;
+    if (options_.each_node_once) sampled_before = block.num_dst;
   }
   return result;
 }

@@ -53,6 +53,49 @@ TEST(PygEdges, EqualTheMaskedDefinitionOnEveryDepth) {
   }
 }
 
+// Each node sampled once (PyG's hops): the edges of the default blocks' PyG layout, less those
+// of the nodes that only the dropped resamples of destinations reached (and of their own
+// neighbors, from the third hop on), and no node that no edge touches.
+TEST(PygEdges, EachNodeOnceKeepsTheEdgesAndDropsTheUntouchedNodes) {
+  const graph::CscGraph graph = testing::random_graph(3000, 60000);
+  const LocalNeighborSource source(graph);
+  const at::Tensor seeds = at::arange(0, 3000, 37, at::kLong);
+  const auto global_edges = [](const MiniBatch& batch, const PygEdges& edges) {
+    const at::Tensor n_id = batch.input_nodes();
+    const at::Tensor keys = n_id.index_select(0, edges.edge_index[0]) * 3000 +
+                            n_id.index_select(0, edges.edge_index[1]);
+    return std::get<0>(at::sort(keys));
+  };
+  const auto untouched = [](const MiniBatch& batch, const PygEdges& edges) {
+    at::Tensor touched = at::zeros({batch.input_nodes().numel()}, at::kBool);
+    touched.index_fill_(0, edges.edge_index.flatten(), true);
+    touched.narrow(0, 0, batch.seeds.numel()).fill_(true);
+    return (~touched).sum().item<int64_t>();
+  };
+  for (const std::vector<int64_t>& fanouts :
+       std::vector<std::vector<int64_t>>{{4, 3}, {10, 5, 3}, {-1, 2}}) {
+    const NeighborSampler blocks(&source, {.fanouts = fanouts, .seed = 5});
+    const NeighborSampler once(&source, {.fanouts = fanouts, .seed = 5, .each_node_once = true});
+    const MiniBatch full = blocks.sample(seeds, 1, 2);
+    const MiniBatch lean = once.sample(seeds, 1, 2);
+    const PygEdges full_edges = pyg_edges(full);
+    const PygEdges lean_edges = pyg_edges(lean);
+    EXPECT_TRUE(at::isin(global_edges(lean, lean_edges), global_edges(full, full_edges))
+                    .all()
+                    .item<bool>());
+    for (std::size_t hop = 0; hop < std::min<std::size_t>(2, fanouts.size()); ++hop) {
+      EXPECT_EQ(full_edges.num_sampled_edges[hop], lean_edges.num_sampled_edges[hop]);
+    }
+    EXPECT_GT(untouched(full, full_edges), 0);
+    EXPECT_EQ(untouched(lean, lean_edges), 0);
+    // The head of every block but the seeds' one has no in-edges.
+    for (std::size_t l = 0; l + 1 < lean.blocks.size(); ++l) {
+      const int64_t head = lean.blocks[l + 1].num_dst;
+      EXPECT_EQ(lean.blocks[l].indptr[head].item<int64_t>(), 0);
+    }
+  }
+}
+
 TEST(PygEdges, WithoutEdgeIdsTheIdsAreUndefined) {
   const graph::CscGraph graph = testing::random_graph(200, 1000);
   const LocalNeighborSource source(graph);

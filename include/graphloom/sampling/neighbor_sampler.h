@@ -33,6 +33,12 @@ struct NeighborSamplerOptions {
   // kLabor: LABOR-0 (labor.h) in every layer; needs replace = false and weighted = false.
   SamplingMethod method = SamplingMethod::kNeighbor;
   LaborOptions labor;
+  // Sample each node's neighbors once, at the hop that first reached it (PyG's NeighborLoader):
+  // a block's destinations reached at an earlier hop get no in-edges, so nothing is sampled
+  // that PyG's layout (pyg_edges) would drop, and no node enters a batch only through such
+  // picks. Off (DGL's blocks): every block samples all its destinations, which layer-wise
+  // models need.
+  bool each_node_once = false;
 };
 
 class NeighborSampler {

@@ -184,7 +184,7 @@ class _PygLoader:
                                        "source": "data", "edge_type_fanouts": "num_neighbors"}):
             self.sampler = NeighborSampler(source, fanouts, replace=replace,
                                            weights=True if weight_attr is not None else None,
-                                           edge_type_fanouts=per_type)
+                                           edge_type_fanouts=per_type, each_node_once=True)
             items = items(source) if callable(items) else items
             self._loader = DataLoader(
                 source, items, self.sampler, batch_size, shuffle=shuffle, drop_last=drop_last,
