@@ -1,4 +1,4 @@
-"""``python -m graphloom.bench loader|train|to_pyg|parity``: figures against references measured
+"""``python -m graphloom.bench loader|link|train|to_pyg|parity``: figures against references measured
 in the same run, alternating, several rounds, medians.
 
 ``loader``: the Python DataLoader's seeds/s against
@@ -6,7 +6,11 @@ in the same run, alternating, several rounds, medians.
 - the same C++ loader consumed in C++ (no Python objects per batch): what the Python layer
   costs;
 - ``graphloom bench loader`` (the C++ program), when ``--cli`` names it;
-- PyG's NeighborLoader on the same graph, when PyG has a sampler (pyg-lib or torch-sparse).
+- graphloom.pyg's NeighborLoader (PyG ``Data`` batches) and PyG's own NeighborLoader on the
+  same graph, when PyG has a sampler (pyg-lib or torch-sparse).
+
+``link``: graphloom.pyg's LinkNeighborLoader against PyG's, on the same ``Data`` and edges,
+binary negatives, with features: edges/s.
 
 Sample only (``--no-features``) or sample + gather of the features and labels.
 
@@ -53,20 +57,33 @@ def cli_seeds_per_second(args):
     return float(re.search(r"seeds/s (\d+)", output).group(1))
 
 
-def pyg_loader(dataset, items, fanouts, batch_size, with_features, transform=None):
-    import torch_geometric.typing as pyg_typing
-
-    if not (pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE):
-        return None
+def pyg_data(dataset, with_features):
+    """The dataset as a PyG Data: its edges, and "feat" and the labels as x and y."""
     from torch_geometric.data import Data
-    from torch_geometric.loader import NeighborLoader
 
     data = Data(edge_index=dataset.graph.edge_index(), num_nodes=dataset.num_nodes())
     if with_features:
         data.x = dataset.node_features["feat"]
         data.y = dataset.labels
-    return NeighborLoader(data, num_neighbors=fanouts[::-1], input_nodes=items,
-                          batch_size=batch_size, shuffle=True, transform=transform)
+    return data
+
+
+def pyg_has_sampler():
+    try:
+        import torch_geometric.typing as pyg_typing
+    except ImportError:
+        return False
+    return pyg_typing.WITH_PYG_LIB or pyg_typing.WITH_TORCH_SPARSE
+
+
+def pyg_loader(dataset, items, fanouts, batch_size, with_features, transform=None):
+    if not pyg_has_sampler():
+        return None
+    from torch_geometric.loader import NeighborLoader
+
+    return NeighborLoader(pyg_data(dataset, with_features), num_neighbors=fanouts[::-1],
+                          input_nodes=items, batch_size=batch_size, shuffle=True,
+                          transform=transform)
 
 
 def seeds_per_second(run):
@@ -97,12 +114,14 @@ def loader_bench(args):
             "c++ (same loader)": lambda: seeds_per_second(lambda: cpp_epoch(loader, next(epoch)))}
     if args.cli and with_features:  # `graphloom bench loader` always gathers
         runs["graphloom bench loader"] = lambda: cli_seeds_per_second(args)
-    pyg = None
-    try:
-        pyg = pyg_loader(dataset, items, fanouts, args.batch_size, with_features)
-    except ImportError:
-        pass
+    pyg = pyg_loader(dataset, items, fanouts, args.batch_size, with_features)
     if pyg is not None:
+        from graphloom.pyg import NeighborLoader
+
+        ours = NeighborLoader(pyg_data(dataset, with_features), num_neighbors=fanouts[::-1],
+                              input_nodes=items, batch_size=args.batch_size, shuffle=True)
+        runs["graphloom.pyg NeighborLoader"] = lambda: seeds_per_second(
+            lambda: sum(b.batch_size for b in ours))
         runs["pyg NeighborLoader"] = lambda: seeds_per_second(
             lambda: sum(b.batch_size for b in pyg))
     results = {name: [] for name in runs}
@@ -120,9 +139,13 @@ def loader_bench(args):
     reference = results["c++ (same loader)"]
     for name, values in results.items():
         ratios = [value / ref for value, ref in zip(values, reference)]
-        print(f"{name:>24}: {statistics.median(values):12,.0f} seeds/s (median; range "
-              f"{min(values):,.0f}-{max(values):,.0f})  ratio to c++ "
-              f"{statistics.median(ratios):.3f} (median of per-round ratios)")
+        line = (f"{name:>29}: {statistics.median(values):12,.0f} seeds/s (median; range "
+                f"{min(values):,.0f}-{max(values):,.0f})  ratio to c++ "
+                f"{statistics.median(ratios):.3f}")
+        if "pyg NeighborLoader" in results:
+            to_pyg = [v / p for v, p in zip(values, results["pyg NeighborLoader"])]
+            line += f", to pyg {statistics.median(to_pyg):.2f}"
+        print(line + " (medians of per-round ratios)")
     if pyg is None:
         print("  pyg NeighborLoader: not measured (PyG has no sampler here: neither pyg-lib "
               "nor torch-sparse is installed)")
@@ -158,6 +181,50 @@ def to_pyg_bench(args):
         print(f"{name:>24}: {statistics.median(values):12,.0f} seeds/s (median)  time over "
               f"blocks alone {100 * statistics.median(extra):+.1f}% (median of per-round "
               f"ratios)")
+
+
+def link_bench(args):
+    """Edges/s of graphloom.pyg's LinkNeighborLoader and PyG's, alternating: the same Data,
+    the first ``batches * batch_size`` edges as edge_label_index, binary negatives (one per
+    edge), features gathered."""
+    if not pyg_has_sampler():
+        raise SystemExit("link: PyG's LinkNeighborLoader needs pyg-lib or torch-sparse, neither "
+                         "is installed")
+    from torch_geometric.loader import LinkNeighborLoader as PygLinkNeighborLoader
+
+    from graphloom.pyg import LinkNeighborLoader
+
+    torch.set_num_threads(args.threads)
+    dataset = graphloom.load_dataset(args.data, tables_in_memory=True)
+    data = pyg_data(dataset, with_features=True)
+    fanouts = [int(f) for f in args.fanouts.split(",")]
+    generator = torch.Generator().manual_seed(0)
+    pick = torch.randperm(data.edge_index.size(1), generator=generator)
+    edges = data.edge_index[:, pick[: args.batches * args.batch_size]]
+    loaders = {
+        kind: loader(data, num_neighbors=fanouts[::-1], edge_label_index=edges,
+                     neg_sampling="binary", batch_size=args.batch_size, shuffle=True)
+        for kind, loader in (("graphloom.pyg LinkNeighborLoader", LinkNeighborLoader),
+                             ("pyg LinkNeighborLoader", PygLinkNeighborLoader))}
+
+    def epoch(loader):
+        return sum(int(b.edge_label.numel()) for b in loader)
+
+    print(f"link bench: {args.data}, fanouts {fanouts}, batch {args.batch_size} edges + as many "
+          f"negatives, {args.batches} batches, {args.threads} threads, {args.rounds} rounds")
+    for loader in loaders.values():
+        epoch(loader)  # warm-up
+    results = {name: [] for name in loaders}
+    for round_index in range(args.rounds):
+        for name, loader in loaders.items():
+            results[name].append(seeds_per_second(lambda: epoch(loader)))
+        print(f"  round {round_index + 1}: " +
+              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+    reference = results["pyg LinkNeighborLoader"]
+    for name, values in results.items():
+        ratios = [value / ref for value, ref in zip(values, reference)]
+        print(f"{name:>33}: {statistics.median(values):12,.0f} labelled edges/s (median)  "
+              f"ratio to pyg {statistics.median(ratios):.2f} (median of per-round ratios)")
 
 
 def first_rows(adj_t, rows, columns):
@@ -282,10 +349,12 @@ def main(argv=None):
                             "ToSparseTensor(layout=torch.sparse_csr) on PyG's")
     add_run_arguments(commands.add_parser(
         "to_pyg", help="what to_pyg() adds to an epoch of blocks"), "10,25", 100, 5)
+    add_run_arguments(commands.add_parser(
+        "link", help="graphloom.pyg's LinkNeighborLoader vs PyG's"), "10,10", 20, 3)
     bench_parity.add_arguments(commands.add_parser(
         "parity", help="accuracy of a PyG recipe on graphloom's loader vs PyG's (pyg-lib)"))
     args = parser.parse_args(argv)
-    {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench,
+    {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench, "link": link_bench,
      "parity": bench_parity.parity_bench}[args.command](args)
 
 

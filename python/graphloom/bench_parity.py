@@ -218,6 +218,8 @@ def parity_bench(args):
         if name not in SETTINGS:
             raise SystemExit(f"parity: unknown setting {name!r} (one of {', '.join(SETTINGS)})")
         setting = SETTINGS[name]
+        if args.epochs:
+            setting = dataclasses.replace(setting, epochs=args.epochs)
         result = run_setting(setting, num_neighbors, args.seeds or setting.seeds, args.datasets)
         report(result)
         results.append(result)
@@ -238,6 +240,8 @@ def add_arguments(command):
                          help=f"comma-separated, of: {', '.join(SETTINGS)}")
     command.add_argument("--seeds", type=int, default=0,
                          help="seeds per loader (0: each setting's default)")
+    command.add_argument("--epochs", type=int, default=0,
+                         help="epochs per run (0: each setting's default)")
     command.add_argument("--num-neighbors", default="10,10", help="PyG's order: seeds' hop first")
     command.add_argument("--threads", type=int, default=2)
     return command

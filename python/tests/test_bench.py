@@ -17,6 +17,35 @@ def test_loader_bench_prints_both_figures(planted_dir):
     assert "ratio to c++" in result.stdout
 
 
+def pyg_lib_or_skip(command):
+    """Skips (by name) without pyg-lib, after checking that `command` says why it cannot run."""
+    pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
+    import torch_geometric.typing as pyg_typing
+
+    if not pyg_typing.WITH_PYG_LIB:
+        result = run_python("-m", "graphloom.bench", *command)
+        assert result.returncode != 0 and "pyg-lib" in result.stderr, result.stderr
+        pytest.skip("SKIPPED: pyg-lib is not installed (not on the package index for this "
+                    "torch): PyG's own loaders cannot be compared")
+
+
+def test_parity_bench_trains_the_recipe_on_both_loaders():
+    command = ["parity", "--settings", "planted-small", "--seeds", "1", "--epochs", "3"]
+    pyg_lib_or_skip(command)
+    result = run_python("-m", "graphloom.bench", *command)
+    assert result.returncode == 0, result.stderr
+    assert "gap graphloom - pyg" in result.stdout and "nodes per hop" in result.stdout
+
+
+def test_link_bench_compares_both_link_loaders(planted_dir):
+    command = ["link", "--data", planted_dir, "--rounds", "1", "--batches", "2",
+               "--batch-size", "64", "--fanouts", "3,3"]
+    pyg_lib_or_skip(command)
+    result = run_python("-m", "graphloom.bench", *command)
+    assert result.returncode == 0, result.stderr
+    assert "ratio to pyg" in result.stdout
+
+
 def test_to_pyg_bench_prints_the_overhead_of_both_layouts(planted_dir):
     pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
     result = run_python("-m", "graphloom.bench", "to_pyg", "--data", planted_dir, "--rounds",
