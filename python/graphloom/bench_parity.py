@@ -48,7 +48,7 @@ def shared_dataset(name, metric="acc"):
 
 
 def planted(num_nodes=7600, classes=8, degree=31, train_per_class=20, homophily=0.6,
-            noise=2.0, seed=0):
+            noise=6.0, seed=0):
     """A planted-partition graph whose degrees exceed the fanouts (Amazon Photo's size and
     degree): each edge stays in its source's class with probability `homophily`; features are
     the class centroid plus Gaussian noise. `train_per_class` nodes of each class train (0: half

@@ -299,9 +299,13 @@ class DistGraph:
         return self._impl.pull("label", ids)
 
     def schema(self):
-        """None: batches of a partitioned graph convert homogeneous (typed sampling works;
-        HeteroData of a DistGraph is not built)."""
-        return None
+        """The types of a typed partitioned graph (:class:`graphloom.hetero.Schema`), else None:
+        its batches' ``to_pyg()`` is then a ``HeteroData``, as a typed dataset's."""
+        if not hasattr(self, "_schema"):
+            from .hetero import Schema
+
+            self._schema = Schema.of_partition(self._impl)
+        return self._schema
 
     def __repr__(self):
         return (f"DistGraph(graph_name={self.graph_name!r}, num_nodes={self.num_nodes()}, "

@@ -11,14 +11,21 @@ __all__ = ["Schema"]
 
 
 class Schema:
-    """The types of a typed dataset: node type ``t`` owns the global ids
-    ``offsets[t] .. offsets[t + 1] - 1``; edge types are PyG's ``(src, relation, dst)``
-    triples, indexed as the blocks' ``edge_types`` values."""
+    """The types of a typed graph: its node type names, its edge types as PyG's
+    ``(src, relation, dst)`` triples (indexed as the blocks' ``edge_types`` values), and which
+    nodes have each type. In a dataset node type ``t`` owns the global ids ``offsets[t] ..
+    offsets[t + 1] - 1``; in a partitioned graph, whose relabelled ids give each type one range
+    per part, ``node_type_of`` names every node's type. A node's id within its type counts the
+    nodes of that type before it."""
 
-    def __init__(self, node_types, edge_types, offsets):
+    def __init__(self, node_types, edge_types, offsets=None, node_type_of=None):
         self.node_types = list(node_types)
         self.edge_types = [tuple(name.split(":")) for name in edge_types]
         self.offsets = offsets
+        self.node_type_of = node_type_of
+        if node_type_of is not None:
+            self._members = [torch.nonzero(node_type_of == t).flatten()
+                             for t in range(len(self.node_types))]
 
     @classmethod
     def of(cls, dataset) -> "Schema | None":
@@ -26,9 +33,39 @@ class Schema:
             return None
         return cls(dataset.node_types, dataset.edge_types, dataset.graph._impl.node_type_offset)
 
+    @classmethod
+    def of_partition(cls, impl) -> "Schema | None":
+        """The schema of a partitioned graph (a DistGraph's connection)."""
+        if not impl.edge_types:
+            return None
+        return cls(impl.node_types, impl.edge_types, node_type_of=impl.node_type_of())
+
     def types_of(self, nodes):
         """The node type of each global id."""
+        if self.offsets is None:
+            return self.node_type_of[nodes]
         return torch.bucketize(nodes, self.offsets[1:], right=True)
+
+    def num_nodes_of(self, t) -> int:
+        if self.offsets is None:
+            return len(self._members[t])
+        return int(self.offsets[t + 1] - self.offsets[t])
+
+    def local_ids(self, nodes, t):
+        """The ids within type ``t`` of ``nodes`` (global ids, all of type ``t``)."""
+        if self.offsets is None:
+            return torch.searchsorted(self._members[t], nodes)
+        return nodes - self.offsets[t]
+
+    def global_ids(self, t, local=None):
+        """The global ids of type ``t``'s nodes: all of them, or those with ids ``local``
+        within the type."""
+        if self.offsets is None:
+            return self._members[t] if local is None else self._members[t][local]
+        first = int(self.offsets[t])
+        if local is None:
+            return torch.arange(first, first + self.num_nodes_of(t))
+        return local + first
 
 
 def _per_type_positions(types, num_types):
@@ -64,7 +101,7 @@ def to_hetero_data(batch, schema: Schema) -> Any:
     for t, name in enumerate(schema.node_types):
         index = members[t]
         store = data[name]
-        store.n_id = nodes[index] - schema.offsets[t]
+        store.n_id = schema.local_ids(nodes[index], t)
         store.num_sampled_nodes = torch.bincount(hop_of_node[index], minlength=len(hops)).tolist()
         for feature, rows in features.items():
             store["x" if feature == "feat" else feature] = rows[index]

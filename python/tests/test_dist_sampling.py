@@ -172,3 +172,45 @@ def test_pyg_neighbor_loader_over_a_dist_graph(tmp_path):
             seeds, sources = batch.edge_index[1], batch.edge_index[0]
             gap = (original[batch.n_id[sources]] - original[batch.n_id[seeds]]) % n
             assert gap.min() >= 1 and gap.max() <= 10
+
+
+def test_a_typed_dist_graph_batch_is_heterodata(typed_dir, tmp_path):
+    """HeteroData of a partitioned graph: per-type ids that name the right rows, and every
+    typed edge one the graph has (checked against all in-edges of the batch's targets)."""
+    pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
+    from graphloom.pyg import NeighborLoader
+
+    graphloom.partition(typed_dir, tmp_path / "parts", num_parts=2, method="metis",
+                        verbose=False)
+    with serving(tmp_path / "parts", tmp_path) as g:
+        schema = g.schema()
+        assert sorted(schema.node_types) == ["item", "user"]
+        item = schema.node_types.index("item")
+        assert schema.num_nodes_of(item) == 300
+        loader = NeighborLoader(g, num_neighbors=[4, 4], input_nodes=("item", torch.arange(50)),
+                                batch_size=50)
+        data = next(iter(loader))
+        assert torch.equal(data["item"].n_id[:50], torch.arange(50))
+        assert data["item"].batch_size == 50
+        for t, name in enumerate(schema.node_types):
+            ids = schema.global_ids(t, data[name].n_id)
+            assert bool((schema.types_of(ids) == t).all())
+            assert torch.equal(schema.local_ids(ids, t), data[name].n_id)
+            assert torch.equal(data[name].x, g.ndata["feat"][ids])
+        edges, targets = [], []
+        for triple in data.edge_types:
+            src_type, dst_type = (schema.node_types.index(triple[0]),
+                                  schema.node_types.index(triple[2]))
+            src, dst = data[triple].edge_index  # positions in the batch's per-type stores
+            src = schema.global_ids(src_type, data[triple[0]].n_id[src])
+            dst = schema.global_ids(dst_type, data[triple[2]].n_id[dst])
+            r = schema.edge_types.index(triple)
+            edges += [(u, v, r) for u, v in zip(src.tolist(), dst.tolist())]
+            targets.append(dst)
+        assert edges
+        targets = torch.cat(targets).unique()
+        block = graphloom.NeighborSampler(g, [-1]).sample(targets).blocks[0]
+        destination = torch.repeat_interleave(torch.arange(block.num_dst), block.indptr.diff())
+        every = set(zip(block.src_ids[block.indices].tolist(),
+                        targets[destination].tolist(), block.edge_types.tolist()))
+        assert set(edges) <= every

@@ -122,6 +122,18 @@ void bind_distributed(py::module_& module) {
       .def("owner_of", [](const distributed::Cluster& h,
                           const at::Tensor& ids) { return h.graph().book().owner_of(ids); })
       .def("split", &distributed::Cluster::split, py::arg("name"))
+      .def_property_readonly(
+          "node_types", [](const distributed::Cluster& h) { return h.info().schema.node_types; })
+      .def_property_readonly("edge_types",
+                             [](const distributed::Cluster& h) {
+                               std::vector<std::string> names;
+                               for (const graph::EdgeType& type : h.info().schema.edge_types) {
+                                 names.push_back(type.canonical_name());
+                               }
+                               return names;
+                             })
+      .def("node_type_of",
+           [](const distributed::Cluster& h) { return partition::relabelled_node_types(h.info()); })
       .def("pull",
            [](const distributed::Cluster& h, const std::string& name, const at::Tensor& ids) {
              py::gil_scoped_release release;

@@ -112,11 +112,10 @@ def _input_nodes(input_nodes, source):
         raise OptionError(f"input_nodes: no node type {node_type!r} (node types: {known})",
                           "input_nodes")
     t = schema.node_types.index(node_type)
-    first, end = int(schema.offsets[t]), int(schema.offsets[t + 1])
     if input_nodes is None:
-        return torch.arange(first, end)
-    local = _check.node_ids("input_nodes", input_nodes, end - first)
-    return local + first
+        return schema.global_ids(t)
+    return schema.global_ids(t, _check.node_ids("input_nodes", input_nodes,
+                                                 schema.num_nodes_of(t)))
 
 
 def _typed_fanouts(num_neighbors, source):
@@ -125,8 +124,8 @@ def _typed_fanouts(num_neighbors, source):
     nothing."""
     schema = source.schema()
     if schema is None:
-        raise OptionError("num_neighbors as a dict needs a typed graph (a Dataset with edge "
-                          "types)", "num_neighbors")
+        raise OptionError("num_neighbors as a dict needs a typed graph (a Dataset or DistGraph "
+                          "with edge types)", "num_neighbors")
     lists = {}
     for edge_type, values in num_neighbors.items():
         triple = tuple(edge_type) if not isinstance(edge_type, str) else None
