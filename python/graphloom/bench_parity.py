@@ -87,9 +87,9 @@ SETTINGS = {
     "citeseer": Setting("citeseer", shared_dataset("citeseer")),
     "tolokers": Setting("tolokers", shared_dataset("tolokers", "auc"), seeds=3, epochs=10,
                         batch_size=256),
-    "planted-small": Setting("planted-small", planted()),
-    "planted-large": Setting("planted-large", planted(train_per_class=0), seeds=3, epochs=5,
-                             batch_size=256),
+    "planted-small": Setting("planted-small", planted(), seeds=10),
+    "planted-large": Setting("planted-large", planted(train_per_class=0, noise=10.0), seeds=3,
+                             epochs=5, batch_size=256),
 }
 
 
@@ -154,14 +154,24 @@ def train_and_test(kind, data, train, test, metric, setting, num_neighbors, seed
     return float((out.argmax(1) == data.y[test]).float().mean())
 
 
-def batch_shape(kind, data, train, setting, num_neighbors, seed, batches=20):
-    """Mean per-hop sampled nodes and edges, and nodes without a sampled edge, per batch."""
+def loader_batches(loader, count):
+    """The first `count` batches of `loader`, over as many epochs as that takes."""
+    while True:
+        for batch in loader:
+            yield batch
+            count -= 1
+            if count == 0:
+                return
+
+
+def batch_shape(kind, data, train, setting, num_neighbors, seed, batches=50):
+    """Mean per-hop sampled nodes and edges, and nodes without a sampled edge, per batch
+    (over epochs when there are few batches in one: a batch's distinct nodes depend on which
+    seeds the shuffle put together)."""
     torch.manual_seed(seed)
     loader = make_loader(kind, data, train, setting, num_neighbors)
     nodes, edges, untouched = [], [], []
-    for index, batch in enumerate(loader):
-        if index == batches:
-            break
+    for batch in loader_batches(loader, batches):
         nodes.append(torch.tensor(batch.num_sampled_nodes, dtype=torch.float64))
         edges.append(torch.tensor(batch.num_sampled_edges, dtype=torch.float64))
         touched = torch.zeros(batch.num_nodes, dtype=torch.bool)

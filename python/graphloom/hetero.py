@@ -43,8 +43,8 @@ class Schema:
     def types_of(self, nodes):
         """The node type of each global id."""
         if self.offsets is None:
-            return self.node_type_of[nodes]
-        return torch.bucketize(nodes, self.offsets[1:], right=True)
+            return self.node_type_of.to(nodes.device)[nodes]
+        return torch.bucketize(nodes, self.offsets[1:].to(nodes.device), right=True)
 
     def num_nodes_of(self, t) -> int:
         if self.offsets is None:
@@ -54,8 +54,8 @@ class Schema:
     def local_ids(self, nodes, t):
         """The ids within type ``t`` of ``nodes`` (global ids, all of type ``t``)."""
         if self.offsets is None:
-            return torch.searchsorted(self._members[t], nodes)
-        return nodes - self.offsets[t]
+            return torch.searchsorted(self._members[t].to(nodes.device), nodes)
+        return nodes - int(self.offsets[t])
 
     def global_ids(self, t, local=None):
         """The global ids of type ``t``'s nodes: all of them, or those with ids ``local``

@@ -14,12 +14,18 @@
 The blocks are :class:`graphloom.Block` objects with DGL's ``srcdata``, ``dstdata``,
 ``num_src_nodes()``, ``num_dst_nodes()`` and ``edges()``; :mod:`graphloom.dgl.nn`'s layers
 take them. ``NID``/``EID`` name the global ids in ``srcdata``/``dstdata``, as ``dgl.NID``.
+
+On a typed graph, ``indices`` as a dict (node type -> ids within the type) gives DGL's
+heterogeneous shape: ``input_nodes`` and ``output_nodes`` are dicts per node type and the
+blocks are :class:`HeteroBlock` objects (``srcdata["feat"]["user"]``, ``block["likes"]``),
+which ``dglnn.HeteroGraphConv`` takes.
 """
 
 from ..batch import Block
 from . import dataloading, nn
+from .heterograph import HeteroBlock
 
 NID = "_ID"
 EID = "_ID"
 
-__all__ = ["Block", "EID", "NID", "dataloading", "nn"]
+__all__ = ["Block", "EID", "HeteroBlock", "NID", "dataloading", "nn"]

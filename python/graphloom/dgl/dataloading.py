@@ -14,6 +14,7 @@ from ..errors import IdError, OptionError
 from ..loader import DataLoader as _GraphloomLoader
 from ..sampling import LayerNeighborSampler as _LayerNeighborSampler
 from ..sampling import NeighborSampler as _NeighborSampler
+from .heterograph import HeteroBlock
 
 __all__ = ["DataLoader", "DistEdgeDataLoader", "DistNodeDataLoader", "EdgePredictionSampler",
            "LaborSampler", "MultiLayerFullNeighborSampler", "NeighborSampler",
@@ -36,7 +37,9 @@ class NeighborSampler:
     ``i``, the input layer first (DGL's order); -1 takes every neighbor.
 
     Args:
-        fanouts: one entry per layer, input layer first.
+        fanouts: one entry per layer, input layer first: a count, or on a typed graph a dict
+            edge type (relation name or ``(src, relation, dst)``) -> count, as DGL takes for
+            heterogeneous graphs (an edge type left out of a layer's dict samples nothing).
         edge_dir: ``"in"`` (sources of in-edges) or ``"out"``.
         prob: the name of the edge weights to sample by; graphloom datasets hold one set of
             edge weights, which any name selects (an error when the graph has none).
@@ -69,7 +72,7 @@ class NeighborSampler:
         if labels not in ([], ["label"]):
             raise OptionError(f"prefetch_labels={prefetch_labels!r}: graphloom's datasets have "
                               f"one label table, 'label'", "prefetch_labels")
-        self.fanouts = _check.fanouts("fanouts", fanouts)
+        self.fanouts, self._typed_layers = _layer_fanouts(fanouts)
         self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
         self.prob, self.replace = prob, bool(replace)
         self.prefetch_node_feats = list(prefetch_node_feats or [])
@@ -80,7 +83,9 @@ class NeighborSampler:
         """The graphloom sampler of this configuration over `graph`."""
         return _NeighborSampler(graph, self.fanouts, replace=self.replace,
                                 weights=True if self.prob is not None else None,
-                                edge_dir=self.edge_dir)
+                                edge_dir=self.edge_dir,
+                                edge_type_fanouts=None if self._typed_layers is None
+                                else _edge_type_fanouts(graph, self._typed_layers))
 
     def sample(self, g: Any, seed_nodes: Any):
         """DGL's ``sampler.sample(g, seed_nodes)``: ``(input_nodes, output_nodes, blocks)`` of
@@ -90,6 +95,42 @@ class NeighborSampler:
 
     def __repr__(self):
         return f"{type(self).__name__}(fanouts={self.fanouts}, edge_dir={self.edge_dir!r})"
+
+
+def _layer_fanouts(fanouts):
+    """(fanouts, per-layer dicts or None) of DGL's per-layer fanouts, whose entries may be
+    dicts edge type -> count (the layer's plain fanout is then 1, and every edge type gets its
+    own count once the graph is known: _edge_type_fanouts)."""
+    layers = list(fanouts) if isinstance(fanouts, Sequence) else fanouts
+    if not isinstance(layers, list) or not any(isinstance(f, Mapping) for f in layers):
+        return _check.fanouts("fanouts", fanouts), None
+    plain = _check.fanouts("fanouts", [1 if isinstance(f, Mapping) else f for f in layers])
+    return plain, [dict(f) if isinstance(f, Mapping) else f for f in layers]
+
+
+def _edge_type_fanouts(graph, layers):
+    """graphloom's edge_type_fanouts ("src:relation:dst" -> count per layer) of DGL's per-layer
+    fanouts on `graph`: an edge type a layer's dict leaves out samples nothing there."""
+    schema = graph.schema() if hasattr(graph, "schema") else None
+    if schema is None:
+        raise OptionError("fanouts per edge type (dicts) need a typed graph; this one has no "
+                          "edge types", "fanouts")
+    relations = [triple[1] for triple in schema.edge_types]
+    typed = {":".join(triple): [] for triple in schema.edge_types}
+    for layer in layers:
+        counts = {}
+        if isinstance(layer, dict):
+            for etype, count in layer.items():
+                if isinstance(etype, str) and relations.count(etype) == 1:
+                    etype = schema.edge_types[relations.index(etype)]
+                if isinstance(etype, str) or tuple(etype) not in schema.edge_types:
+                    raise OptionError(f"fanouts: no edge type {etype!r} (edge types: "
+                                      f"{schema.edge_types}; a relation that several share "
+                                      f"needs its triple)", "fanouts")
+                counts[":".join(etype)] = count
+        for name in typed:
+            typed[name].append(counts.get(name, 0) if isinstance(layer, dict) else layer)
+    return typed
 
 
 class MultiLayerFullNeighborSampler(NeighborSampler):
@@ -237,9 +278,9 @@ class DataLoader:
         unknown = sorted(set(kwargs) - _IGNORED_LOADER_ARGS)
         if unknown:
             raise TypeError(f"DataLoader got an unexpected keyword argument {unknown[0]!r}")
+        self._schema = None
         if isinstance(indices, Mapping):
-            raise OptionError("indices as a dict is for typed graphs, which "
-                              "graphloom.dgl.dataloading does not load yet", "indices")
+            self._schema, indices = _typed_indices(graph, graph_sampler, indices)
         if not isinstance(graph_sampler, (NeighborSampler, EdgePredictionSampler)):
             raise OptionError(f"graph_sampler must be a sampler of graphloom.dgl.dataloading, "
                               f"got {type(graph_sampler).__name__}", "graph_sampler")
@@ -266,7 +307,33 @@ class DataLoader:
 
     def __iter__(self):
         for batch in self._loader:
-            yield tuple(batch)
+            if self._schema is None:
+                yield tuple(batch)
+                continue
+            blocks = [HeteroBlock(block, self._schema) for block in batch.blocks]
+            yield blocks[0].srcdata["_ID"], blocks[-1].dstdata["_ID"], blocks
+
+
+def _typed_indices(graph, graph_sampler, indices):
+    """(schema, global ids) of DGL's typed ``indices``: node type -> ids within the type (or a
+    boolean mask over them)."""
+    schema = graph.schema() if hasattr(graph, "schema") else None
+    if schema is None:
+        raise OptionError("indices as a dict (node type -> ids) needs a typed graph; this one "
+                          "has no node types", "indices")
+    if isinstance(graph_sampler, EdgePredictionSampler):
+        raise OptionError("indices as a dict of edge types: typed edge prediction is not in "
+                          "graphloom.dgl.dataloading yet (give [M, 2] pairs of global ids)",
+                          "indices")
+    ids = []
+    for ntype, local in indices.items():
+        if ntype not in schema.node_types:
+            raise OptionError(f"indices: no node type {ntype!r} (node types: "
+                              f"{schema.node_types})", "indices")
+        t = schema.node_types.index(ntype)
+        ids.append(schema.global_ids(t, _check.node_ids("indices", local,
+                                                         schema.num_nodes_of(t))))
+    return schema, torch.cat(ids)
 
 
 DistNodeDataLoader = DataLoader  # DGL's loaders over a DistGraph: the same class here
