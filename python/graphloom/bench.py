@@ -264,7 +264,7 @@ def train_bench(args):
     (MiniBatch.to_pyg) and by PyG's NeighborLoader, alternating."""
     from torch_geometric.nn import SAGEConv
 
-    dataset, fanouts, items, sampler = run_inputs(args)
+    dataset, fanouts, items, _ = run_inputs(args)
     feat = dataset.node_features["feat"]
     dims = [feat.shape[1]] + [args.hidden] * (len(fanouts) - 1) + [dataset.num_classes]
     convs = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
@@ -278,8 +278,11 @@ def train_bench(args):
         optimizer.step()
         return data.batch_size
 
-    ours = graphloom.DataLoader(dataset, items, sampler, batch_size=args.batch_size,
-                                shuffle=True)
+    # PyG's hops (each node sampled once), as graphloom.pyg's loaders sample: the same batches
+    # as PyG's, so the two steps compute on graphs of the same size.
+    pyg_hops = graphloom.NeighborSampler(dataset.graph, fanouts=fanouts, each_node_once=True)
+    ours = graphloom.DataLoader(dataset, items, pyg_hops, batch_size=args.batch_size,
+                                shuffle=True, pyg_edges=True)
     layout = torch.sparse_csr if args.layout == "csr" else None
     runs = {"graphloom loader": lambda: sum(step(b.to_pyg(layout=layout)) for b in ours)}
     transform = None

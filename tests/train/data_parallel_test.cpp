@@ -43,14 +43,19 @@ std::vector<torch::Tensor> local_grads(torch::nn::Sequential net, const torch::T
   return grads;
 }
 
+// Overlapped or not, and through the group's Gloo or a backend of the gradients' own
+// (dist_backend gloo: the path NCCL takes on GPUs).
 TEST(GradientSync, AveragesGradientsOverRanks) {
-  for (const bool overlap : {true, false}) {
+  for (const auto& [overlap, backend] :
+       {std::pair{true, SyncBackend::kAuto}, std::pair{false, SyncBackend::kAuto},
+        std::pair{true, SyncBackend::kGloo}}) {
     run_ranks(2, [&](distributed::ProcessGroup& group) {
       // Different initialisation per rank: the broadcast makes them rank 0's.
       torch::nn::Sequential net = small_net(group.rank());
       GradientSynchronizer sync(net->parameters(), group,
-                                {.bucket_cap_mb = 1e-4, .overlap = overlap});
+                                {.bucket_cap_mb = 1e-4, .overlap = overlap, .backend = backend});
       EXPECT_GT(sync.num_buckets(), 2);
+      EXPECT_EQ(sync.backend_name(), backend == SyncBackend::kGloo ? "gloo (device)" : "gloo");
       sync.broadcast_parameters(0);
       torch::nn::Sequential reference = small_net(0);
       for (std::size_t i = 0; i < net->parameters().size(); ++i) {
@@ -67,31 +72,9 @@ TEST(GradientSync, AveragesGradientsOverRanks) {
             torch::allclose(net->parameters()[i].grad(), (mine[i] + theirs[i]) / 2, 1e-6, 1e-7))
             << "parameter " << i << " overlap " << overlap;
       }
+      sync.check_parameters_in_sync(1);
     });
   }
-}
-
-// The gradients through a backend of their own (dist_backend gloo: what NCCL is on GPUs):
-// the same averages as through the group's Gloo.
-TEST(GradientSync, AveragesThroughTheAttachedDeviceBackend) {
-  run_ranks(2, [&](distributed::ProcessGroup& group) {
-    torch::nn::Sequential net = small_net(group.rank());
-    GradientSynchronizer sync(net->parameters(), group,
-                              {.bucket_cap_mb = 1e-4, .backend = SyncBackend::kGloo});
-    EXPECT_EQ(sync.backend_name(), "gloo (device)");
-    sync.broadcast_parameters(0);
-    torch::nn::Sequential reference = small_net(0);
-    const auto mine = local_grads(reference, batch_of(group.rank(), 0));
-    const auto theirs = local_grads(reference, batch_of(1 - group.rank(), 0));
-    net->zero_grad();
-    net->forward(batch_of(group.rank(), 0)).pow(2).mean().backward();
-    EXPECT_EQ(sync.synchronize(), 2);
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      EXPECT_TRUE(
-          torch::allclose(net->parameters()[i].grad(), (mine[i] + theirs[i]) / 2, 1e-6, 1e-7));
-    }
-    sync.check_parameters_in_sync(1);
-  });
 }
 
 TEST(GradientSync, NcclOnTheCpuIsAnOptionErrorOnDistBackend) {
