@@ -7,7 +7,7 @@
 #include "bindings.h"
 #include "graphloom/base/enum_names.h"
 #include "graphloom/distributed/graph/dist_graph.h"
-#include "graphloom/distributed/graph/node_split.h"
+#include "graphloom/distributed/graph/cluster.h"
 #include "graphloom/distributed/rpc/graph_server.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/sampling/neighbor_sampler.h"

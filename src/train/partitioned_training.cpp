@@ -10,10 +10,6 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
-#include "graphloom/distributed/graph/feature_cache.h"
-#include "graphloom/distributed/graph/node_split.h"
-#include "graphloom/distributed/rpc/shared_partition.h"
-#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom/train/dataset_inputs.h"
 
