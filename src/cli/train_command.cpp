@@ -67,6 +67,11 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
   cmd->add_option("--cluster-id", cluster.cluster_id,
                   "The servers' --cluster-id: map this machine's part from shared memory "
                   "(otherwise every part is read over RPC)");
+  cmd->add_option("--rpc-timeout", cluster.deadline_seconds,
+                  "Seconds a call to a graph server may take, and that a part may be without a "
+                  "live server (all of its servers down or unreachable) before training stops "
+                  "with an error naming it")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--token-file", cluster.token_file,
                   "File holding the cluster token; or set GRAPHLOOM_TOKEN");
   cmd->add_option("--tls-ca", cluster.tls_ca,

@@ -167,7 +167,7 @@ class LaunchChaosTest : public ::testing::Test {
     const std::vector<std::string> flags = quick_training_flags();
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(),
-                {"--epochs", "250", "--eval-every", "50", "--no-progress", "--no-test",
+                {"--epochs", std::to_string(epochs_), "--eval-every", "20", "--no-progress", "--no-test",
                  "--checkpoint", (dir_ / checkpoint).string(), "--checkpoint-every", "10"});
     args.insert(args.end(), more.begin(), more.end());
     return args;
@@ -247,6 +247,9 @@ class LaunchChaosTest : public ::testing::Test {
 
   TempDir dir_;
   std::string cluster_;
+  // ~0.07 s each here: a kill right after the first checkpoint (epoch 10) lands mid-job with
+  // seconds to spare; the random kills, up to 7.5 s apart in all, need the longer job.
+  int epochs_ = 80;
 };
 
 TEST_F(LaunchChaosTest, KilledMainServerAndTrainerCostOneRestartEach) {
@@ -364,6 +367,7 @@ TEST_F(LaunchChaosTest, KilledTrainerOfAnEmbeddingJobRestoresTheServersRows) {
 TEST_F(LaunchChaosTest, ThreeRandomKillsPerRunEndWithTheUndisturbedParameters) {
   const char* runs_variable = std::getenv("GRAPHLOOM_CHAOS_RUNS");
   const int runs = runs_variable != nullptr ? std::max(1, std::atoi(runs_variable)) : 1;
+  epochs_ = 250;
   std::vector<double> undisturbed, disturbed;
   for (int run = 0; run < runs; ++run) {
     undisturbed.push_back(run_undisturbed());

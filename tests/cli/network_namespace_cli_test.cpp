@@ -101,7 +101,7 @@ class NetworkNamespaceTest : public ::testing::Test {
                                   "--no-progress"};
     const std::vector<std::string> flags = quick_training_flags();
     args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(), {"--epochs", epochs, "--dist-timeout", "60"});
+    args.insert(args.end(), {"--epochs", epochs, "--dist-timeout", "20", "--rpc-timeout", "10"});
     return std::make_unique<BackgroundProcess>(
         args,
         std::vector<std::string>{fmt::format("RANK={}", rank), "WORLD_SIZE=2", "LOCAL_RANK=0",
@@ -139,7 +139,7 @@ TEST_F(NetworkNamespaceTest, CuttingTheLinkMidRunEndsBothTrainersWithAClearError
       << first->output();
   ASSERT_TRUE(namespaces_->cut());
   const auto cut_at = std::chrono::steady_clock::now();
-  // The RPC deadline is 30 s and --dist-timeout 60 s: both must be over well within 120 s.
+  // The RPC deadline is 10 s and --dist-timeout 20 s: both must be over well within 120 s.
   const int first_code = first->wait_for(120);
   const int second_code = second->wait_for(120);
   const double seconds =

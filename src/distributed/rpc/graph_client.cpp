@@ -49,6 +49,8 @@ auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
 
 struct GraphClient::Impl {
   ClientOptions options;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  grpc::ChannelArguments arguments;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<rpc::GraphService::Stub> stub;
   // Pull and SampleNeighbors with their responses left in gRPC's slices (raw_message.h).
@@ -117,7 +119,7 @@ struct GraphClient::Impl {
 GraphClient::GraphClient(std::string address, ClientOptions options)
     : address_(std::move(address)), impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
-  grpc::ChannelArguments arguments;
+  grpc::ChannelArguments& arguments = impl_->arguments;
   arguments.SetMaxReceiveMessageSize(static_cast<int>(impl_->options.max_message_bytes));
   arguments.SetMaxSendMessageSize(static_cast<int>(impl_->options.max_message_bytes));
   // Bulk responses: large HTTP/2 frames and a large flow-control window, so a few MB arrive
@@ -128,7 +130,8 @@ GraphClient::GraphClient(std::string address, ClientOptions options)
   // two, not after gRPC's default backoff of up to two minutes.
   arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  std::shared_ptr<grpc::ChannelCredentials>& credentials = impl_->credentials;
+  credentials = grpc::InsecureChannelCredentials();
   const ClientOptions& o = impl_->options;
   if (!o.tls_ca.empty()) {
     GL_CHECK(o.tls_cert.empty() == o.tls_key.empty(),
@@ -313,6 +316,11 @@ ServerMetadata GraphClient::metadata() const {
 
 void GraphClient::wait_until_serving(std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Each try on a channel of its own: a channel refused while the server was still starting
+  // backs off reconnecting for seconds (seen: 4 to 15 s after the server was up), and the
+  // client's own channel, untouched until then, connects at its first call.
+  grpc::ChannelArguments probe_arguments = impl_->arguments;
+  probe_arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   while (true) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + impl_->options.deadline);
@@ -320,7 +328,9 @@ void GraphClient::wait_until_serving(std::chrono::milliseconds timeout) const {
       context.AddMetadata("authorization", "Bearer " + impl_->options.token);
     }
     rpc::HealthResponse response;
-    const grpc::Status status = impl_->stub->Health(&context, rpc::HealthRequest(), &response);
+    const auto probe = rpc::GraphService::NewStub(
+        grpc::CreateCustomChannel(address_, impl_->credentials, probe_arguments));
+    const grpc::Status status = probe->Health(&context, rpc::HealthRequest(), &response);
     if (status.ok()) return;
     // UNAVAILABLE: not listening yet (still loading its part); anything else is final.
     GL_CHECK(status.error_code() == grpc::StatusCode::UNAVAILABLE &&
@@ -328,7 +338,7 @@ void GraphClient::wait_until_serving(std::chrono::milliseconds timeout) const {
              "graph server {} is not serving after waiting {} s: {} ({})", address_,
              std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
              status.error_message(), Impl::status_name(status.error_code()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 

@@ -38,6 +38,18 @@ int integer_variable(const char* name, int fallback) {
   return static_cast<int>(parsed);
 }
 
+// A positive number of seconds, or `fallback` when the variable is unset.
+double seconds_variable(const char* name, double fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  char* end = nullptr;
+  const double parsed = std::strtod(value, &end);
+  if (*end != '\0' || !(parsed > 0)) {
+    throw OptionError(name, fmt::format("must be a positive number of seconds, got '{}'", value));
+  }
+  return parsed;
+}
+
 }  // namespace
 
 ClusterOptions ClusterOptions::from_environment() {
@@ -47,19 +59,22 @@ ClusterOptions ClusterOptions::from_environment() {
   }
   options.servers_per_machine = integer_variable("GRAPHLOOM_NUM_SERVERS", 1);
   options.machine = integer_variable("GRAPHLOOM_MACHINE", -1);
+  options.deadline_seconds = seconds_variable("GRAPHLOOM_RPC_TIMEOUT", options.deadline_seconds);
   return options;
 }
 
 std::map<std::string, std::string> ClusterOptions::environment_variables() const {
   std::map<std::string, std::string> variables{
-      {"GRAPHLOOM_NUM_SERVERS", std::to_string(servers_per_machine)}};
+      {"GRAPHLOOM_NUM_SERVERS", std::to_string(servers_per_machine)},
+      {"GRAPHLOOM_RPC_TIMEOUT", fmt::format("{}", deadline_seconds)}};
   if (machine >= 0) variables["GRAPHLOOM_MACHINE"] = std::to_string(machine);
   for (const Field& field : kStringFields) variables[field.variable] = this->*field.member;
   return variables;
 }
 
 std::vector<std::string> ClusterOptions::trainer_flags() const {
-  std::vector<std::string> flags{"--num-servers", std::to_string(servers_per_machine)};
+  std::vector<std::string> flags{"--num-servers", std::to_string(servers_per_machine),
+                                 "--rpc-timeout", fmt::format("{}", deadline_seconds)};
   if (machine >= 0) flags.insert(flags.end(), {"--machine", std::to_string(machine)});
   for (const Field& field : kStringFields) {
     if (!(this->*field.member).empty())
@@ -72,6 +87,7 @@ ClientOptions ClusterOptions::client_options() const {
   ClientOptions client;
   client.token = cluster_token(token_file);
   client.deadline = std::chrono::milliseconds(static_cast<int64_t>(deadline_seconds * 1e3));
+  client.outage_grace = client.deadline;
   client.tls_ca = tls_ca;
   client.tls_cert = tls_cert;
   client.tls_key = tls_key;

@@ -86,7 +86,9 @@ TEST(Cluster, MachineIsTheOptionElseTheNodeRank) {
   options.machine = 0;
   EXPECT_EQ(machine_of(options, env), 0);
   options.machine = -1;
-  if (std::getenv("GRAPHLOOM_MACHINE") == nullptr) EXPECT_EQ(machine_of(options, env), 2);
+  if (std::getenv("GRAPHLOOM_MACHINE") == nullptr) {
+    EXPECT_EQ(machine_of(options, env), 2);
+  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ ClusterOptions full_cluster() {
   cluster.tls_ca = "/certs/ca.pem";
   cluster.tls_cert = "/certs/me.pem";
   cluster.tls_key = "/certs/me.key";
+  cluster.deadline_seconds = 7.5;
   return cluster;
 }
 
@@ -54,6 +55,7 @@ TEST(ClusterOptions, TheEnvironmentReadsBackAsTheSameCluster) {
   EXPECT_EQ(read.tls_ca, cluster.tls_ca);
   EXPECT_EQ(read.tls_cert, cluster.tls_cert);
   EXPECT_EQ(read.tls_key, cluster.tls_key);
+  EXPECT_EQ(read.deadline_seconds, 7.5);
 }
 
 TEST(ClusterOptions, AnEmptyEnvironmentKeepsTheDefaultsAndABadNumberIsNamed) {
@@ -67,6 +69,8 @@ TEST(ClusterOptions, AnEmptyEnvironmentKeepsTheDefaultsAndABadNumberIsNamed) {
   } catch (const OptionError& error) {
     EXPECT_EQ(error.field(), "GRAPHLOOM_NUM_SERVERS");
   }
+  const Environment timeout(Environment::Variables{{"GRAPHLOOM_RPC_TIMEOUT", "-1"}});
+  EXPECT_THROW(ClusterOptions::from_environment(), OptionError);
 }
 
 TEST(ClusterOptions, TrainerFlagsSayTheSameAndSkipWhatIsUnset) {
@@ -80,6 +84,7 @@ TEST(ClusterOptions, TrainerFlagsSayTheSameAndSkipWhatIsUnset) {
   EXPECT_EQ(value_of("--machine"), "1");
   EXPECT_EQ(value_of("--tls-ca"), "/certs/ca.pem");
   EXPECT_EQ(value_of("--token-file"), "<absent>");  // none set: the flag is left out
+  EXPECT_EQ(value_of("--rpc-timeout"), "7.5");
 }
 
 TEST(ClusterOptions, ClientOptionsCarryTokenTlsAndDeadline) {
@@ -92,6 +97,7 @@ TEST(ClusterOptions, ClientOptionsCarryTokenTlsAndDeadline) {
   EXPECT_EQ(client.tls_cert, "/certs/me.pem");
   EXPECT_EQ(client.tls_key, "/certs/me.key");
   EXPECT_EQ(client.deadline.count(), 2500);
+  EXPECT_EQ(client.outage_grace.count(), 2500);
 }
 
 }  // namespace

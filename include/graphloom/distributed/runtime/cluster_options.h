@@ -22,7 +22,9 @@ struct ClusterOptions {
   // TLS to servers run with --tls-cert: the CA (or self-signed certificate) that signed their
   // certificates, and this trainer's own certificate and key for servers that ask (--tls-ca).
   std::string tls_ca, tls_cert, tls_key;
-  double deadline_seconds = 30;  // per call to a server
+  // The longest a call to a server may take, and the longest a part may be without a live
+  // server before the trainer gives up on it (GRAPHLOOM_RPC_TIMEOUT, `train --rpc-timeout`).
+  double deadline_seconds = 30;
 
   // The GRAPHLOOM_* variables of environment_variables(); unset ones keep their defaults.
   static ClusterOptions from_environment();
