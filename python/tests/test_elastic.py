@@ -12,13 +12,18 @@ import time
 
 from conftest import GRAPHLOOM_CLI
 
+# A small model: ~0.25 s an epoch here, so the kill after the first checkpoint (step 4 of 5 an
+# epoch) lands with seconds of the job left.
+EPOCHS = 20
+
 
 def torchrun_train(tmp_path, name):
     checkpoint = tmp_path / f"{name}.pt"
     log = tmp_path / f"{name}.jsonl"
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                "--nproc-per-node", "2", "--max-restarts", "1", "--no-python",
-               str(GRAPHLOOM_CLI), "train", "--epochs", "6", "--no-progress", "--no-test",
+               str(GRAPHLOOM_CLI), "train", "--epochs", str(EPOCHS), "--no-progress", "--no-test",
+               "--hidden", "32", "--fanouts", "5,5",
                "--checkpoint", str(checkpoint), "--checkpoint-every", "4",
                "--metrics-log", str(log)]
     output = open(tmp_path / f"{name}.out", "w")
@@ -59,6 +64,6 @@ def test_torchrun_restart_resumes_from_the_checkpoint(tmp_path):
     # (the logged float's every digit).
     expected = [json.loads(line) for line in undisturbed_log.read_text().splitlines()]
     resumed = [json.loads(line) for line in log.read_text().splitlines()]
-    assert expected[-1]["epoch"] == resumed[-1]["epoch"] == 5
+    assert expected[-1]["epoch"] == resumed[-1]["epoch"] == EPOCHS - 1
     assert resumed[-1]["loss"] == expected[-1]["loss"]
     assert resumed[-1]["train_acc"] == expected[-1]["train_acc"]
