@@ -10,6 +10,7 @@
 
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
+#include "graphloom/graph/weight_alias.h"
 #include "sampling_limits.h"
 #include "tensor_random_streams.h"
 
@@ -70,15 +71,54 @@ at::Tensor fisher_yates_picks(TensorRandomStreams& rng, const at::Tensor& degree
   return out;
 }
 
-void check_supported(const SampleOptions& options, int64_t fanout) {
+// The first counts[i] CSC positions of each column i (columns start at begin[i]), in order.
+at::Tensor leading_positions(const at::Tensor& begin, const at::Tensor& counts) {
+  const at::Tensor column = at::repeat_interleave(counts);
+  const at::Tensor first_slot = counts.cumsum(0) - counts;
+  const int64_t total = column.numel();
+  return begin.index_select(0, column) + at::arange(total, begin.options()) -
+         first_slot.index_select(0, column);
+}
+
+// The `keep` of packed alias entries (graph/weight_alias.h: its float32 bits low, `other`
+// high; little-endian here and on CUDA): positive exactly where the weight is.
+at::Tensor alias_keep(const at::Tensor& entries) {
+  return entries.contiguous().view(at::kFloat).view({-1, 2}).select(1, 0);
+}
+
+at::Tensor alias_other(const at::Tensor& entries) {
+  return entries.contiguous().view(at::kInt).view({-1, 2}).select(1, 1).to(at::kLong);
+}
+
+// The C++ kernel's weighted picks with replacement (weighted_picks.h): per pick, a position j
+// of the column and a coin that keeps j or takes its alias; the table is read only at the
+// picked positions, so a hub costs its picks.
+at::Tensor weighted_picks_with_replacement(TensorRandomStreams& rng, const at::Tensor& alias,
+                                           const at::Tensor& begin, const at::Tensor& degree,
+                                           int64_t picks) {
+  const at::Tensor all = at::ones_like(degree, at::kBool);
+  at::Tensor out = at::empty({degree.size(0), picks}, degree.options());
+  for (int64_t n = 0; n < picks; ++n) {
+    const at::Tensor j = rng.uniform(degree, all);
+    const at::Tensor entry = alias.index_select(0, begin + j);
+    const at::Tensor coin = rng.uniform_real(all);
+    out.select(1, n).copy_(
+        at::where(coin < alias_keep(entry).to(at::kDouble), j, alias_other(entry)));
+  }
+  return out;
+}
+
+void check_supported(const SampleOptions& options, int64_t fanout, bool has_weights, bool typed) {
   check_fanout(fanout, options.replace, "fanout");
+  for (const int64_t type_fanout : options.edge_type_fanouts) {
+    check_fanout(type_fanout, options.replace, "edge_type_fanouts");
+  }
   if (options.max_picks < 0)
     throw OptionError("max_picks", fmt::format("must be >= 0, got {}", options.max_picks));
-  if (options.weighted)
-    throw OptionError("weighted", "sampling is not in the tensor sampler yet; sample on the CPU");
-  if (!options.edge_type_fanouts.empty())
-    throw OptionError("edge_type_fanouts",
-                      "typed graphs are not in the tensor sampler yet; sample on the CPU");
+  if (options.weighted && !has_weights)
+    throw OptionError("weighted", "sampling needs edge weights, but the graph has none");
+  if (!options.edge_type_fanouts.empty() && !typed)
+    throw OptionError("edge_type_fanouts", "need a graph with edge types (type_per_edge)");
   if (options.direction != EdgeDirection::kIn)
     throw OptionError("direction",
                       "out-edge sampling is not in the tensor sampler yet; sample on the CPU");
@@ -86,21 +126,74 @@ void check_supported(const SampleOptions& options, int64_t fanout) {
     throw OptionError("sampler", "LABOR is not in the tensor sampler yet; sample on the CPU");
 }
 
+// Each segment type's fanout, as the C++ typed kernel reads it: the per-type fanouts when
+// given (types beyond them take none), else `fanout` for every type.
+std::vector<int64_t> segment_fanouts(const SampleOptions& options, int64_t fanout,
+                                     int64_t num_types) {
+  std::vector<int64_t> out(static_cast<std::size_t>(num_types), fanout);
+  if (options.edge_type_fanouts.empty()) return out;
+  for (int64_t r = 0; r < num_types; ++r) {
+    const auto& given = options.edge_type_fanouts;
+    out[r] = r < static_cast<int64_t>(given.size()) ? given[r] : 0;
+  }
+  return out;
+}
+
+// Weighted sampling without replacement draws by successive redraws and Efraimidis-Spirakis
+// keys, whose float sums and logarithms are not the same bits on every device.
+void check_weighted_draws(const SampleOptions& options, const std::vector<int64_t>& fanouts) {
+  if (!options.weighted || options.replace) return;
+  for (const int64_t fanout : fanouts) {
+    if (fanout > 0)
+      throw OptionError("weighted",
+                        "sampling without replacement is not in the tensor sampler yet (with "
+                        "replacement, and fanout -1, are); sample on the CPU");
+  }
+}
+
 }  // namespace
 
 TensorNeighborSource::TensorNeighborSource(const graph::CscGraph& graph, c10::Device device)
     : device_(device), num_nodes_(graph.num_nodes) {
   require_device(device);
-  GL_CHECK(!graph.type_per_edge.defined(),
-           "the tensor sampler does not sample typed graphs yet (type_per_edge is set)");
   indptr_ = graph.indptr.to(device);
   indices_ = graph.indices.to(device);
   if (graph.has_edge_ids()) edge_ids_ = graph.edge_ids.to(device);
+  at::Tensor positive_before;  // positive weights before each position, with a leading 0
+  if (graph.has_weights()) {
+    at::Tensor alias = graph.weight_alias;
+    if (!alias.defined()) alias = graph::with_weight_alias(graph).weight_alias;
+    positive_before = at::cat({at::zeros({1}, at::kLong), (alias_keep(alias) > 0).cumsum(0)});
+    alias_ = alias.to(device);
+  }
+  // [num_nodes, types + 1]: where each type's segment of a column starts, then its end.
+  at::Tensor bounds = at::stack({graph.indptr.slice(0, 0, -1), graph.indptr.slice(0, 1)}, 1);
+  if (graph.type_per_edge.defined()) {
+    const at::Tensor type = graph.type_per_edge.to(at::kLong);
+    num_types_ = graph.num_edges() > 0 ? type.max().item<int64_t>() + 1 : 1;
+    GL_CHECK(type.numel() == 0 || type.min().item<int64_t>() >= 0,
+             "type_per_edge holds a negative edge type");
+    // Columns are sorted by type: (column, type) keys are sorted over the whole graph.
+    const at::Tensor column =
+        at::repeat_interleave(graph.indptr.slice(0, 1) - graph.indptr.slice(0, 0, -1));
+    const at::Tensor keys = column * num_types_ + type;
+    const at::Tensor queries = at::arange(num_nodes_, at::kLong).unsqueeze(1) * num_types_ +
+                               at::arange(num_types_ + 1, at::kLong);
+    bounds = at::searchsorted(keys, queries.flatten()).view({num_nodes_, num_types_ + 1});
+    typed_ = true;
+  }
+  if (positive_before.defined()) {
+    const at::Tensor at_bounds = positive_before.index_select(0, bounds.flatten()).view_as(bounds);
+    positive_counts_ = at_bounds.diff(1, 1).to(device);
+  }
+  if (typed_) segment_bounds_ = bounds.to(device);
 }
 
 SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                     const SampleOptions& options) const {
-  check_supported(options, fanout);
+  check_supported(options, fanout, alias_.defined(), typed_);
+  const std::vector<int64_t> fanouts = segment_fanouts(options, fanout, num_types_);
+  check_weighted_draws(options, fanouts);
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
            "seeds must be a 1-D int64 tensor, got {} with {} dims",
            c10::toString(seeds.scalar_type()), seeds.dim());
@@ -114,44 +207,98 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
                 (low < 0 ? low : high) + options.first_node, options.first_node,
                 options.first_node + num_nodes_);
   }
-  const at::Tensor begin = indptr_.index_select(0, local);
-  const at::Tensor degree = indptr_.index_select(0, local + 1) - begin;
-  at::Tensor counts = degree;
-  if (fanout >= 0) {
-    counts = options.replace ? at::where(degree > 0, fanout, 0) : at::clamp_max(degree, fanout);
-  }
+  // Segments: [seeds, types], row-major in the order the C++ kernel fills them.
+  const at::Tensor bounds =
+      typed_ ? segment_bounds_.index_select(0, local)
+             : at::stack({indptr_.index_select(0, local), indptr_.index_select(0, local + 1)}, 1);
+  const at::Tensor begin = bounds.narrow(1, 0, num_types_);
+  const at::Tensor degree = bounds.diff(1, 1);
+  const bool weighted = options.weighted;
+  // Weighted sampling picks among the positive weights only.
+  const at::Tensor available = weighted ? positive_counts_.index_select(0, local) : degree;
+  const at::Tensor fanout_of = at::tensor(fanouts, at::kLong).to(device_).unsqueeze(0);
+  const at::Tensor counts = at::where(
+      fanout_of < 0, available,
+      options.replace ? at::where(available > 0, fanout_of, 0) : at::minimum(available, fanout_of));
   // The counts come from the request: summed on the host with the C++ kernel's checks.
   at::Tensor indptr = at::zeros({num_seeds + 1}, at::kLong);
-  indptr.narrow(0, 1, num_seeds).copy_(counts);
+  indptr.narrow(0, 1, num_seeds).copy_(counts.sum(1));
   sum_pick_counts(indptr.data_ptr<int64_t>(), num_seeds, fanout, options.max_picks);
-  const int64_t total = indptr[num_seeds].item<int64_t>();
-
   SampledEdges out;
   out.indptr = indptr.to(device_);
-  const at::Tensor seed_of_pick = at::repeat_interleave(counts);
-  at::Tensor positions = begin.index_select(0, seed_of_pick) + at::arange(total, begin.options()) -
-                         out.indptr.index_select(0, seed_of_pick);
-  if (fanout > 0) {
-    const at::Tensor drawing = options.replace ? degree > 0 : degree > fanout;
-    const at::Tensor lanes = drawing.nonzero().squeeze(1);
-    if (lanes.numel() > 0) {
-      TensorRandomStreams rng(stream_keys(options.random_key, global.index_select(0, lanes)));
-      const at::Tensor lane_degree = degree.index_select(0, lanes);
-      const at::Tensor picked = options.replace ? picks_with_replacement(rng, lane_degree, fanout)
-                                : fanout <= kFloydMaxPicks
-                                    ? floyd_picks(rng, lane_degree, fanout)
-                                    : fisher_yates_picks(rng, lane_degree, fanout);
-      const at::Tensor slots =
-          out.indptr.index_select(0, lanes).unsqueeze(1) + at::arange(fanout, begin.options());
-      positions.index_put_({slots.flatten()},
-                           (begin.index_select(0, lanes).unsqueeze(1) + picked).flatten());
-    }
+
+  // Every pick first takes the next position of its segment; weighted segments of fanout -1
+  // take their positive weights.
+  const at::Tensor flat_begin = begin.flatten(), flat_counts = counts.flatten();
+  at::Tensor positions;
+  if (weighted && fanout_of.lt(0).any().item<bool>()) {
+    const at::Tensor every = (fanout_of < 0).expand_as(counts).flatten();
+    const at::Tensor taken = at::where(every, degree.flatten(), flat_counts);
+    const at::Tensor candidates = leading_positions(flat_begin, taken);
+    const at::Tensor from_every = every.repeat_interleave(taken);
+    positions = candidates.masked_select(
+        from_every.logical_not().logical_or(alias_keep(alias_.index_select(0, candidates)) > 0));
+  } else {
+    positions = leading_positions(flat_begin, flat_counts);
   }
+  draw_picks(global, begin, degree, available, fanouts, options,
+             flat_counts.cumsum(0) - flat_counts, positions);
   out.neighbors = indices_.index_select(0, positions).to(at::kLong);
   if (options.edge_ids) {
     out.edge_ids = edge_ids_.defined() ? edge_ids_.index_select(0, positions) : positions;
   }
+  if (typed_) {
+    const at::Tensor type = at::arange(num_types_, at::kLong).to(device_).repeat(num_seeds);
+    out.edge_types = type.repeat_interleave(flat_counts);
+  }
   return out;
+}
+
+// The seeds' streams, served segment by segment in type order as in the C++ kernel: the lanes
+// that draw in segment type r run together, and their picks overwrite the leading positions.
+void TensorNeighborSource::draw_picks(const at::Tensor& global, const at::Tensor& begin,
+                                      const at::Tensor& degree, const at::Tensor& available,
+                                      const std::vector<int64_t>& fanouts,
+                                      const SampleOptions& options, const at::Tensor& first_slot,
+                                      at::Tensor& positions) const {
+  std::vector<at::Tensor> drawing(fanouts.size());
+  at::Tensor any = at::zeros({global.numel()}, global.options().dtype(at::kBool));
+  for (std::size_t r = 0; r < fanouts.size(); ++r) {
+    const int64_t f = fanouts[r];
+    if (f <= 0) continue;
+    const at::Tensor column_available = available.select(1, static_cast<int64_t>(r));
+    const at::Tensor column_degree = degree.select(1, static_cast<int64_t>(r));
+    drawing[r] = options.replace ? column_available > 0 : column_degree > f;
+    any.logical_or_(drawing[r]);
+  }
+  const at::Tensor seeds_drawing = any.nonzero().squeeze(1);
+  if (seeds_drawing.numel() == 0) return;
+  TensorRandomStreams streams(
+      stream_keys(options.random_key, global.index_select(0, seeds_drawing)));
+  // A seed's lane among seeds_drawing.
+  const at::Tensor lane_of = at::full({global.numel()}, -1, global.options());
+  lane_of.index_put_({seeds_drawing}, at::arange(seeds_drawing.numel(), global.options()));
+  for (std::size_t r = 0; r < fanouts.size(); ++r) {
+    if (!drawing[r].defined()) continue;
+    const int64_t f = fanouts[r];
+    const auto type = static_cast<int64_t>(r);
+    const at::Tensor seeds_r = drawing[r].nonzero().squeeze(1);
+    if (seeds_r.numel() == 0) continue;
+    const at::Tensor lanes = lane_of.index_select(0, seeds_r);
+    TensorRandomStreams rng = streams.subset(lanes);
+    const at::Tensor lane_begin = begin.select(1, type).index_select(0, seeds_r);
+    const at::Tensor lane_degree = degree.select(1, type).index_select(0, seeds_r);
+    const at::Tensor picked =
+        options.weighted  ? weighted_picks_with_replacement(rng, alias_, lane_begin, lane_degree, f)
+        : options.replace ? picks_with_replacement(rng, lane_degree, f)
+        : f <= kFloydMaxPicks ? floyd_picks(rng, lane_degree, f)
+                              : fisher_yates_picks(rng, lane_degree, f);
+    streams.assign(lanes, rng);
+    const at::Tensor segment = seeds_r * num_types_ + type;
+    const at::Tensor slots =
+        first_slot.index_select(0, segment).unsqueeze(1) + at::arange(f, global.options());
+    positions.index_put_({slots.flatten()}, (lane_begin.unsqueeze(1) + picked).flatten());
+  }
 }
 
 }  // namespace graphloom::sampling

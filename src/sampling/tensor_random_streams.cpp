@@ -103,4 +103,19 @@ at::Tensor TensorRandomStreams::uniform(const at::Tensor& bound, const at::Tenso
   return multiply_high(x, bound);
 }
 
+at::Tensor TensorRandomStreams::uniform_real(const at::Tensor& active) {
+  // Below 2^53 the conversion and the power-of-two scale are exact on every device.
+  return shift_right(next(active), 11).to(at::kDouble).mul_(0x1.0p-53);
+}
+
+TensorRandomStreams TensorRandomStreams::subset(const at::Tensor& lanes) const {
+  TensorRandomStreams out;
+  for (int k = 0; k < 4; ++k) out.state_[k] = state_[k].index_select(0, lanes);
+  return out;
+}
+
+void TensorRandomStreams::assign(const at::Tensor& lanes, const TensorRandomStreams& subset) {
+  for (int k = 0; k < 4; ++k) state_[k].index_copy_(0, lanes, subset.state_[k]);
+}
+
 }  // namespace graphloom::sampling

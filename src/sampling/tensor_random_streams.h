@@ -30,7 +30,17 @@ class TensorRandomStreams {
   // the same rejection draws as the scalar stream.
   at::Tensor uniform(const at::Tensor& bound, const at::Tensor& active);
 
+  // RandomStream::uniform_real: a float64 in [0, 1) per active lane, from the top 53 bits.
+  at::Tensor uniform_real(const at::Tensor& active);
+
+  // The streams of `lanes` (int64 indices), as they stand; assign() puts such a subset back
+  // after it drew, so that lanes draw in separate steps and continue where they stopped.
+  TensorRandomStreams subset(const at::Tensor& lanes) const;
+  void assign(const at::Tensor& lanes, const TensorRandomStreams& subset);
+
  private:
+  TensorRandomStreams() = default;
+
   at::Tensor state_[4];
 };
 

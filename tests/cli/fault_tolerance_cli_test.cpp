@@ -166,9 +166,9 @@ class LaunchChaosTest : public ::testing::Test {
                                   "train"};
     const std::vector<std::string> flags = quick_training_flags();
     args.insert(args.end(), flags.begin(), flags.end());
-    args.insert(args.end(),
-                {"--epochs", std::to_string(epochs_), "--eval-every", "20", "--no-progress", "--no-test",
-                 "--checkpoint", (dir_ / checkpoint).string(), "--checkpoint-every", "10"});
+    args.insert(args.end(), {"--epochs", std::to_string(epochs_), "--eval-every", "20",
+                             "--no-progress", "--no-test", "--checkpoint",
+                             (dir_ / checkpoint).string(), "--checkpoint-every", "10"});
     args.insert(args.end(), more.begin(), more.end());
     return args;
   }

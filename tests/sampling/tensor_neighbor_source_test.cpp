@@ -7,6 +7,8 @@
 
 #include <vector>
 
+#include <fmt/ranges.h>
+
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/graph/build.h"
@@ -115,6 +117,78 @@ TEST(TensorNeighborSource, PicksWhatTheCppKernelPicksForEveryFanoutAndMode) {
   }
 }
 
+// Weights of every kind on the mixed-degree graph: zeros (never picked), a few heavy edges,
+// columns whose weights are all zero; the alias tables built by either source alike.
+TEST(TensorNeighborSource, WeightedPicksWithReplacementAreTheCppKernelsPicks) {
+  graph::CscGraph graph = mixed_degree_graph();
+  at::manual_seed(11);
+  at::Tensor weights = at::rand({graph.num_edges()}, at::kDouble);
+  weights.masked_fill_(at::rand({graph.num_edges()}) < 0.3, 0.0);
+  weights.masked_fill_(at::rand({graph.num_edges()}) < 0.02, 50.0);
+  weights.narrow(0, 0, 40).zero_();  // the first columns: no positive weight at all
+  graph.weights = weights;
+  const LocalNeighborSource cpp(graph);
+  const TensorNeighborSource tensor(graph, kCpu);
+  const at::Tensor seeds =
+      at::cat({at::randint(graph.num_nodes, {300}, at::kLong),
+               at::tensor({int64_t{0}, int64_t{3}, int64_t{11}, int64_t{50}, int64_t{3}})});
+  for (const int64_t fanout : {-1, 0, 1, 5, 25, 80}) {
+    SampleOptions options;
+    options.weighted = true;
+    options.replace = fanout >= 0;
+    options.random_key = 99 + static_cast<uint64_t>(fanout);
+    const SampledEdges want = cpp.sample_neighbors(seeds, fanout, options);
+    expect_same(want, tensor.sample_neighbors(seeds, fanout, options),
+                fmt::format("weighted, fanout {}", fanout));
+    // The law, not only the agreement: a zero weight is never picked.
+    if (want.edge_ids.defined() && want.edge_ids.numel() > 0) {
+      const at::Tensor by_id = at::empty_like(weights);
+      by_id.index_put_({graph.edge_ids}, weights);
+      EXPECT_GT(by_id.index_select(0, want.edge_ids).min().item<double>(), 0.0);
+    }
+  }
+}
+
+// Three edge types over the mixed-degree graph's edges (hubs included), int16 types; a
+// seed's stream serves its type segments in order, so every mode must agree bit for bit.
+TEST(TensorNeighborSource, TypedGraphsPickWhatTheCppKernelPicksPerEdgeType) {
+  const graph::CscGraph plain = mixed_degree_graph();
+  graph::CooInput input;
+  input.src = plain.indices.to(at::kLong);
+  input.dst = at::repeat_interleave(plain.indptr.diff());
+  input.edge_types = (at::randint(3, {plain.num_edges()}, at::kLong)).to(at::kShort);
+  input.num_nodes = plain.num_nodes;
+  input.keep_edge_ids = true;
+  graph::CscGraph graph = graph::csc_from_coo(input);
+  graph.weights = at::rand({graph.num_edges()}, at::kFloat)
+                      .masked_fill_(at::rand({graph.num_edges()}) < 0.2, 0.0f);
+  const LocalNeighborSource cpp(graph);
+  const TensorNeighborSource tensor(graph, kCpu);
+  const at::Tensor seeds =
+      at::cat({at::randint(graph.num_nodes, {200}, at::kLong),
+               at::tensor({int64_t{3}, int64_t{11}, int64_t{50}, int64_t{399}})});
+  const std::vector<std::vector<int64_t>> type_fanouts = {{}, {2, 0, -1}, {5, 70, 1}, {3}};
+  for (const bool replace : {false, true}) {
+    for (const bool weighted : {false, true}) {
+      if (weighted && !replace) continue;  // not in the tensor sampler yet
+      for (const auto& per_type : type_fanouts) {
+        SampleOptions options;
+        options.replace = replace;
+        options.weighted = weighted;
+        options.edge_type_fanouts = per_type;
+        options.random_key = 31;
+        const std::string what = fmt::format("replace {} weighted {} type fanouts [{}]", replace,
+                                             weighted, fmt::join(per_type, ","));
+        const SampledEdges want = cpp.sample_neighbors(seeds, 4, options);
+        const SampledEdges got = tensor.sample_neighbors(seeds, 4, options);
+        expect_same(want, got, what);
+        ASSERT_TRUE(got.edge_types.defined()) << what;
+        EXPECT_EQ(to_vector(want.edge_types), to_vector(got.edge_types)) << what;
+      }
+    }
+  }
+}
+
 TEST(TensorNeighborSource, KeysAPartitionsStreamsByGlobalId) {
   graph::CscGraph graph = mixed_degree_graph();
   graph.edge_ids = at::Tensor();  // ids are then CSC positions
@@ -158,8 +232,11 @@ TEST(TensorNeighborSource, RefusesWhatItCannotSampleYetAndBadRequestsByName) {
   const TensorNeighborSource tensor(graph, kCpu);
   const at::Tensor seeds = at::zeros({4}, at::kLong);
   SampleOptions weighted;
-  weighted.weighted = true;
+  weighted.weighted = true;  // without replacement: not yet
   EXPECT_THROW(tensor.sample_neighbors(seeds, 5, weighted), OptionError);
+  const TensorNeighborSource unweighted(testing::star_graph(100), kCpu);
+  weighted.replace = true;
+  EXPECT_THROW(unweighted.sample_neighbors(seeds, 5, weighted), OptionError);
   SampleOptions out_edges;
   out_edges.direction = EdgeDirection::kOut;
   EXPECT_THROW(tensor.sample_neighbors(seeds, 5, out_edges), OptionError);

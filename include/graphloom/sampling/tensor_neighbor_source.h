@@ -8,12 +8,17 @@
 // GPU can therefore be checked bit for bit against the CPU kernel.
 //
 // A seed costs one stream and `fanout` draws only when it has more neighbors than the fanout;
-// a hub's other edges are never touched. Not covered yet (OptionError): weighted sampling,
-// typed graphs (per-edge-type fanouts) and out-edge sampling.
+// a hub's other edges are never touched. Typed graphs sample each edge type's segment of a
+// column with its own fanout (SampleOptions::edge_type_fanouts), in type order from the seed's
+// one stream, as the C++ kernel does. Weighted sampling (SampleOptions::weighted) reads the
+// graph's alias tables: with replacement, and fanout -1 (every positive weight). Not covered
+// yet (OptionError): weighted sampling without replacement, LABOR and out-edge sampling.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+
+#include <vector>
 
 #include "graphloom/graph/csc_graph.h"
 #include "graphloom/sampling/neighbor_source.h"
@@ -38,6 +43,19 @@ class TensorNeighborSource : public NeighborSource {
   at::Tensor indptr_;    // int64 [num_nodes + 1]
   at::Tensor indices_;   // int32 or int64 [num_edges]
   at::Tensor edge_ids_;  // int64 [num_edges], or undefined: a pick's id is its position
+  // Typed graphs: each column's segments, one per edge type (empty where the column has no
+  // edge of that type): int64 [num_nodes, num_types + 1], starts then the column's end.
+  bool typed_ = false;
+  int64_t num_types_ = 1;
+  at::Tensor segment_bounds_;
+  // With weights: the packed alias tables (graph/weight_alias.h), int64 [num_edges], and each
+  // segment's count of positive weights, int64 [num_nodes, num_types]; undefined without.
+  at::Tensor alias_, positive_counts_;
+
+  void draw_picks(const at::Tensor& global, const at::Tensor& begin, const at::Tensor& degree,
+                  const at::Tensor& available, const std::vector<int64_t>& fanouts,
+                  const SampleOptions& options, const at::Tensor& first_slot,
+                  at::Tensor& positions) const;
 };
 
 }  // namespace graphloom::sampling

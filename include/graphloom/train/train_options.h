@@ -75,7 +75,7 @@ struct TrainOptions {
   // 0: no cache. Needs the matrix in memory, as pinned and device do.
   int64_t device_cache_bytes = 0;
   // device: the training graph's CSC on `device`, sampled there (needs the whole graph in this
-  // process, uniform sampling of an untyped graph).
+  // process; neighbor sampling, typed graphs included, not LABOR).
   GraphPlacement graph_placement = GraphPlacement::kCpu;
   uint64_t seed = 0;
   std::filesystem::path checkpoint;  // written after every epoch (empty: none)
