@@ -233,8 +233,9 @@ class DistGraph:
         part_config: the partition directory (default: initialize()'s).
         cache_policy: a cache of remote ``feat`` rows that loaders read through, as
             ``train --cache-policy``: ``"none"``, ``"degree"`` (static: the rows this
-            machine's part refers to most) or ``"sieve"`` (dynamic, GraphBolt's default). This
-            machine's own rows are read in place and bypass it.
+            machine's part refers to most), or a dynamic cache evicting by ``"sieve"``
+            (GraphBolt's default), ``"s3-fifo"``, ``"lru"`` or ``"clock"``. This machine's own
+            rows are read in place and bypass it.
         cache_size: the cache's bytes: an integer or a size such as ``"256M"``.
 
     ``cache_stats(reset=False)`` gives the cache's hits and misses.

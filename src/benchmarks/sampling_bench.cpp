@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cache_bench.h"
 #include "graphloom/base/device.h"
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
@@ -306,6 +307,31 @@ void run_loader_bench(const LoaderBenchOptions& options) {
   fmt::print("  per batch in a worker: sample {:.1f} ms, gather {:.1f} ms\n",
              1e3 * sample_seconds / std::max<int64_t>(batches, 1),
              1e3 * fetch_seconds / std::max<int64_t>(batches, 1));
+  print_rss();
+}
+
+void run_cache_bench(const CacheBenchOptions& o) {
+  GL_CHECK(o.cache_fraction > 0 && o.cache_fraction <= 1,
+           "--cache-fraction must be in (0, 1], got {}", o.cache_fraction);
+  GL_CHECK(o.epochs >= 1, "--epochs must be at least 1, got {}", o.epochs);
+  const SamplingBenchOptions& s = o.sampling;
+  const io::Dataset dataset = load_or_generate(s.data);
+  const sampling::LocalNeighborSource source(dataset.graph);
+  const sampling::NeighborSampler sampler(&source, {.fanouts = s.fanouts,
+                                                    .replace = s.replace,
+                                                    .seed = s.seed,
+                                                    .method = s.sampler,
+                                                    .labor = s.labor});
+  const sampling::ItemSampler items(train_items(dataset),
+                                    {.batch_size = s.batch_size, .shuffle = true, .seed = s.seed});
+  std::vector<std::vector<at::Tensor>> epochs;
+  for (int64_t e = 0; e < o.epochs; ++e) {
+    std::vector<at::Tensor> seeds = items.batches(static_cast<uint64_t>(e));
+    seeds.resize(std::min<std::size_t>(seeds.size(), static_cast<std::size_t>(s.batches)));
+    GL_CHECK(!seeds.empty(), "no batches to sample (train split empty?)");
+    epochs.push_back(std::move(seeds));
+  }
+  bench_cache_policies(dataset, sampler, epochs, o);
   print_rss();
 }
 

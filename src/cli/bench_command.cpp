@@ -73,6 +73,21 @@ void add_sampling_benchmarks(CLI::App* bench) {
     cmd->callback([o] { benchmarks::run_gather_bench(*o); });
   }
   {
+    auto o = std::make_shared<benchmarks::CacheBenchOptions>();
+    CLI::App* cmd = bench->add_subcommand(
+        "cache",
+        "Feature-cache eviction policies (degree, sieve, s3-fifo, lru, clock) on the rows that "
+        "sampled epochs read: hit rate, rows fetched and time per batch, against LRU");
+    add_sampling_flags(cmd, o->sampling);
+    cmd->add_option("--cache-fraction", o->cache_fraction,
+                    "The cache's bytes as a fraction of the feature table's")
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--epochs", o->epochs,
+                    "Epochs replayed; the first warms the caches up, the last is reported")
+        ->check(positive());
+    cmd->callback([o] { benchmarks::run_cache_bench(*o); });
+  }
+  {
     auto o = std::make_shared<benchmarks::LoaderBenchOptions>();
     CLI::App* cmd = bench->add_subcommand(
         "loader",

@@ -94,8 +94,9 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
       ->check(CLI::IsMember({"adam", "adagrad"}));
   cmd->add_option("--embed-lr", cluster.embed_optimizer.lr, "Learning rate of the embedding");
   add_enum_option(cmd, "--cache-policy", cluster.cache_policy,
-                  "Cache of remote feature rows: none, degree (static: the nodes this machine's "
-                  "edges refer to most) or sieve (dynamic, GraphBolt's default)");
+                  "Cache of remote feature rows: none; degree (static: the nodes this machine's "
+                  "edges refer to most); or a dynamic cache evicting by sieve (GraphBolt's "
+                  "default), s3-fifo, lru or clock");
   cmd->add_option("--cache-size", cluster.cache_bytes,
                   "Bytes of the feature cache per trainer, e.g. 256M or 2G")
       ->transform(byte_size());

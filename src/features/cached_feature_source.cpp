@@ -1,7 +1,4 @@
-// The hot-row cache: shards of (open-addressing index, SIEVE queue, row storage). SIEVE (Zhang et
-// al., NSDI'24) keeps a FIFO queue with a "visited" bit per entry; a hit only sets the bit, and
-// eviction moves a hand from the oldest entry towards the newest, sparing (and clearing) visited
-// entries. New entries go to the head, so one-hit rows leave quickly.
+// The hot-row cache: shards of (open-addressing index, eviction policy, row storage).
 #include "graphloom/features/cached_feature_source.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "eviction_policy.h"
 #include "graphloom/base/error.h"
 
 namespace graphloom::features {
@@ -26,7 +24,8 @@ uint64_t mix(int64_t row) {
 
 }  // namespace
 
-// One shard: rows [first_slot, first_slot + capacity) of the storage, their index and queue.
+// One shard: rows [first_slot, first_slot + capacity) of the storage, their index and, in a
+// dynamic cache, the policy that picks the slot to reuse.
 struct CachedFeatureSource::Shard {
   std::mutex mutex;
   char* storage = nullptr;
@@ -37,22 +36,18 @@ struct CachedFeatureSource::Shard {
   std::vector<int64_t> keys;
   std::vector<int32_t> slots;
   uint64_t mask = 0;
-  // SIEVE queue over slots: `newer`/`older` links, head = newest, tail = oldest.
-  std::vector<int32_t> newer, older;
   std::vector<int64_t> row_of_slot;
-  std::vector<uint8_t> visited;
-  int32_t head = -1, tail = -1, hand = -1;
+  std::unique_ptr<EvictionPolicy> policy;  // null in a static cache
 
-  Shard(char* storage_begin, int32_t slot_count) : storage(storage_begin), capacity(slot_count) {
+  Shard(char* storage_begin, int32_t slot_count, CachePolicy kind)
+      : storage(storage_begin), capacity(slot_count) {
     uint64_t buckets = 2;
     while (buckets < 2 * static_cast<uint64_t>(slot_count)) buckets *= 2;
     keys.assign(buckets, kEmpty);
     slots.assign(buckets, 0);
     mask = buckets - 1;
-    newer.assign(slot_count, -1);
-    older.assign(slot_count, -1);
     row_of_slot.assign(slot_count, kEmpty);
-    visited.assign(slot_count, 0);
+    if (kind != CachePolicy::kStatic) policy = make_eviction_policy(kind, slot_count);
   }
 
   uint64_t home(int64_t row) const { return (mix(row) >> 8) & mask; }
@@ -87,37 +82,19 @@ struct CachedFeatureSource::Shard {
     }
   }
 
-  void unlink(int32_t slot) {
-    if (newer[slot] >= 0)
-      older[newer[slot]] = older[slot];
-    else
-      head = older[slot];
-    if (older[slot] >= 0)
-      newer[older[slot]] = newer[slot];
-    else
-      tail = newer[slot];
-  }
-
-  void push_head(int32_t slot) {
-    newer[slot] = -1;
-    older[slot] = head;
-    if (head >= 0) newer[head] = slot;
-    head = slot;
-    if (tail < 0) tail = slot;
-  }
-
-  // The slot to reuse: a free one, or SIEVE's victim.
-  int32_t take_slot() {
-    if (size < capacity) return size++;
-    int32_t victim = hand >= 0 ? hand : tail;
-    while (visited[victim]) {
-      visited[victim] = 0;
-      victim = newer[victim] >= 0 ? newer[victim] : tail;
+  // Puts `row` in a free slot, or in the policy's victim's; returns the slot.
+  int32_t admit(int64_t row) {
+    int32_t slot = size;
+    if (size < capacity) {
+      ++size;
+    } else {
+      slot = policy->evict();
+      erase(row_of_slot[slot]);
     }
-    hand = newer[victim];
-    erase(row_of_slot[victim]);
-    unlink(victim);
-    return victim;
+    row_of_slot[slot] = row;
+    put(row, slot);
+    if (policy) policy->inserted(slot, row);
+    return slot;
   }
 };
 
@@ -160,7 +137,7 @@ CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::stri
   for (int64_t size : info_.row_shape) row_bytes_ *= size;
   GL_CHECK(row_bytes_ > 0, "cannot cache '{}': its rows are empty", name_);
   GL_CHECK(options_.policy != CachePolicy::kNone,
-           "a feature cache needs a policy (degree or sieve)");
+           "a feature cache needs a policy (degree, sieve, s3-fifo, lru or clock)");
   GL_CHECK(options_.capacity_bytes >= 0, "cache size must not be negative");
   const int64_t cacheable =
       info_.num_rows -
@@ -177,8 +154,8 @@ CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::stri
   int64_t first = 0;
   for (int64_t s = 0; s < shards; ++s) {
     const int64_t count = capacity_rows_ / shards + (s < capacity_rows_ % shards ? 1 : 0);
-    shards_.push_back(
-        std::make_unique<Shard>(base + first * row_bytes_, static_cast<int32_t>(count)));
+    shards_.push_back(std::make_unique<Shard>(base + first * row_bytes_,
+                                              static_cast<int32_t>(count), options_.policy));
     first += count;
   }
   if (options_.policy == CachePolicy::kStatic) {
@@ -208,7 +185,7 @@ bool CachedFeatureSource::lookup(int64_t row, char* target) const {
   if (locked) lock.lock();
   const int32_t slot = shard.find(row);
   if (slot < 0) return false;
-  if (locked) shard.visited[slot] = 1;
+  if (shard.policy) shard.policy->hit(slot);
   std::memcpy(target, shard.storage + slot * row_bytes_, row_bytes_);
   return true;
 }
@@ -217,11 +194,7 @@ void CachedFeatureSource::insert(int64_t row, const char* source) const {
   Shard& shard = shard_of(row);
   std::lock_guard<std::mutex> lock(shard.mutex);
   if (shard.find(row) >= 0) return;  // another worker cached it meanwhile
-  const int32_t slot = shard.take_slot();
-  shard.row_of_slot[slot] = row;
-  shard.visited[slot] = 0;
-  shard.push_head(slot);
-  shard.put(row, slot);
+  const int32_t slot = shard.admit(row);
   std::memcpy(shard.storage + slot * row_bytes_, source, row_bytes_);
 }
 
@@ -275,7 +248,7 @@ void CachedFeatureSource::gather(const std::string& name, const at::Tensor& ids,
   for (std::size_t k = 0; k < positions.size(); ++k) {
     std::memcpy(target + positions[k] * row_bytes_, source + k * row_bytes_, row_bytes_);
   }
-  if (options_.policy != CachePolicy::kSieve) return;
+  if (options_.policy == CachePolicy::kStatic) return;
   for (std::size_t k = 0; k < positions.size(); ++k) {
     if (state[positions[k]] == 0) insert(id[positions[k]], source + k * row_bytes_);
   }

@@ -115,7 +115,8 @@ TEST(CachedFeatureSource, ParsesSizesAndPolicies) {
   EXPECT_THROW(parse_byte_size("5X"), Error);
   EXPECT_EQ(enum_from_name<CachePolicy>("cache_policy", "degree"), CachePolicy::kStatic);
   EXPECT_EQ(enum_from_name<CachePolicy>("cache_policy", "sieve"), CachePolicy::kSieve);
-  EXPECT_THROW(enum_from_name<CachePolicy>("cache_policy", "lru"), OptionError);
+  EXPECT_EQ(enum_from_name<CachePolicy>("cache_policy", "lru"), CachePolicy::kLru);
+  EXPECT_THROW(enum_from_name<CachePolicy>("cache_policy", "arc"), OptionError);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// `graphloom bench sample|gather|loader`: throughput of neighbor sampling, feature gather and
+// `graphloom bench sample|gather|loader|cache`: throughput of neighbor sampling, feature gather and
 // the whole loading pipeline, with their references measured in the same run.
 #pragma once
 
@@ -49,6 +49,13 @@ struct LoaderBenchOptions {
   int prefetch = 2;  // most batches prepared ahead of the consumer (at least `workers`)
 };
 
+// `bench cache`.
+struct CacheBenchOptions {
+  SamplingBenchOptions sampling;  // the sampled workload; `batches` per epoch
+  double cache_fraction = 0.1;    // the cache's bytes, as a fraction of the feature table's
+  int64_t epochs = 2;             // the first warms the caches up; the last is reported
+};
+
 // Seeds/s and sampled edges/s of one single-threaded sampler per thread; on a typed graph,
 // also the same graph without edge types.
 void run_sample_bench(const SamplingBenchOptions& options);
@@ -57,5 +64,8 @@ void run_sample_bench(const SamplingBenchOptions& options);
 void run_gather_bench(const GatherBenchOptions& options);
 // Batches/s of the DataLoader (sample + gather features and labels) with a no-op consumer.
 void run_loader_bench(const LoaderBenchOptions& options);
+// The feature cache's policies (degree, sieve, s3-fifo, lru, clock) on the rows that sampled
+// epochs read: hit rates with the same budget, against LRU's.
+void run_cache_bench(const CacheBenchOptions& options);
 
 }  // namespace graphloom::benchmarks

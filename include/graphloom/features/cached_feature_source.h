@@ -1,7 +1,8 @@
 // A hot-row cache in front of a slower FeatureSource (a remote DistGraph, a memory-mapped file),
 // as GraphBolt's feature cache and PaGraph's degree cache: rows of one feature are kept in a
 // byte budget, either a static set filled at start (the most-referenced nodes first) or a
-// dynamic SIEVE cache. Misses of a gather are fetched from the backing source in one request.
+// dynamic cache evicting by SIEVE, S3-FIFO, LRU or CLOCK (eviction_policy.h in src/features).
+// Misses of a gather are fetched from the backing source in one request.
 // Thread-safe: the cache is split into shards, each with its own lock, so concurrent loader
 // workers do not serialize on one lock; the static cache takes no lock at all.
 #pragma once
@@ -21,7 +22,9 @@
 namespace graphloom::features {
 
 // kNone (no cache) is for the jobs that choose one; a CachedFeatureSource needs a policy.
-enum class CachePolicy { kNone, kStatic, kSieve };
+// kStatic keeps the rows it was given; the others admit every missed row and evict by their
+// rule (SIEVE is GraphBolt's default and did best in its published papers100M figures).
+enum class CachePolicy { kNone, kStatic, kSieve, kS3Fifo, kLru, kClock };
 
 struct CacheOptions {
   CachePolicy policy = CachePolicy::kSieve;
@@ -32,7 +35,7 @@ struct CacheOptions {
   // (a trainer's own partition, already read in place from shared memory).
   int64_t bypass_begin = 0;
   int64_t bypass_end = 0;
-  // kSieve: lock shards (0 = up to 64); each is an independent SIEVE cache of its share.
+  // Dynamic policies: lock shards (0 = up to 64); each evicts among its own share of rows.
   int64_t shards = 0;
 };
 
@@ -89,9 +92,12 @@ namespace graphloom {
 // "degree": the static cache is filled with the rows the local edges refer to most.
 template <>
 struct EnumNames<features::CachePolicy> {
-  static constexpr std::array<std::pair<std::string_view, features::CachePolicy>, 3> kNames{
+  static constexpr std::array<std::pair<std::string_view, features::CachePolicy>, 6> kNames{
       {{"none", features::CachePolicy::kNone},
        {"degree", features::CachePolicy::kStatic},
-       {"sieve", features::CachePolicy::kSieve}}};
+       {"sieve", features::CachePolicy::kSieve},
+       {"s3-fifo", features::CachePolicy::kS3Fifo},
+       {"lru", features::CachePolicy::kLru},
+       {"clock", features::CachePolicy::kClock}}};
 };
 }  // namespace graphloom
