@@ -24,3 +24,8 @@ def run_example(name, data, *args):
 def torchrun(*args):
     return run_python("-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                       *args)
+
+
+def link_prediction_auc(example, data, epochs):
+    """The final test AUC of a link-prediction example run for `epochs`."""
+    return final_figure(run_example(example, data, "--epochs", str(epochs)), "test auc")

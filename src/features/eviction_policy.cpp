@@ -48,14 +48,25 @@ class SlotQueue {
   int32_t head_ = -1, tail_ = -1, size_ = 0;
 };
 
-class Sieve final : public EvictionPolicy {
+// A FIFO queue of slots with a visited bit each: new entries enter unvisited at the head, a
+// hit sets the bit. SIEVE and CLOCK differ only in how they evict.
+class VisitedFifo : public EvictionPolicy {
  public:
-  explicit Sieve(int32_t capacity) : queue_(capacity), visited_(capacity, 0) {}
+  explicit VisitedFifo(int32_t capacity) : queue_(capacity), visited_(capacity, 0) {}
   void inserted(int32_t slot, int64_t) override {
     visited_[slot] = 0;
     queue_.push_head(slot);
   }
   void hit(int32_t slot) override { visited_[slot] = 1; }
+
+ protected:
+  SlotQueue queue_;
+  std::vector<uint8_t> visited_;
+};
+
+class Sieve final : public VisitedFifo {
+ public:
+  using VisitedFifo::VisitedFifo;
   int32_t evict() override {
     int32_t victim = hand_ >= 0 ? hand_ : queue_.tail();
     while (visited_[victim]) {
@@ -68,8 +79,6 @@ class Sieve final : public EvictionPolicy {
   }
 
  private:
-  SlotQueue queue_;
-  std::vector<uint8_t> visited_;
   int32_t hand_ = -1;  // the next entry to examine; -1: start from the tail
 };
 
@@ -91,14 +100,9 @@ class Lru final : public EvictionPolicy {
   SlotQueue queue_;
 };
 
-class Clock final : public EvictionPolicy {
+class Clock final : public VisitedFifo {
  public:
-  explicit Clock(int32_t capacity) : queue_(capacity), visited_(capacity, 0) {}
-  void inserted(int32_t slot, int64_t) override {
-    visited_[slot] = 0;
-    queue_.push_head(slot);
-  }
-  void hit(int32_t slot) override { visited_[slot] = 1; }
+  using VisitedFifo::VisitedFifo;
   int32_t evict() override {
     for (;;) {
       const int32_t oldest = queue_.tail();
@@ -108,10 +112,6 @@ class Clock final : public EvictionPolicy {
       queue_.push_head(oldest);
     }
   }
-
- private:
-  SlotQueue queue_;
-  std::vector<uint8_t> visited_;
 };
 
 class S3Fifo final : public EvictionPolicy {

@@ -44,8 +44,8 @@ class Model {
   int64_t capacity_;
 };
 
-// The SIEVE paper's algorithm: the hand walks from the oldest entry towards the newest.
-class SieveModel final : public Model {
+// A FIFO (front = oldest) with a visited bit per row, set by a hit.
+class VisitedFifoModel : public Model {
  public:
   using Model::Model;
   bool held(int64_t row) const override { return visited_.count(row) > 0; }
@@ -55,6 +55,16 @@ class SieveModel final : public Model {
     queue_.push_back(row);
     visited_[row] = false;
   }
+
+ protected:
+  std::deque<int64_t> queue_;
+  std::map<int64_t, bool> visited_;
+};
+
+// The SIEVE paper's algorithm: the hand walks from the oldest entry towards the newest.
+class SieveModel final : public VisitedFifoModel {
+ public:
+  using VisitedFifoModel::VisitedFifoModel;
   void evict() override {
     std::size_t i = hand_ >= 0 ? static_cast<std::size_t>(hand_) : 0;
     while (visited_[queue_[i]]) {
@@ -67,8 +77,6 @@ class SieveModel final : public Model {
   }
 
  private:
-  std::deque<int64_t> queue_;
-  std::map<int64_t, bool> visited_;
   int64_t hand_ = -1;
 };
 
@@ -90,16 +98,9 @@ class LruModel final : public Model {
   std::deque<int64_t> queue_;
 };
 
-class ClockModel final : public Model {
+class ClockModel final : public VisitedFifoModel {
  public:
-  using Model::Model;
-  bool held(int64_t row) const override { return visited_.count(row) > 0; }
-  std::size_t size() const override { return queue_.size(); }
-  void hit(int64_t row) override { visited_[row] = true; }
-  void insert(int64_t row) override {
-    queue_.push_back(row);
-    visited_[row] = false;
-  }
+  using VisitedFifoModel::VisitedFifoModel;
   void evict() override {
     while (visited_[queue_.front()]) {
       visited_[queue_.front()] = false;
@@ -109,10 +110,6 @@ class ClockModel final : public Model {
     visited_.erase(queue_.front());
     queue_.pop_front();
   }
-
- private:
-  std::deque<int64_t> queue_;
-  std::map<int64_t, bool> visited_;
 };
 
 // S3-FIFO: small queue of 10% of the slots, main queue, ghost of the main queue's size.
