@@ -30,6 +30,7 @@ packages=(
   iproute2                      # `ip netns`: the tests' two-host runs in network namespaces
   openssl                       # test certificates for the servers' TLS
   libssl-dev                    # HMAC for the trainers' Gloo pair handshake
+  liburing-dev                  # io_uring reads of the disk feature source
 )
 
 python=${GRAPHLOOM_PYTHON:-python3}

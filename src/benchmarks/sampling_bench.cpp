@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "cache_bench.h"
 #include "graphloom/base/device.h"
@@ -15,6 +16,7 @@
 #include "graphloom/base/timer.h"
 #include "graphloom/features/dataset_rows.h"
 #include "graphloom/features/device_rows.h"
+#include "graphloom/features/disk_feature_source.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/dataset.h"
@@ -149,6 +151,36 @@ void bench_device_gather(const at::Tensor& table, const at::Tensor& ids, int rep
   }
 }
 
+// The same rows read from feat.npy on each gather by the disk source (O_DIRECT: from the disk,
+// not the page cache), through io_uring and through pread, against the in-memory gather.
+void bench_disk_gather(const std::string& data, const at::Tensor& ids, int repeats,
+                       double memory_bytes_per_second) {
+  GL_CHECK(!data.empty(), "bench gather --disk needs --data (a dataset directory with feat.npy)");
+  const std::filesystem::path file = std::filesystem::path(data) / "feat.npy";
+  fmt::print("  from {} on each gather (O_DIRECT), median of {}:\n", file.string(), repeats);
+  fmt::print("  {:<9} {:>12} {:>14} {:>13}\n", "reader", "rows GB/s", "disk read GB/s",
+             "vs memory");
+  for (const bool io_uring : {true, false}) {
+    const features::DiskFeatureSource disk({{"feat", file}}, {.io_uring = io_uring});
+    std::vector<double> seconds;
+    int64_t read = 0;
+    for (int r = 0; r < repeats; ++r) {
+      const int64_t before = disk.bytes_read();
+      Timer timer;
+      const at::Tensor rows = disk.gather("feat", ids);
+      seconds.push_back(timer.seconds());
+      read = disk.bytes_read() - before;
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    const double useful = static_cast<double>(ids.numel()) *
+                          static_cast<double>(disk.info("feat").row_shape.at(0)) *
+                          static_cast<double>(c10::elementSize(disk.info("feat").dtype));
+    fmt::print("  {:<9} {:>12.3f} {:>14.3f} {:>12.3f}x\n", disk.reader(), useful / median / 1e9,
+               static_cast<double>(read) / median / 1e9, useful / median / memory_bytes_per_second);
+  }
+}
+
 }  // namespace
 
 void run_sample_bench(const SamplingBenchOptions& o) {
@@ -260,6 +292,7 @@ void run_gather_bench(const GatherBenchOptions& o) {
     bench_encoded_gather(table, ids, repeats, gather);
   }
   if (!o.device.empty()) bench_device_gather(table, ids, repeats, o.device, gather);
+  if (o.disk) bench_disk_gather(o.data, ids, repeats, bytes / gather);
   print_rss();
 }
 

@@ -70,6 +70,9 @@ void add_sampling_benchmarks(CLI::App* bench) {
     add_device_flag(cmd, o->device,
                     "Also gather the rows onto this CUDA device (cuda, cuda:N) with each feature "
                     "placement: cpu (staged), pinned (zero-copy), device (resident)");
+    cmd->add_flag("--disk", o->disk,
+                  "Also read the rows from the dataset's feat.npy on each gather (the disk "
+                  "feature source, O_DIRECT), through io_uring and through pread");
     cmd->callback([o] { benchmarks::run_gather_bench(*o); });
   }
   {

@@ -40,6 +40,9 @@ struct GatherBenchOptions {
   // Also gather the rows onto this device ("cuda", "cuda:N") with each feature placement
   // (cpu staging, pinned zero-copy, device-resident); empty: no.
   std::string device;
+  // Also read the rows from the dataset's feat.npy on each gather (features::DiskFeatureSource,
+  // O_DIRECT), through io_uring and pread.
+  bool disk = false;
 };
 
 // `bench loader`.
