@@ -94,7 +94,8 @@ void add_partitioned_flags(CLI::App* cmd, TrainCommand& command) {
       ->check(CLI::IsMember({"adam", "adagrad"}));
   cmd->add_option("--embed-lr", cluster.embed_optimizer.lr, "Learning rate of the embedding");
   add_enum_option(cmd, "--cache-policy", cluster.cache_policy,
-                  "Cache of remote feature rows: none; degree (static: the nodes this machine's "
+                  "Cache of remote feature rows (or of --feature-storage disk's reads): none; "
+                  "degree (static: the nodes this machine's "
                   "edges refer to most); or a dynamic cache evicting by sieve (GraphBolt's "
                   "default), s3-fifo, lru or clock");
   cmd->add_option("--cache-size", cluster.cache_bytes,
@@ -269,6 +270,11 @@ void add_train_command(CLI::App& app, const std::vector<std::string>& argv) {
       ->check(positive());
   add_enum_option(cmd, "--normalize-features", o.normalize_features,
                   "'row': divide each feature row by its sum (as the GCN and GAT papers do)");
+  add_enum_option(cmd, "--feature-storage", o.feature_storage,
+                  "Where --data's 'feat' rows are read from: memory, mmap (the page cache), "
+                  "disk (read from the file on each gather with io_uring and O_DIRECT, for "
+                  "features larger than memory; --cache-policy and --cache-size put a cache of "
+                  "hot rows in front), or auto (memory for one trainer per machine, else mmap)");
   add_enum_option(cmd, "--self-loops", o.self_loops,
                   "'add' a self-loop per node, 'keep' the graph, or 'auto' (add for gcn and gat)");
   cmd->add_option("--checkpoint", o.checkpoint,

@@ -283,6 +283,8 @@ Dataset read_dataset(const fs::path& dir, const LoadOptions& options) {
       const json& object = entry.is_object() ? entry : root.at("node_features");
       const std::string key = entry.is_object() ? "file" : name;
       dataset.node_features[name] = load_feature_table(meta, object, key, options, read_tables);
+      dataset.node_feature_files[name] =
+          meta.file().parent_path() / object.at(key).get<std::string>();
       if (entry.is_object() && entry.contains("row_scale")) {
         dataset.node_feature_scales[name] =
             meta.array(entry, "row_scale", options.memory_map && !read_tables);

@@ -144,10 +144,6 @@ std::unique_ptr<sampling::TensorNeighborSource> placed_graph(const TrainingInput
                       "device needs the whole training graph in this "
                       "process (a local dataset, not a partition's servers)");
   }
-  if (options.sampler == sampling::SamplingMethod::kLabor) {
-    throw OptionError("graph_placement",
-                      "device samples by neighbor only so far, not LABOR: use cpu");
-  }
   return std::make_unique<sampling::TensorNeighborSource>(local->graph(), device);
 }
 

@@ -50,6 +50,9 @@ void resolve_edge_type_fanouts(TrainJob& job, const graph::GraphSchema& schema,
 
 io::Dataset load_job_dataset(const TrainJob& job) {
   if (job.data.empty()) {
+    if (job.options.feature_storage == FeatureStorage::kDisk) {
+      throw OptionError("feature_storage", "disk reads a dataset directory's files: give `data`");
+    }
     spdlog::info("no dataset given: generating the embedded default dataset (planted partition)");
     return io::generate_planted({});
   }
@@ -61,9 +64,13 @@ io::Dataset load_job_dataset(const TrainJob& job) {
                             "`data` the dataset it was made from",
                             job.data));
   }
-  // One trainer per machine reads its tables into memory; several share the page cache.
-  return io::load_dataset(
-      job.data, {.tables_in_memory = distributed::process_environment().local_world_size <= 1});
+  // One trainer per machine reads its tables into memory; several share the page cache. Disk
+  // storage maps the tables it does not read (the labels, splits) and reads "feat" itself.
+  const FeatureStorage storage = job.options.feature_storage;
+  const bool in_memory = storage == FeatureStorage::kMemory ||
+                         (storage == FeatureStorage::kAuto &&
+                          distributed::process_environment().local_world_size <= 1);
+  return io::load_dataset(job.data, {.tables_in_memory = in_memory});
 }
 
 }  // namespace
@@ -75,17 +82,24 @@ void TrainJob::validate() const {
   if (options.resume && options.checkpoint.empty()) {
     throw OptionError("resume", "needs `checkpoint` FILE");
   }
+  const bool cached = cluster.cache_policy != features::CachePolicy::kNone;
+  if (cached && cluster.cache_bytes == 0) {
+    throw OptionError("cache_policy", fmt::format("{} needs `cache_size` (e.g. 256M)",
+                                                  name_of(cluster.cache_policy)));
+  }
   if (cluster.part_config.empty()) {
-    if (cluster.cache_policy != features::CachePolicy::kNone) {
-      throw OptionError("cache_policy", "caches remote rows: it needs `part_config`");
+    if (cached && options.feature_storage != FeatureStorage::kDisk) {
+      throw OptionError("cache_policy",
+                        "caches remote rows (it needs `part_config`) or the rows that "
+                        "`feature_storage` disk reads");
     }
     return;
   }
   if (!data.empty()) throw OptionError("data", "or `part_config`: give one, not both");
   if (cluster.ip_config.empty()) throw OptionError("part_config", "needs `ip_config` FILE");
-  if (cluster.cache_policy != features::CachePolicy::kNone && cluster.cache_bytes == 0) {
-    throw OptionError("cache_policy", fmt::format("{} needs `cache_size` (e.g. 256M)",
-                                                  name_of(cluster.cache_policy)));
+  if (options.feature_storage != FeatureStorage::kAuto) {
+    throw OptionError("feature_storage",
+                      "applies to a local dataset (`data`): a partition's rows are its servers'");
   }
 }
 
@@ -117,6 +131,8 @@ TrainJobResult run_train_job(TrainJob job, distributed::ProcessGroup* group) {
     }
     return result;
   }
+  job.options.disk_cache.policy = job.cluster.cache_policy;
+  job.options.disk_cache.capacity_bytes = job.cluster.cache_bytes;
   const io::Dataset dataset = load_job_dataset(job);
   spdlog::info("dataset '{}': {} nodes, {} edges, {} classes", dataset.name, dataset.num_nodes(),
                dataset.graph.num_edges(), dataset.num_classes);

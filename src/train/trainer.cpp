@@ -43,11 +43,13 @@ void add_times(StageTimes& into, const StageTimes& t) {
   into.optimizer += t.optimizer, into.allreduce += t.allreduce;
 }
 
-// The data path's counters as console text: "  remote 1.2 MB  cache hits 40.0%".
+// The data path's counters as console text: "  remote 1.2 MB  cache hits 40.0%" (or disk).
 std::string io_status(const nlohmann::json& record) {
   std::string status;
   if (record.contains("io") && record["io"].contains("remote_bytes"))
     status += fmt::format("  remote {:.1f} MB", record["io"]["remote_bytes"].get<double>() / 1e6);
+  if (record.contains("io") && record["io"].contains("disk_bytes"))
+    status += fmt::format("  disk {:.1f} MB", record["io"]["disk_bytes"].get<double>() / 1e6);
   if (record.contains("cache_hit_rate"))
     status += fmt::format("  cache hits {:.1f}%", 100 * record["cache_hit_rate"].get<double>());
   return status;

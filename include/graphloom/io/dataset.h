@@ -26,6 +26,9 @@ struct Dataset {
   // Feature name -> float32 [num_nodes] scale of each row (required for int8, optional for
   // floats): the feature's value is row x scale.
   std::map<std::string, at::Tensor> node_feature_scales;
+  // Feature name -> the `.npy` file it was loaded from (load_dataset; empty for a dataset made
+  // in memory): what a disk feature source reads.
+  std::map<std::string, std::filesystem::path> node_feature_files;
   // int64 [num_nodes], -1 = unlabeled; undefined when the dataset has no labels.
   at::Tensor labels;
   int64_t num_classes = 0;

@@ -3,8 +3,11 @@
 // (The partitioned graph's adapter is train/partitioned_training.h.)
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "graphloom/features/cached_feature_source.h"
+#include "graphloom/features/disk_feature_source.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/csc_graph.h"
 #include "graphloom/io/dataset.h"
@@ -38,9 +41,16 @@ class DatasetInputs {
   const TrainingInputs& inputs() const { return inputs_; }
 
  private:
+  // feature_storage disk: "feat" read from its file (through a cache when asked), the other
+  // rows from rows_.
+  void read_features_from_disk(const io::Dataset& dataset, const TrainOptions& options);
+
   graph::CscGraph graph_;
   sampling::LocalNeighborSource source_;
   features::TensorFeatureSource rows_;
+  std::unique_ptr<features::DiskFeatureSource> disk_;
+  std::unique_ptr<features::CachedFeatureSource> disk_cache_;
+  std::unique_ptr<features::FeatureSource> disk_rows_;
   TrainingInputs inputs_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "graphloom/base/enum_names.h"
 
+#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/features/device_rows.h"
 #include "graphloom/nn/model_config.h"
 #include "graphloom/sampling/labor.h"
@@ -30,6 +31,11 @@ enum class Precision { kFp32, kBf16, kFp16 };
 // sampler (sampling::TensorNeighborSource) with the graph copied to the training device. Both
 // return the same blocks for the same seed.
 enum class GraphPlacement { kCpu, kDevice };
+// Where a local dataset's "feat" rows are read from: auto (in memory for one trainer per
+// machine, memory-mapped for several, which share the page cache), memory, mmap, or disk: read
+// from the file on each gather (features::DiskFeatureSource, io_uring and O_DIRECT) for tables
+// larger than memory, through a cache of hot rows when TrainOptions::disk_cache asks.
+enum class FeatureStorage { kAuto, kMemory, kMmap, kDisk };
 // One self-loop per node: added for gcn and gat (as their papers), added, or the graph kept.
 enum class SelfLoops { kAuto, kAdd, kKeep };
 // The "feat" rows as stored, or each divided by its sum (as the GCN and GAT papers do).
@@ -77,6 +83,10 @@ struct TrainOptions {
   // device: the training graph's CSC on `device`, sampled there (needs the whole graph in this
   // process; neighbor sampling, typed graphs included, not LABOR).
   GraphPlacement graph_placement = GraphPlacement::kCpu;
+  FeatureStorage feature_storage = FeatureStorage::kAuto;
+  // feature_storage disk: the cache of "feat" rows in front of the reads (policy and
+  // capacity_bytes; kNone: every row from the disk).
+  features::CacheOptions disk_cache{.policy = features::CachePolicy::kNone};
   uint64_t seed = 0;
   std::filesystem::path checkpoint;  // written after every epoch (empty: none)
   int64_t checkpoint_every = 0;      // also every this many optimizer steps (0: epochs only)
@@ -127,6 +137,14 @@ template <>
 struct EnumNames<train::GraphPlacement> {
   static constexpr std::array<std::pair<std::string_view, train::GraphPlacement>, 2> kNames{
       {{"cpu", train::GraphPlacement::kCpu}, {"device", train::GraphPlacement::kDevice}}};
+};
+template <>
+struct EnumNames<train::FeatureStorage> {
+  static constexpr std::array<std::pair<std::string_view, train::FeatureStorage>, 4> kNames{
+      {{"auto", train::FeatureStorage::kAuto},
+       {"memory", train::FeatureStorage::kMemory},
+       {"mmap", train::FeatureStorage::kMmap},
+       {"disk", train::FeatureStorage::kDisk}}};
 };
 template <>
 struct EnumNames<train::SelfLoops> {
