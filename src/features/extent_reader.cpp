@@ -1,6 +1,7 @@
 // The two ExtentReaders (extent_reader.h).
 #include "extent_reader.h"
 
+#include <fmt/format.h>
 #include <liburing.h>
 #include <unistd.h>
 
@@ -58,19 +59,25 @@ class PreadReader final : public ExtentReader {
 // One ring per thread: loader workers gather concurrently, each on its own submission queue.
 struct Ring {
   io_uring ring{};
+  int depth = 0;
   int status = -1;
-  explicit Ring(int depth) { status = io_uring_queue_init(static_cast<unsigned>(depth), &ring, 0); }
-  ~Ring() {
-    if (status == 0) io_uring_queue_exit(&ring);
-  }
+  explicit Ring(int queue_depth) : depth(queue_depth) { open(); }
+  ~Ring() { close(); }
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
+  void open() { status = io_uring_queue_init(static_cast<unsigned>(depth), &ring, 0); }
+  void close() {
+    if (status == 0) io_uring_queue_exit(&ring);
+    status = -1;
+  }
 };
 
 Ring& thread_ring(int depth) {
   thread_local Ring ring(depth);
   return ring;
 }
+
+bool transient(int error) { return error == -EINTR || error == -EBUSY || error == -EAGAIN; }
 
 class IoUringReader final : public ExtentReader {
  public:
@@ -79,38 +86,52 @@ class IoUringReader final : public ExtentReader {
   void read(int fd, std::vector<Extent>& extents, const std::string& file) const override {
     Ring& r = thread_ring(depth_);
     GL_CHECK(r.status == 0, "io_uring setup failed on this thread: {}", std::strerror(-r.status));
-    std::size_t next = 0;            // the next extent never submitted
-    std::vector<std::size_t> again;  // extents to submit again (short or interrupted reads)
-    int64_t in_flight = 0;
-    const auto submit = [&](std::size_t i) {
+    std::size_t next = 0;            // the next extent never prepared
+    std::vector<std::size_t> again;  // extents to read on from where they stopped
+    int64_t prepared = 0;            // in the submission queue, not yet submitted
+    int64_t in_flight = 0;           // submitted, not yet completed
+    const auto prepare = [&](std::size_t i) {
       Extent& e = extents[i];
       io_uring_sqe* sqe = io_uring_get_sqe(&r.ring);
       io_uring_prep_read(sqe, fd, e.target + e.done, static_cast<unsigned>(e.length - e.done),
                          static_cast<uint64_t>(e.offset + e.done));
       io_uring_sqe_set_data64(sqe, i);
-      ++in_flight;
+      ++prepared;
     };
-    // After a failure nothing more is submitted, but every read in flight is reaped before
-    // the error leaves: the kernel writes into the caller's buffers until then.
+    // After a failure nothing more is submitted, but every submitted read is reaped before the
+    // error leaves: the kernel writes into the caller's buffers until then.
     std::string failure;
-    while (next < extents.size() || !again.empty() || in_flight > 0) {
-      while (failure.empty() && in_flight < depth_ && (!again.empty() || next < extents.size())) {
+    for (;;) {
+      while (failure.empty() && prepared + in_flight < depth_ &&
+             (!again.empty() || next < extents.size())) {
         if (!again.empty()) {
-          submit(again.back());
+          prepare(again.back());
           again.pop_back();
         } else if (extents[next].length == 0) {
           ++next;
         } else {
-          submit(next++);
+          prepare(next++);
         }
       }
-      if (in_flight == 0) break;
-      const int submitted = io_uring_submit_and_wait(&r.ring, 1);
-      // A refused submission queued nothing of this round; transient ones are tried again.
-      if (submitted < 0 && submitted != -EINTR && submitted != -EBUSY && submitted != -EAGAIN) {
-        GL_THROW("io_uring submit on {}: {}", file, std::strerror(-submitted));
+      if (failure.empty() && prepared > 0) {
+        const int submitted = io_uring_submit_and_wait(&r.ring, 1);
+        if (submitted >= 0) {
+          prepared -= submitted;
+          in_flight += submitted;
+        } else if (!transient(submitted)) {
+          failure = fmt::format("io_uring submit on {}: {}", file, std::strerror(-submitted));
+        }
+      }
+      if (in_flight == 0) {
+        const bool unread = prepared > 0 || !again.empty() || next < extents.size();
+        if (failure.empty() && unread) continue;  // a transient refusal: submit again
+        break;
       }
       io_uring_cqe* cqe = nullptr;
+      const int waited = io_uring_wait_cqe(&r.ring, &cqe);
+      if (waited < 0 && !transient(waited) && failure.empty()) {
+        failure = fmt::format("io_uring wait on {}: {}", file, std::strerror(-waited));
+      }
       unsigned head = 0, seen = 0;
       io_uring_for_each_cqe(&r.ring, head, cqe) {
         const auto i = static_cast<std::size_t>(io_uring_cqe_get_data64(cqe));
@@ -123,6 +144,11 @@ class IoUringReader final : public ExtentReader {
         }
       }
       io_uring_cq_advance(&r.ring, seen);
+      if (waited < 0 && !transient(waited) && seen == 0) break;  // nothing more will arrive
+    }
+    if (prepared > 0) {  // reads that were never submitted must not reach the next gather
+      r.close();
+      r.open();
     }
     GL_CHECK(failure.empty(), "{}", failure);
   }

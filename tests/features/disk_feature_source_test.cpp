@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "extent_reader.h"  // internal to the features module
@@ -67,6 +68,24 @@ TEST(DiskFeatureSource, GathersTheTablesRowsThroughEveryReaderAndMode) {
       EXPECT_GE(source.bytes_read(), distinct * (148 + 8));
     }
   }
+}
+
+// Loader workers gather at once: each thread reads on its own ring.
+TEST(DiskFeatureSource, ConcurrentGathersReturnExactRows) {
+  const Tables tables;
+  const DiskFeatureSource source(tables.files());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 20; ++round) {
+        const at::Tensor ids = at::randint(3001, {300}, at::kLong);
+        if (!at::equal(source.gather("feat", ids), tables.feat.index_select(0, ids))) ++wrong;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(DiskFeatureSource, RefusesATruncatedFileOutOfRangeRowsAndUnknownNames) {
