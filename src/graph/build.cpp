@@ -111,6 +111,10 @@ CscGraph csc_from_coo(const CooInput& input) {
     GL_CHECK(input.edge_ids.scalar_type() == at::kLong && input.edge_ids.numel() == num_edges,
              "edge ids: expected int64 [{}]", num_edges);
   }
+  if (input.edge_time.defined()) {
+    GL_CHECK(input.edge_time.scalar_type() == at::kLong && input.edge_time.numel() == num_edges,
+             "edge times: expected int64 [{}] (one per edge)", num_edges);
+  }
   if (input.edge_types.defined()) {
     GL_CHECK(input.edge_types.dim() == 1 && input.edge_types.numel() == num_edges,
              "edge types: expected {} values (one per edge), got {}", num_edges,
@@ -124,7 +128,8 @@ CscGraph csc_from_coo(const CooInput& input) {
   out.indices = empty_on_huge_pages({num_edges}, index_dtype_for(input.num_nodes));
   // The input position of every CSC entry, when edge ids or weights must follow the edges.
   at::Tensor order;
-  if (input.keep_edge_ids || input.weights.defined() || input.edge_types.defined()) {
+  if (input.keep_edge_ids || input.weights.defined() || input.edge_types.defined() ||
+      input.edge_time.defined()) {
     order = at::empty({num_edges}, at::kLong);
   }
 
@@ -142,6 +147,7 @@ CscGraph csc_from_coo(const CooInput& input) {
   });
 
   if (input.weights.defined()) out.weights = input.weights.index_select(0, order);
+  if (input.edge_time.defined()) out.edge_time = input.edge_time.index_select(0, order);
   if (input.keep_edge_ids) {
     out.edge_ids = input.edge_ids.defined() ? input.edge_ids.index_select(0, order) : order;
   }

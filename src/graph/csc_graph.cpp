@@ -58,6 +58,10 @@ void CscGraph::validate() const {
     GL_CHECK(type_per_edge.numel() == edges, "graph: type_per_edge must have num_edges = {} values",
              edges);
   }
+  if (edge_time.defined()) {
+    GL_CHECK(edge_time.scalar_type() == at::kLong && edge_time.numel() == edges,
+             "graph: edge_time must be int64 [num_edges = {}]", edges);
+  }
 }
 
 at::Tensor CscGraph::in_degrees() const { return indptr.slice(0, 1) - indptr.slice(0, 0, -1); }

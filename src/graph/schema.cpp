@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graphloom/base/error.h"
+#include "graphloom/graph/transforms.h"
 
 namespace graphloom::graph {
 namespace {
@@ -137,15 +138,10 @@ CscGraph sort_columns_by_edge_type(const CscGraph& graph) {
     std::stable_sort(position + indptr[v], position + indptr[v + 1],
                      [&](int64_t a, int64_t b) { return type[a] < type[b]; });
   }
-  CscGraph out = graph;
-  out.indices = graph.indices.index_select(0, order);
-  out.type_per_edge = graph.type_per_edge.index_select(0, order);
-  out.edge_ids = graph.edge_ids_or_positions().index_select(0, order);
+  CscGraph out = reorder_within_columns(graph, order);
   if (!graph.has_edge_ids() && order.equal(at::arange(graph.num_edges(), at::kLong))) {
     out.edge_ids = at::Tensor();  // already sorted: positions stay the ids
   }
-  if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
-  out.weight_alias = at::Tensor();  // the columns' order changed
   return out;
 }
 

@@ -151,4 +151,17 @@ CscGraph dedupe(const CscGraph& graph, bool remove_self_loops) {
   });
 }
 
+CscGraph reorder_within_columns(const CscGraph& graph, const at::Tensor& order) {
+  GL_CHECK(order.scalar_type() == at::kLong && order.numel() == graph.num_edges(),
+           "reorder_within_columns: order must be int64 [num_edges = {}]", graph.num_edges());
+  CscGraph out = graph;
+  out.indices = graph.indices.index_select(0, order);
+  out.edge_ids = graph.edge_ids_or_positions().index_select(0, order);
+  if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
+  if (graph.type_per_edge.defined()) out.type_per_edge = graph.type_per_edge.index_select(0, order);
+  if (graph.edge_time.defined()) out.edge_time = graph.edge_time.index_select(0, order);
+  out.weight_alias = at::Tensor();  // the columns' order changed
+  return out;
+}
+
 }  // namespace graphloom::graph

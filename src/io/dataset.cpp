@@ -86,14 +86,32 @@ auto with_file_context(const fs::path& file, Fn&& fn) {
   }
 }
 
+// An int64 array of times (node_timestamp, edge_timestamp): int32 is widened.
+at::Tensor load_times(const Metadata& meta, const json& object, const std::string& key,
+                      bool memory_map) {
+  const fs::path file = meta.file().parent_path() / object.at(key).get<std::string>();
+  const at::Tensor times = meta.array(object, key, memory_map);
+  GL_CHECK(
+      times.dim() == 1 && (times.scalar_type() == at::kLong || times.scalar_type() == at::kInt),
+      "'{}': {} must be a 1-D int64 (or int32) array of times, got {} {}", file.string(), key,
+      dtype_name(times.scalar_type()), times.sizes());
+  return times.to(at::kLong);
+}
+
 // `read_tables`: read a CSC graph's indptr and indices into memory (on huge pages) instead
 // of mapping them.
 graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t num_nodes,
                            const LoadOptions& options, bool read_tables) {
   const json& spec = meta.root().at("graph");
   GL_CHECK(spec.is_object(), "'{}': 'graph' must be an object", meta.file().string());
-  check_unknown_keys(spec, {"edges", "indptr", "indices", "edge_ids", "weights", "type_per_edge"},
-                     "'graph'", meta.file(), options.strict);
+  check_unknown_keys(
+      spec,
+      {"edges", "indptr", "indices", "edge_ids", "weights", "type_per_edge", "edge_timestamp"},
+      "'graph'", meta.file(), options.strict);
+  at::Tensor edge_time;
+  if (spec.contains("edge_timestamp")) {
+    edge_time = load_times(meta, spec, "edge_timestamp", options.memory_map);
+  }
   at::Tensor weights;
   if (spec.contains("weights")) weights = meta.array(spec, "weights", options.memory_map);
   at::Tensor edge_types;
@@ -122,6 +140,7 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
     input.weights = weights;
     input.keep_edge_ids = options.keep_edge_ids;
     input.edge_types = edge_types;  // each column then grouped by type (DESIGN.md section 3)
+    input.edge_time = edge_time;
     return with_file_context(file, [&] { return graph::csc_from_coo(input); });
   }
   GL_CHECK(spec.contains("indptr") && spec.contains("indices"),
@@ -135,6 +154,7 @@ graph::CscGraph load_graph(const Metadata& meta, const fs::path& dir, int64_t nu
   if (spec.contains("edge_ids")) graph.edge_ids = meta.array(spec, "edge_ids", options.memory_map);
   graph.weights = weights;
   graph.type_per_edge = edge_types;
+  graph.edge_time = edge_time;
   with_file_context(dir / spec.at("indices").get<std::string>(), [&] {
     graph.validate();
     return 0;
@@ -251,11 +271,11 @@ Dataset read_dataset(const fs::path& dir, const LoadOptions& options) {
   const Metadata meta(read_metadata(dir / "metadata.json"), dir);
   const json& root = meta.root();
   GL_CHECK(root.is_object(), "'{}': expected a JSON object", meta.file().string());
-  check_unknown_keys(
-      root,
-      {"format", "version", "name", "num_nodes", "directed", "graph", "node_features", "labels",
-       "num_classes", "splits", "edge_splits", "edge_split_times", "node_types", "edge_types"},
-      "the top level", meta.file(), options.strict);
+  check_unknown_keys(root,
+                     {"format", "version", "name", "num_nodes", "directed", "graph",
+                      "node_features", "labels", "num_classes", "splits", "edge_splits",
+                      "edge_split_times", "node_types", "edge_types", "node_timestamp"},
+                     "the top level", meta.file(), options.strict);
   GL_CHECK(meta.get<std::string>(root, "format", "\"graphloom-dataset\"") == kDatasetFormat,
            "'{}': format must be \"{}\"", meta.file().string(), kDatasetFormat);
   const int version = meta.get<int>(root, "version", "1");
@@ -290,6 +310,9 @@ Dataset read_dataset(const fs::path& dir, const LoadOptions& options) {
             meta.array(entry, "row_scale", options.memory_map && !read_tables);
       }
     }
+  }
+  if (root.contains("node_timestamp")) {
+    dataset.node_timestamp = load_times(meta, root, "node_timestamp", options.memory_map);
   }
   if (root.contains("labels")) {
     const fs::path file = dir / meta.get<std::string>(root, "labels", "a file name");
@@ -379,6 +402,12 @@ void validate_dataset(const Dataset& dataset) {
     GL_CHECK(scale.scalar_type() == at::kFloat && scale.dim() == 1 && scale.numel() == n,
              "row scale of node feature '{}' must be float32 [{}], got {} {}", name, n,
              dtype_name(scale.scalar_type()), scale.sizes());
+  }
+  if (dataset.node_timestamp.defined()) {
+    GL_CHECK(
+        dataset.node_timestamp.scalar_type() == at::kLong && dataset.node_timestamp.numel() == n,
+        "node_timestamp must be int64 with one time per node ({}), got {} values", n,
+        dataset.node_timestamp.numel());
   }
   if (dataset.labels.defined()) {
     GL_CHECK(dataset.labels.dim() == 1 && dataset.labels.numel() == n,

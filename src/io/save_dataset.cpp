@@ -37,6 +37,10 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
     save_npy(staging / "type_per_edge.npy", graph.type_per_edge.contiguous());
     graph_meta["type_per_edge"] = "type_per_edge.npy";
   }
+  if (graph.edge_time.defined()) {
+    save_npy(staging / "edge_timestamp.npy", graph.edge_time.contiguous());
+    graph_meta["edge_timestamp"] = "edge_timestamp.npy";
+  }
   json meta = {{"format", kDatasetFormat},     {"version", 1},
                {"name", dataset.name},         {"num_nodes", dataset.num_nodes()},
                {"directed", dataset.directed}, {"graph", graph_meta}};
@@ -68,6 +72,10 @@ void save_dataset(const Dataset& dataset, const fs::path& dir, bool overwrite) {
       }
     }
     meta["node_features"] = features;
+  }
+  if (dataset.node_timestamp.defined()) {
+    save_npy(staging / "node_timestamp.npy", dataset.node_timestamp.contiguous());
+    meta["node_timestamp"] = "node_timestamp.npy";
   }
   if (dataset.labels.defined()) {
     save_npy(staging / "labels.npy", dataset.labels);

@@ -34,6 +34,8 @@ DataLoader::DataLoader(Pipeline pipeline, DataLoaderOptions options)
   GL_CHECK(pipeline_.items != nullptr, "DataLoader needs an item sampler");
   GL_CHECK(pipeline_.negatives == nullptr || pipeline_.negatives_per_pair >= 1,
            "DataLoader: negatives per pair must be >= 1, got {}", pipeline_.negatives_per_pair);
+  GL_CHECK(!pipeline_.timed_items || (!pipeline_.pairs && pipeline_.negatives == nullptr),
+           "DataLoader: timed items are node seeds; the pair stage takes no times");
   check_pipeline_options(options_);
   const features::FeatureSource* features = pipeline_.features;
   for (const std::string& name : options_.feature_names) {
@@ -85,7 +87,14 @@ sampling::MiniBatch DataLoader::sample(int64_t index) const {
   const at::Tensor& items = items_[static_cast<std::size_t>(index)];
   sampling::PairBatch pairs;
   at::Tensor seeds = items;
-  if (pipeline_.pairs || pipeline_.negatives != nullptr) {
+  at::Tensor seed_times;
+  if (pipeline_.timed_items) {
+    GL_CHECK(items.dim() == 2 && items.size(1) == 2,
+             "DataLoader: timed items must be [B, 2] (node, time) rows, got shape [{}]",
+             fmt::join(items.sizes(), ", "));
+    seeds = items.select(1, 0).contiguous();
+    seed_times = items.select(1, 1).contiguous();
+  } else if (pipeline_.pairs || pipeline_.negatives != nullptr) {
     GL_CHECK(items.dim() == 2 && (items.size(1) == 2 || items.size(1) == 3),
              "DataLoader: the pair stage needs [B, 2] or [B, 3] items, got shape [{}]",
              fmt::join(items.sizes(), ", "));
@@ -110,10 +119,11 @@ sampling::MiniBatch DataLoader::sample(int64_t index) const {
   }
   sampling::MiniBatch batch;
   if (pipeline_.neighbors != nullptr) {
-    batch = pipeline_.neighbors->sample(seeds, epoch_, static_cast<uint64_t>(index));
+    batch = pipeline_.neighbors->sample(seeds, seed_times, epoch_, static_cast<uint64_t>(index));
   } else {
     batch.index = index;
     batch.seeds = seeds;
+    batch.seed_times = seed_times;
   }
   batch.pairs = std::move(pairs);
   return batch;

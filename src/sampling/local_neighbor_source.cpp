@@ -21,6 +21,8 @@
 #include "graphloom/graph/transforms.h"
 #include "graphloom/graph/weight_alias.h"
 #include "sampling_limits.h"
+#include "temporal_kernel.h"
+#include "uniform_picks.h"
 #include "weighted_picks.h"
 
 namespace graphloom::sampling {
@@ -157,27 +159,6 @@ class Kernel {
     return labor_variate(*labor_, static_cast<int64_t>(indices_[e])) *
                static_cast<double>(c.degree) <
            static_cast<double>(fanout);
-  }
-
-  static void pick_uniform_without_replacement(int64_t begin, int64_t degree, int64_t picks,
-                                               RandomStream& rng, int64_t* out) {
-    if (picks <= kFloydMaxPicks) {
-      // Floyd: a uniformly random `picks`-subset of [0, degree) in `picks` draws.
-      for (int64_t j = degree - picks, n = 0; j < degree; ++j, ++n) {
-        const auto t = begin + static_cast<int64_t>(rng.uniform(j + 1));
-        const bool seen = std::find(out, out + n, t) != out + n;
-        out[n] = seen ? begin + j : t;
-      }
-      return;
-    }
-    // Partial Fisher-Yates over a reused scratch array of positions.
-    thread_local std::vector<int64_t> scratch;
-    scratch.resize(degree);
-    for (int64_t j = 0; j < degree; ++j) scratch[j] = begin + j;
-    for (int64_t j = 0; j < picks; ++j) {
-      std::swap(scratch[j], scratch[j + static_cast<int64_t>(rng.uniform(degree - j))]);
-      out[j] = scratch[j];
-    }
   }
 
   const int64_t* indptr_;
@@ -416,6 +397,12 @@ SampledEdges sample_csc_neighbors(const graph::CscGraph& graph, const at::Tensor
     GL_CHECK_AS(RangeError, low >= 0 && high < graph.num_nodes,
                 "seed node id {} is outside [{}, {})", (low < 0 ? low : high) + first, first,
                 first + graph.num_nodes);
+  }
+  if (options.seed_times.defined()) {
+    check_temporal_request(graph, contiguous_seeds, options);
+    SampledEdges out = sample_temporal_csc(graph, contiguous_seeds, fanout, options);
+    if (!options.edge_ids) out.edge_ids = at::Tensor();
+    return out;
   }
   if (options.weighted) {
     GL_CHECK(graph.has_weights(), "weighted sampling needs edge weights, but the graph has none");

@@ -104,11 +104,25 @@ std::vector<std::vector<int64_t>> per_edge_type_fanouts(const graph::GraphSchema
 }
 
 MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint64_t batch) const {
+  return sample(seeds, at::Tensor(), epoch, batch);
+}
+
+MiniBatch NeighborSampler::sample(const at::Tensor& seeds, const at::Tensor& seed_times,
+                                  uint64_t epoch, uint64_t batch) const {
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
            "seeds must be a 1-D int64 tensor");
+  if (seed_times.defined() &&
+      (seed_times.scalar_type() != at::kLong || seed_times.sizes() != seeds.sizes())) {
+    throw OptionError("seed_times",
+                      fmt::format("must be an int64 tensor of one time per seed "
+                                  "({}), got {} of shape [{}]",
+                                  seeds.numel(), c10::toString(seed_times.scalar_type()),
+                                  fmt::join(seed_times.sizes(), ", ")));
+  }
   MiniBatch result;
   result.index = static_cast<int64_t>(batch);
   result.seeds = seeds.contiguous();
+  if (seed_times.defined()) result.seed_times = seed_times.contiguous();
   const int64_t layers = num_layers();
   result.blocks.resize(static_cast<std::size_t>(layers));
 
@@ -120,6 +134,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
   } release{this, workspace};
 
   at::Tensor frontier = result.seeds;
+  at::Tensor frontier_times = result.seed_times;
   int64_t sampled_before = 0;  // the frontier's head, sampled at an earlier hop (each_node_once)
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     SampleOptions options{
@@ -135,15 +150,29 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, uint64_t epoch, uint6
     if (!options_.edge_type_fanouts.empty()) {
       options.edge_type_fanouts = options_.edge_type_fanouts[static_cast<std::size_t>(layer)];
     }
+    if (frontier_times.defined()) {
+      options.seed_times =
+          frontier_times.narrow(0, sampled_before, frontier.numel() - sampled_before);
+      options.temporal_strategy = options_.temporal_strategy;
+    }
     SampledEdges picks = source_->sample_neighbors(
         frontier.narrow(0, sampled_before, frontier.numel() - sampled_before),
         options_.fanouts[static_cast<std::size_t>(layer)], options);
     if (sampled_before > 0) {  // the head's columns are empty
       picks.indptr = at::cat({at::zeros({sampled_before}, picks.indptr.options()), picks.indptr});
     }
-    Relabeled relabeled = relabel(frontier, picks.neighbors, *workspace);
+    Relabeled relabeled;
+    if (frontier_times.defined()) {  // each pick at its destination's time
+      const at::Tensor pick_times = at::repeat_interleave(
+          frontier_times, picks.indptr.slice(0, 1) - picks.indptr.slice(0, 0, -1));
+      relabeled = relabel_timed(frontier, frontier_times, picks.neighbors, pick_times, *workspace);
+    } else {
+      relabeled = relabel(frontier, picks.neighbors, *workspace);
+    }
     Block& block = result.blocks[static_cast<std::size_t>(layer)];
     block.src_ids = relabeled.src_ids;
+    block.src_times = relabeled.src_times;
+    frontier_times = relabeled.src_times;
     block.num_dst = frontier.numel();
     block.indptr = picks.indptr;
     block.indices = relabeled.indices;

@@ -8,6 +8,8 @@
 
 #include <ATen/ATen.h>
 
+#include <vector>
+
 #include "graphloom/base/error.h"
 #include "graphloom/base/huge_pages.h"
 
@@ -53,6 +55,59 @@ Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWor
   }
   for (int64_t i = 0; i < count; ++i) table[src[i]] = -1;
   return {src_ids.slice(0, 0, count), indices};
+}
+
+Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
+                        const at::Tensor& neighbors, const at::Tensor& neighbor_times,
+                        RelabelWorkspace& workspace) {
+  const int64_t num_dst = dst.numel();
+  const int64_t num_picks = neighbors.numel();
+  const at::Tensor dst_c = dst.contiguous();
+  const at::Tensor dst_times_c = dst_times.contiguous();
+  const at::Tensor picked_times_c = neighbor_times.contiguous();
+  const int64_t* dst_ptr = dst_c.data_ptr<int64_t>();
+  const int64_t* dst_time = dst_times_c.data_ptr<int64_t>();
+  const int64_t* picked = neighbors.data_ptr<int64_t>();
+  const int64_t* picked_time = picked_times_c.data_ptr<int64_t>();
+  int32_t* table = workspace.local_id();
+  at::Tensor src_ids = at::empty({num_dst + num_picks}, at::kLong);
+  at::Tensor src_times = at::empty({num_dst + num_picks}, at::kLong);
+  at::Tensor indices = at::empty({num_picks}, at::kLong);
+  int64_t* src = src_ids.data_ptr<int64_t>();
+  int64_t* time = src_times.data_ptr<int64_t>();
+  int64_t* index = indices.data_ptr<int64_t>();
+  std::vector<int32_t> previous;  // local id -> the node's local id before it (-1: none)
+  previous.reserve(static_cast<std::size_t>(num_dst + num_picks));
+  int64_t count = 0;
+  const auto find = [&](int64_t v, int64_t t) {
+    int32_t id = table[v];
+    while (id >= 0 && time[id] != t) id = previous[static_cast<std::size_t>(id)];
+    return id;
+  };
+  const auto add = [&](int64_t v, int64_t t) {
+    previous.push_back(table[v]);
+    src[count] = v;
+    time[count] = t;
+    table[v] = static_cast<int32_t>(count);
+    return static_cast<int32_t>(count++);
+  };
+  const auto clear = [&] {
+    for (int64_t k = 0; k < count; ++k) table[src[k]] = -1;
+  };
+  for (int64_t i = 0; i < num_dst; ++i) {
+    if (find(dst_ptr[i], dst_time[i]) >= 0) [[unlikely]] {
+      clear();
+      GL_THROW("duplicate seed node {} at time {} in one mini-batch", dst_ptr[i], dst_time[i]);
+    }
+    add(dst_ptr[i], dst_time[i]);
+  }
+  for (int64_t j = 0; j < num_picks; ++j) {
+    int32_t id = find(picked[j], picked_time[j]);
+    if (id < 0) id = add(picked[j], picked_time[j]);
+    index[j] = id;
+  }
+  clear();
+  return {src_ids.slice(0, 0, count), indices, src_times.slice(0, 0, count)};
 }
 
 // Sorting dst and the picks together (stably) groups each node's occurrences with its first

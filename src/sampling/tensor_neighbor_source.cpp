@@ -124,6 +124,9 @@ void check_supported(const SampleOptions& options, int64_t fanout, bool has_weig
                       "out-edge sampling is not in the tensor sampler yet; sample on the CPU");
   if (options.labor.enabled)
     throw OptionError("sampler", "LABOR is not in the tensor sampler yet; sample on the CPU");
+  if (options.seed_times.defined())
+    throw OptionError("seed_times",
+                      "temporal sampling is not in the tensor sampler yet; sample on the CPU");
 }
 
 // Each segment type's fanout, as the C++ typed kernel reads it: the per-type fanouts when

@@ -126,6 +126,30 @@ TEST(Dataset, EdgeSplitTimesRoundTripAndMustMatchTheirSplit) {
             std::string::npos);
 }
 
+TEST(Dataset, TimestampsFollowTheEdgesAndRoundTrip) {
+  TempDir dir;
+  json meta = write_minimal(dir / "in");
+  // Edge i of edges.npy at time 10 * i; nodes at 100 + node id.
+  save_npy(dir / "in" / "edge_timestamp.npy", at::arange(0, 50, 10, at::kLong));
+  save_npy(dir / "in" / "node_timestamp.npy", at::arange(100, 104, at::kInt));
+  meta["graph"]["edge_timestamp"] = "edge_timestamp.npy";
+  meta["node_timestamp"] = "node_timestamp.npy";
+  rewrite_metadata(dir / "in", meta);
+  const Dataset dataset = load_dataset(dir / "in", {.strict = true, .keep_edge_ids = true});
+  EXPECT_TRUE(at::equal(dataset.graph.edge_time, dataset.graph.edge_ids * 10));
+  EXPECT_TRUE(at::equal(dataset.node_timestamp, at::arange(100, 104, at::kLong)));
+  save_dataset(dataset, dir / "out", /*overwrite=*/false);
+  const Dataset copy = load_dataset(dir / "out", {.strict = true});
+  EXPECT_TRUE(at::equal(copy.graph.edge_time, dataset.graph.edge_time));
+  EXPECT_TRUE(at::equal(copy.node_timestamp, dataset.node_timestamp));
+
+  save_npy(dir / "in" / "node_timestamp.npy", at::zeros({3}, at::kLong));
+  EXPECT_NE(load_error(dir / "in").find("node_timestamp must be int64 with one time per node (4)"),
+            std::string::npos);
+  save_npy(dir / "in" / "node_timestamp.npy", at::zeros({4}, at::kFloat));
+  EXPECT_NE(load_error(dir / "in").find("node_timestamp must be a 1-D int64"), std::string::npos);
+}
+
 TEST(Dataset, FeaturesInMemoryAreReadOntoHugePages) {
   TempDir dir;
   write_minimal(dir / "in");

@@ -16,6 +16,7 @@ struct CooInput {
   at::Tensor weights;         // optional float [E], carried into CSC order
   at::Tensor edge_types;      // optional int8..int64 [E]: typed graph, each column then sorted
   at::Tensor edge_ids;        // optional int64 [E]: ids to record; default: the input position
+  at::Tensor edge_time;       // optional int64 [E], carried into CSC order (CscGraph::edge_time)
   bool keep_edge_ids = true;  // false: drop edge ids (the CSC position becomes the id)
 };
 

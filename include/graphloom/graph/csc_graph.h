@@ -29,6 +29,9 @@ struct CscGraph {
   // Optional (heterogeneous graphs) int8/int16/int32 [num_edges]: edge type of each in-edge;
   // each column is sorted by edge type.
   at::Tensor type_per_edge;
+  // Optional int64 [num_edges]: the time from which each in-edge may be sampled. Temporal
+  // sampling needs each column sorted by it (graph::sorted_by_time, temporal.h).
+  at::Tensor edge_time;
 
   int64_t num_edges() const;
   bool has_edge_ids() const { return edge_ids.defined(); }

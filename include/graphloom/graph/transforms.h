@@ -24,4 +24,10 @@ CscGraph remove_self_loops(const CscGraph& graph);
 // duplicated (src, dst) pair; optionally drops self-loops in the same pass.
 CscGraph dedupe(const CscGraph& graph, bool remove_self_loops = false);
 
+// The graph with its edges reordered by `order` (int64 [num_edges]: the old position of each
+// new one, a permutation that keeps every edge in its column). Sources, edge ids (materialized,
+// so ids stay those of the input), weights, edge types and edge times follow; alias tables are
+// dropped. What sorting columns by a key (edge type, time) builds on.
+CscGraph reorder_within_columns(const CscGraph& graph, const at::Tensor& order);
+
 }  // namespace graphloom::graph

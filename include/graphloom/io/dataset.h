@@ -29,6 +29,9 @@ struct Dataset {
   // Feature name -> the `.npy` file it was loaded from (load_dataset; empty for a dataset made
   // in memory): what a disk feature source reads.
   std::map<std::string, std::filesystem::path> node_feature_files;
+  // Optional int64 [num_nodes]: each node's time (node_timestamp.npy), for temporal sampling:
+  // a seed's neighbors are no later than it. Edge times live in graph.edge_time.
+  at::Tensor node_timestamp;
   // int64 [num_nodes], -1 = unlabeled; undefined when the dataset has no labels.
   at::Tensor labels;
   int64_t num_classes = 0;

@@ -55,6 +55,9 @@ struct Pipeline {
   int64_t negatives_per_pair = 1;
   uint64_t negative_seed = 0;
   uint64_t negative_stream = 0;  // e.g. the rank, so ranks draw different negatives
+  // Temporal node batches: the items are [B, 2] (node, time) rows, and each seed is sampled at
+  // its time (NeighborSampler::sample with seed times). Not with the pair stage.
+  bool timed_items = false;
   // Blocks of the seeds; null: the seeds are the input nodes (models that do not sample).
   const sampling::NeighborSampler* neighbors = nullptr;
   const features::FeatureSource* features = nullptr;  // rows of DataLoaderOptions' names

@@ -22,6 +22,9 @@ struct Block {
   // int64 [num_edges] on typed graphs: the edge type of each edge (each destination's edges
   // grouped by type, in type order); undefined on homogeneous graphs.
   at::Tensor edge_types;
+  // int64 [num_src] in temporal batches: the time each source was sampled at (its seed's). A
+  // node reached from seeds of different times is one source per time; undefined otherwise.
+  at::Tensor src_times;
 
   int64_t num_src() const { return src_ids.numel(); }
   int64_t num_edges() const { return indices.numel(); }
@@ -63,9 +66,10 @@ struct PygEdges {
 // blocks.back() produces the seeds. Without blocks (models that do not sample) the seeds are
 // the input nodes.
 struct MiniBatch {
-  int64_t index = 0;  // position in the epoch
-  at::Tensor seeds;   // int64 [batch]
-  PairBatch pairs;    // link prediction: the pairs whose endpoints the seeds are
+  int64_t index = 0;      // position in the epoch
+  at::Tensor seeds;       // int64 [batch]
+  at::Tensor seed_times;  // int64 [batch]: temporal batches only, each seed's time
+  PairBatch pairs;        // link prediction: the pairs whose endpoints the seeds are
   std::vector<Block> blocks;
   std::map<std::string, at::Tensor> features;  // name -> rows of input_nodes()
   // Rows of the seeds (when fetched); of every input node with DataLoaderOptions::pyg_layout.

@@ -39,6 +39,8 @@ struct NeighborSamplerOptions {
   // picks. Off (DGL's blocks): every block samples all its destinations, which layer-wise
   // models need.
   bool each_node_once = false;
+  // Temporal batches (sample() with seed times): which of a node's usable edges it picks.
+  TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
 };
 
 class NeighborSampler {
@@ -51,6 +53,14 @@ class NeighborSampler {
   // variates drop the layer with layer_dependency and take batch / batch_dependency.
   // Thread-safe: several loader workers may call it at once.
   MiniBatch sample(const at::Tensor& seeds, uint64_t epoch, uint64_t batch) const;
+  // Temporal sampling (PyG's NeighborLoader(time_attr=...), GraphBolt's
+  // TemporalNeighborSampler): seed i, at time seed_times[i], reaches only edges usable at that
+  // time, at every hop, since each pick inherits its destination's time. Blocks then relabel
+  // (node, time) pairs: a node reached from seeds of different times is one source per time
+  // (Block::src_times). The source's graph needs edge times (graph::sorted_by_time); seed
+  // pairs must be distinct. An undefined `seed_times` samples as the overload above.
+  MiniBatch sample(const at::Tensor& seeds, const at::Tensor& seed_times, uint64_t epoch,
+                   uint64_t batch) const;
 
   const NeighborSamplerOptions& options() const { return options_; }
   int64_t num_layers() const { return static_cast<int64_t>(options_.fanouts.size()); }

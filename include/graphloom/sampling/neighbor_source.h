@@ -8,11 +8,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "graphloom/base/enum_names.h"
 #include "graphloom/sampling/labor.h"
 
 namespace graphloom::sampling {
 
 enum class EdgeDirection { kIn, kOut };
+
+// Which of a seed's usable edges temporal sampling picks (PyG's temporal_strategy).
+enum class TemporalStrategy {
+  kUniform,  // `fanout` of them uniformly at random
+  kLast,     // the `fanout` most recent ones
+};
 
 // With replacement every seed gets exactly `fanout` picks whatever its degree, so the fanout
 // alone sizes the output: above this bound one seed's picks fill 16 MiB (a neighbor and an edge
@@ -48,6 +55,12 @@ struct SampleOptions {
   // with labor_variate(labor, t) < fanout / d (all of them when d <= fanout), so the number
   // of picks varies around `fanout`. Needs replace = false and weighted = false.
   LaborVariates labor;
+  // Temporal sampling when defined: int64 [num_seeds], the time of each seed. Seed i then picks
+  // only among the edges of CscGraph::edge_time <= seed_times[i] (the graph must be
+  // graph::sorted_by_time), by `temporal_strategy`. Needs weighted = false, no LABOR, in-edges
+  // and an untyped graph.
+  at::Tensor seed_times;
+  TemporalStrategy temporal_strategy = TemporalStrategy::kUniform;
 };
 
 // Picked neighbors of each seed, in seed order.
@@ -71,3 +84,14 @@ class NeighborSource {
 };
 
 }  // namespace graphloom::sampling
+
+namespace graphloom {
+
+template <>
+struct EnumNames<sampling::TemporalStrategy> {
+  static constexpr std::array<std::pair<std::string_view, sampling::TemporalStrategy>, 2> kNames{
+      {{"uniform", sampling::TemporalStrategy::kUniform},
+       {"last", sampling::TemporalStrategy::kLast}}};
+};
+
+}  // namespace graphloom

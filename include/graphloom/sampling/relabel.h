@@ -23,14 +23,24 @@ struct RelabelWorkspace {
 };
 
 struct Relabeled {
-  at::Tensor src_ids;  // int64: dst, then the new neighbors in order of first appearance
-  at::Tensor indices;  // int64, same length as neighbors: positions in src_ids
+  at::Tensor src_ids;    // int64: dst, then the new neighbors in order of first appearance
+  at::Tensor indices;    // int64, same length as neighbors: positions in src_ids
+  at::Tensor src_times;  // int64, as src_ids: each source's time (relabel_timed only)
 };
 
 // Relabels `neighbors` (global ids) against `dst` (distinct global ids). Throws
 // graphloom::Error on a repeated destination node. Picks on a device other than the CPU are
 // relabeled there, by relabel_with_tensor_ops (the workspace is then unused).
 Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWorkspace& workspace);
+
+// Relabels timed picks (temporal sampling): the sources are distinct (node, time) pairs, the
+// destinations' first, then each new pair among the picks in order of first appearance; a
+// node at two times is two sources. The table then holds, per node, the last of its local
+// ids, each chained to the one before (a lookup walks the node's distinct times). Throws
+// graphloom::Error on a repeated destination pair.
+Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
+                        const at::Tensor& neighbors, const at::Tensor& neighbor_times,
+                        RelabelWorkspace& workspace);
 
 // The same relabeling by sorting, in tensor ops that run on any device: the same src_ids and
 // indices as the table pass. Throws graphloom::Error on a repeated destination node.

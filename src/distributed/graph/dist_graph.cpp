@@ -164,6 +164,11 @@ auto DistGraph::on_live_server(int64_t part, Call&& call) const {
 
 sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                    const sampling::SampleOptions& options) const {
+  if (options.seed_times.defined()) {
+    throw OptionError("seed_times",
+                      "temporal sampling of a partitioned graph is not built yet; sample the "
+                      "dataset on one machine");
+  }
   const at::Tensor ids = seeds.to(at::kLong).contiguous();
   const OwnerSplit split = split_by_owner(book_, ids);
   const int64_t local_part = local_ != nullptr ? local_->part : -1;
