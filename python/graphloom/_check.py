@@ -52,6 +52,14 @@ def float_tensor(name, value, length=None):
     return tensor.contiguous()
 
 
+def times(name, value, length):
+    """int64 times, one per node, edge or seed (``length`` of them)."""
+    tensor = integer_tensor(name, value, dim=1)
+    if tensor.numel() != length:
+        raise _bad(name, f"{name} must hold {length} times, got {tensor.numel()}")
+    return tensor
+
+
 def node_ids(name, value, num_nodes):
     """int64 node ids in [0, num_nodes), from ids or from a boolean mask over the nodes."""
     tensor = as_tensor(name, value)

@@ -28,14 +28,16 @@ class Block:
         indices: int64 ``[num_edges]``: each edge's source, as a position in ``src_ids``.
         edge_ids: int64 ``[num_edges]`` global edge ids.
         edge_types: int64 ``[num_edges]`` on typed graphs, else None.
+        src_times: temporal batches: int64 ``[num_src]``, the time each source was sampled at
+            (its seed's; a node reached at two times is two sources), else None.
         srcdata, dstdata: DGL's per-node data of the block's sources and destinations, as
             dicts: ``"_ID"`` (``dgl.NID``) holds the global ids; a loader's batch adds the
             input features to the first block's ``srcdata`` and the labels to the last
             block's ``dstdata`` (``blocks[0].srcdata["feat"]``, ``blocks[-1].dstdata["label"]``).
     """
 
-    __slots__ = ("src_ids", "num_dst", "indptr", "indices", "edge_ids", "edge_types", "srcdata",
-                 "dstdata")
+    __slots__ = ("src_ids", "num_dst", "indptr", "indices", "edge_ids", "edge_types", "src_times",
+                 "srcdata", "dstdata")
 
     def __init__(self, impl):
         self.src_ids = impl.src_ids
@@ -44,6 +46,7 @@ class Block:
         self.indices = impl.indices
         self.edge_ids = _check.optional_tensor(impl.edge_ids)
         self.edge_types = _check.optional_tensor(impl.edge_types)
+        self.src_times = _check.optional_tensor(impl.src_times)
         self.srcdata = {"_ID": self.src_ids}
         self.dstdata = {"_ID": self.dst_ids}
 
@@ -83,7 +86,7 @@ class Block:
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
         moved = object.__new__(Block)
         moved.num_dst = self.num_dst
-        for name in ("src_ids", "indptr", "indices", "edge_ids", "edge_types"):
+        for name in ("src_ids", "indptr", "indices", "edge_ids", "edge_types", "src_times"):
             setattr(moved, name, move(getattr(self, name)))
         moved.srcdata = {name: move(value) for name, value in self.srcdata.items()}
         moved.dstdata = {name: move(value) for name, value in self.dstdata.items()}
@@ -109,6 +112,7 @@ class MiniBatch:
     Attributes:
         seeds: int64 ``[batch_size]`` the batch's seed nodes (a link-prediction batch: the
             pairs' distinct ends).
+        seed_times: int64 ``[batch_size]`` the seeds' times in a temporal batch, else None.
         pairs: the :class:`PairBatch` of a link-prediction batch, else None.
         blocks: list of :class:`Block`, input layer first; ``blocks[-1]`` produces the seeds.
         input_nodes: int64 global ids of the first block's sources.
@@ -119,6 +123,7 @@ class MiniBatch:
 
     def __init__(self, impl, label_rows=None, schema=None):
         self.seeds = impl.seeds
+        self.seed_times = _check.optional_tensor(impl.seed_times)
         self.pairs = PairBatch(impl.pairs, self.seeds.numel()) if impl.pairs.defined else None
         self.blocks = [Block(b) for b in impl.blocks]
         self.input_nodes = impl.input_nodes
@@ -161,6 +166,7 @@ class MiniBatch:
         moved.__dict__.update(self.__dict__)
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
         moved.seeds = move(self.seeds)
+        moved.seed_times = move(self.seed_times)
         moved.blocks = [block.to(device, non_blocking) for block in self.blocks]
         moved.input_nodes = move(self.input_nodes)
         moved.input_features = {name: move(rows) for name, rows in self.input_features.items()}
@@ -280,6 +286,8 @@ class MiniBatch:
             data.y = labels
         if edge_ids is not None:
             data.e_id = edge_ids
+        if self.seed_times is not None:  # PyG's temporal batches
+            data.seed_time = self.seed_times
         if self.pairs is not None:  # LinkNeighborLoader's binary shape
             pairs = self.pairs
             data.edge_label_index = pairs.edge_label_index()

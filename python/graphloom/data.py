@@ -75,6 +75,12 @@ class CSCGraph:
         """float ``[num_edges]`` edge weights in CSC order, or None."""
         return _check.optional_tensor(self._impl.weights)
 
+    @property
+    def edge_time(self):
+        """int64 ``[num_edges]`` time of each edge in CSC order (the dataset's
+        ``edge_timestamp``), or None."""
+        return _check.optional_tensor(self._impl.edge_time)
+
     def num_nodes(self):
         """The number of nodes (a method, as DGL's graphs and :class:`DistGraph` spell it)."""
         return self._impl.num_nodes
@@ -117,6 +123,8 @@ class Dataset:
         splits: dict ``train`` / ``valid`` / ``test`` (and others) -> int64 node ids.
         edge_splits: link prediction: dict split -> int64 ``[M, 2]`` node pairs.
         node_types, edge_types: the type names of a typed graph (empty lists otherwise).
+        node_timestamp: int64 ``[num_nodes]`` time of each node, or None (edge times are
+            ``graph.edge_time``); what temporal sampling reads.
     """
 
     def __init__(self, impl):
@@ -125,6 +133,7 @@ class Dataset:
         self.node_features = dict(impl.node_features)
         self.node_feature_scales = dict(impl.node_feature_scales)
         self.labels = _check.optional_tensor(impl.labels)
+        self.node_timestamp = _check.optional_tensor(impl.node_timestamp)
         self.num_classes = impl.num_classes
         self.splits = dict(impl.splits)
         self.edge_splits = dict(impl.edge_splits)
@@ -240,7 +249,9 @@ def save_dataset(path: PathLike, edge_index: TensorLike, num_nodes: int,
                  num_classes: Optional[int] = None,
                  edge_splits: Optional[Mapping[str, TensorLike]] = None,
                  edge_weights: Optional[TensorLike] = None, name: Optional[str] = None,
-                 directed: bool = True, overwrite: bool = False) -> None:
+                 directed: bool = True, overwrite: bool = False,
+                 node_timestamp: Optional[TensorLike] = None,
+                 edge_timestamp: Optional[TensorLike] = None) -> None:
     """Writes a graphloom dataset directory from torch tensors (PyG's layout).
 
     Args:
@@ -257,6 +268,9 @@ def save_dataset(path: PathLike, edge_index: TensorLike, num_nodes: int,
         name: the dataset's name (default: the directory's name).
         directed: False when edge_index lists both directions of every edge.
         overwrite: replace an existing directory.
+        node_timestamp: optional integer ``[num_nodes]``: each node's time, for temporal
+            sampling (``NeighborSampler(node_time=True)``).
+        edge_timestamp: optional integer ``[num_edges]``, in edge_index order: each edge's time.
     """
     path = _check.output_path("path", path, overwrite)
     num_nodes = _check.positive("num_nodes", num_nodes)
@@ -273,6 +287,10 @@ def save_dataset(path: PathLike, edge_index: TensorLike, num_nodes: int,
     if edge_weights is not None:
         parts.edge_weights = _check.float_tensor("edge_weights", edge_weights, edges.shape[1])
     parts.node_features = _node_tensor_dict("node_features", node_features, num_nodes, "feat")
+    if node_timestamp is not None:
+        parts.node_timestamp = _check.times("node_timestamp", node_timestamp, num_nodes)
+    if edge_timestamp is not None:
+        parts.edge_timestamp = _check.times("edge_timestamp", edge_timestamp, edges.shape[1])
     if labels is not None:
         labels = _check.integer_tensor("labels", labels, dim=1)
         if labels.numel() != num_nodes:

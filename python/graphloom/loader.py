@@ -152,6 +152,9 @@ class DataLoader:
             distributed item samplers split them (default: torch.distributed's rank and world
             size when it is initialized, else 0 and 1; on a DistGraph 0 and 1, since
             ``node_split`` already gave each trainer its share).
+        seed_time: with a temporal sampler (``node_time=``/``edge_time=``), the time of each
+            item (PyG's ``input_time``); default: the items' node times. Each seed then
+            reaches only what was there at its time (:class:`NeighborSampler`).
         device: where the batches are delivered (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a
             ``torch.device``; default: the CPU, where they are prepared). On a CUDA device each
             batch is pinned and copied without blocking (GraphBolt's ``copy_to``).
@@ -167,7 +170,8 @@ class DataLoader:
                  num_workers: int = 1, prefetch: int = 2, seed: Optional[int] = None,
                  rank: Optional[int] = None, world_size: Optional[int] = None,
                  device: Any = None, negative_sampler: Any = None,
-                 exclude: Optional[str] = None, pyg_edges: bool = False):
+                 exclude: Optional[str] = None, pyg_edges: bool = False,
+                 seed_time: Any = None):
         pairs = _pair_items(items)
         if pairs is None and (negative_sampler is not None or exclude is not None):
             name = "negative_sampler" if negative_sampler is not None else "exclude"
@@ -199,13 +203,19 @@ class DataLoader:
         if pairs is None:
             self.items = _check.node_ids("items", items, num_nodes)
             items = self.items
+            times = sampler.seed_times(self.items, seed_time)
+            if times is not None:  # each seed's time travels with it as a second column
+                items = torch.stack([self.items, times], 1)
+        elif sampler.temporal or seed_time is not None:
+            raise OptionError("seed_time: temporal sampling of link-prediction pairs is not "
+                              "built yet; temporal batches take node items", "seed_time")
         else:  # each pair's position travels with it as a third column (PairBatch.input_id)
             _check.node_ids("items", pairs.flatten(), num_nodes)
             self.items = pairs
             stage = _pair_stage(source, negative_sampler, seed, rank)
             items = torch.cat([pairs, torch.arange(pairs.shape[0]).unsqueeze(1)], 1)
         self._impl = _C.DataLoader(sampler._handle(seed), source._impl, items, item_options,
-                                   options, stage)
+                                   options, stage, sampler.temporal and pairs is None)
         self._epoch = 0
 
     def __len__(self) -> int:

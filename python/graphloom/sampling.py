@@ -43,6 +43,19 @@ class NeighborSampler:
             that only resampled destinations would add (graphloom.pyg's loaders set it). The
             blocks' destinations reached at an earlier hop then have no in-edges, which
             DGL-style layer-wise models cannot use: keep the default for them.
+        node_time: temporal sampling (PyG's ``time_attr`` on nodes, GraphBolt's
+            ``node_timestamp_attr_name``): int64 ``[num_nodes]`` times, or True for the
+            dataset's ``node_timestamp``. A seed at time ``t`` then reaches only neighbors of
+            time ``<= t``, at every hop (each sampled node carries its seed's time). Seeds take
+            their own node time unless ``seed_time`` is given.
+        edge_time: the same for edges: int64 ``[num_edges]`` in CSC order, or True for the
+            graph's ``edge_time``. With both, an edge is usable once it and its source are.
+        temporal_strategy: with node or edge times: ``"uniform"`` picks among the usable edges
+            at random, ``"last"`` takes the most recent ones (PyG's names).
+
+    Temporal batches relabel (node, time) pairs: a node reached from seeds of two times is two
+    sources, and ``Block.src_times`` holds each source's time. Temporal sampling follows
+    in-edges of untyped graphs, without weights or replacement under ``"last"``.
 
     Sampling is reproducible: the same seed, epoch and batch index give the same blocks, on
     any number of threads.
@@ -53,7 +66,9 @@ class NeighborSampler:
     def __init__(self, graph: Any, fanouts: Sequence[int], replace: bool = False,
                  weights: Union[torch.Tensor, bool, None] = None, edge_dir: str = "in",
                  edge_type_fanouts: Optional[Mapping[str, Sequence[int]]] = None,
-                 each_node_once: bool = False):
+                 each_node_once: bool = False, node_time: Union[torch.Tensor, bool, None] = None,
+                 edge_time: Union[torch.Tensor, bool, None] = None,
+                 temporal_strategy: str = "uniform"):
         from .distributed import DistGraph
 
         if isinstance(graph, Dataset):
@@ -62,8 +77,16 @@ class NeighborSampler:
         self.replace = bool(replace)
         self.each_node_once = bool(each_node_once)
         self.edge_dir = _check.choice("edge_dir", edge_dir, ("in", "out"))
+        self.temporal_strategy = _check.choice("temporal_strategy", temporal_strategy,
+                                               ("uniform", "last"))
+        self.temporal = node_time is not None or edge_time is not None
+        self._node_time = None
         self._handles = {}
         if isinstance(graph, DistGraph):
+            if self.temporal:
+                name = "node_time" if node_time is not None else "edge_time"
+                raise OptionError(f"{name}: temporal sampling of a DistGraph is not built yet; "
+                                  f"sample the dataset on one machine", name)
             self._init_dist(graph, weights, edge_type_fanouts)
             return
         if not isinstance(graph, CSCGraph):
@@ -86,6 +109,51 @@ class NeighborSampler:
             self._edge_type_fanouts = _C.per_edge_type_fanouts(
                 graph._dataset, self.fanouts, _fanout_overrides(edge_type_fanouts))
         self.num_nodes = graph.num_nodes()
+        if self.temporal:
+            self._init_temporal(graph, node_time, edge_time)
+
+    def _init_temporal(self, graph, node_time, edge_time):
+        """The graph with each column sorted by the time its edges become usable, so that a
+        seed's usable edges are a prefix found by binary search."""
+        if self.weighted or self.edge_dir != "in":
+            name = "weights" if self.weighted else "edge_dir"
+            raise OptionError(f"{name}: temporal sampling follows in-edges, without weights",
+                              name)
+        if self.replace and self.temporal_strategy == "last":
+            raise OptionError("temporal_strategy='last' takes the most recent edges and has no "
+                              "with-replacement form", "temporal_strategy")
+        if node_time is True:
+            node_time = None if graph._dataset is None else _check.optional_tensor(
+                graph._dataset.node_timestamp)
+            if node_time is None:
+                raise OptionError("node_time=True, but the dataset has no node_timestamp",
+                                  "node_time")
+        elif node_time is not None:
+            node_time = _check.times("node_time", node_time, self.num_nodes)
+        if edge_time is True:
+            edge_time = graph.edge_time
+            if edge_time is None:
+                raise OptionError("edge_time=True, but the graph has no edge times "
+                                  "(edge_timestamp)", "edge_time")
+        elif edge_time is not None:
+            edge_time = _check.times("edge_time", edge_time, graph.num_edges())
+        self._node_time = node_time
+        self._graph_impl = _C.sorted_by_time(self._graph_impl, node_time, edge_time)
+
+    def seed_times(self, seeds: torch.Tensor, seed_time: Any = None) -> Optional[torch.Tensor]:
+        """The times of ``seeds`` for a temporal sampler: ``seed_time`` (PyG's
+        ``input_time``), else the seeds' node times; None for a sampler without times."""
+        if not self.temporal:
+            if seed_time is not None:
+                raise OptionError("seed_time needs a temporal sampler (node_time= or "
+                                  "edge_time=)", "seed_time")
+            return None
+        if seed_time is not None:
+            return _check.times("seed_time", seed_time, seeds.numel())
+        if self._node_time is None:
+            raise OptionError("seed_time: a sampler with edge times only needs each seed's time",
+                              "seed_time")
+        return self._node_time[seeds]
 
     def _init_dist(self, graph, weights, edge_type_fanouts):
         """On a DistGraph the servers sample their parts: by the weights stored in the
@@ -119,21 +187,26 @@ class NeighborSampler:
             options.method = self._method
             options.layer_dependency = getattr(self, "layer_dependency", False)
             options.batch_dependency = getattr(self, "batch_dependency", 1)
+            options.temporal_strategy = self.temporal_strategy
             self._handles[seed] = _C.NeighborSampler(self._graph_impl, options)
         return self._handles[seed]
 
-    def sample(self, seeds: Any, epoch: int = 0, batch: int = 0, seed: int = 0):
+    def sample(self, seeds: Any, epoch: int = 0, batch: int = 0, seed: int = 0,
+               seed_time: Any = None):
         """The blocks of one batch of seed nodes, as a :class:`MiniBatch` without features.
 
-        ``(seed, epoch, batch)`` key the random streams, as in the DataLoader."""
+        ``(seed, epoch, batch)`` key the random streams, as in the DataLoader. ``seed_time``:
+        a temporal sampler's seed times (default: the seeds' node times)."""
         from .batch import MiniBatch
 
         ids = _check.node_ids("seeds", seeds, self.num_nodes)
-        return MiniBatch(self._handle(seed).sample(ids, epoch, batch))
+        times = self.seed_times(ids, seed_time)
+        return MiniBatch(self._handle(seed).sample(ids, epoch, batch, times))
 
     def __repr__(self):
+        temporal = f", temporal_strategy={self.temporal_strategy!r}" if self.temporal else ""
         return (f"NeighborSampler(fanouts={self.fanouts}, replace={self.replace}, "
-                f"weighted={self.weighted}, edge_dir={self.edge_dir!r})")
+                f"weighted={self.weighted}, edge_dir={self.edge_dir!r}{temporal})")
 
 
 class LayerNeighborSampler(NeighborSampler):

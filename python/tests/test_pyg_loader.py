@@ -188,7 +188,7 @@ def test_link_loader_over_a_pyg_data_with_pygs_negative_sampling_object():
     (dict(neg_sampling="pairs"), "neg_sampling"),
     (dict(neg_sampling="triplet", edge_label=torch.ones(4800)), "edge_label"),
     (dict(edge_label=torch.ones(3)), "edge_label"),
-    (dict(edge_label_time=torch.ones(3)), "input_time"),
+    (dict(edge_label_time=torch.ones(3)), "edge_label_time"),
     (dict(edge_label_index=(("a", "to", "b"), torch.zeros(2, 3))), "edge_label_index"),
     (dict(edge_label_index=torch.zeros(3, 4, dtype=torch.long)), "edge_label_index"),
 ])

@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/graph/csc_graph.h"
+#include "graphloom/graph/temporal.h"
 #include "graphloom/io/dataset.h"
 
 namespace py = pybind11;
@@ -43,6 +44,8 @@ struct DatasetParts {
   int64_t num_classes = 0;
   std::map<std::string, at::Tensor> splits;
   std::map<std::string, at::Tensor> edge_splits;
+  OptionalTensor node_timestamp;  // int64 [num_nodes]
+  OptionalTensor edge_timestamp;  // int64 [E], in edge_index order
 };
 
 io::Dataset assemble_dataset(const DatasetParts& parts) {
@@ -53,7 +56,9 @@ io::Dataset assemble_dataset(const DatasetParts& parts) {
                                        .dst = parts.edge_index[1].contiguous(),
                                        .num_nodes = parts.num_nodes,
                                        .weights = or_undefined(parts.edge_weights),
+                                       .edge_time = or_undefined(parts.edge_timestamp),
                                        .keep_edge_ids = false});
+  dataset.node_timestamp = or_undefined(parts.node_timestamp);
   dataset.node_features = parts.node_features;
   dataset.labels = or_undefined(parts.labels);
   dataset.num_classes = parts.num_classes;
@@ -75,6 +80,7 @@ void bind_csc_graph(py::module_& module) {
       .def_readonly("weights", &graph::CscGraph::weights)
       .def_readonly("node_type_offset", &graph::CscGraph::node_type_offset)
       .def_readonly("type_per_edge", &graph::CscGraph::type_per_edge)
+      .def_readonly("edge_time", &graph::CscGraph::edge_time)
       .def("in_degrees", &graph::CscGraph::in_degrees)
       .def("out_degrees", &graph::CscGraph::out_degrees)
       .def("destinations", &graph::CscGraph::destinations);
@@ -88,6 +94,7 @@ void bind_dataset_class(py::module_& module) {
       .def_readonly("node_features", &io::Dataset::node_features)
       .def_readonly("node_feature_scales", &io::Dataset::node_feature_scales)
       .def_readonly("labels", &io::Dataset::labels)
+      .def_readonly("node_timestamp", &io::Dataset::node_timestamp)
       .def_readonly("num_classes", &io::Dataset::num_classes)
       .def_readonly("splits", &io::Dataset::splits)
       .def_readonly("edge_splits", &io::Dataset::edge_splits)
@@ -106,6 +113,14 @@ void bind_dataset_class(py::module_& module) {
 
 void bind_dataset(py::module_& module) {
   bind_csc_graph(module);
+  module.def(
+      "sorted_by_time",
+      [](const graph::CscGraph& graph, const OptionalTensor& node_time,
+         const OptionalTensor& edge_time) {
+        py::gil_scoped_release release;
+        return graph::sorted_by_time(graph, or_undefined(node_time), or_undefined(edge_time));
+      },
+      py::arg("graph"), py::arg("node_time"), py::arg("edge_time"));
   bind_dataset_class(module);
   module.def(
       "load_dataset",
@@ -127,7 +142,9 @@ void bind_dataset(py::module_& module) {
       .def_readwrite("labels", &DatasetParts::labels)
       .def_readwrite("num_classes", &DatasetParts::num_classes)
       .def_readwrite("splits", &DatasetParts::splits)
-      .def_readwrite("edge_splits", &DatasetParts::edge_splits);
+      .def_readwrite("edge_splits", &DatasetParts::edge_splits)
+      .def_readwrite("node_timestamp", &DatasetParts::node_timestamp)
+      .def_readwrite("edge_timestamp", &DatasetParts::edge_timestamp);
   module.def(
       "save_dataset",
       [](const DatasetParts& parts, const std::string& path, bool overwrite) {

@@ -47,18 +47,30 @@ struct PairStage {
   uint64_t stream = 0;
 };
 
-// Node items are [N] ids; pair items [N, 2] (src, dst) or [N, 3] with the pair's id last, which
-// is no node id and is not range-checked.
-void check_item_ids(const at::Tensor& items, int64_t num_nodes, bool pairs) {
-  if (items.scalar_type() != at::kLong || items.dim() != (pairs ? 2 : 1) ||
-      (pairs && items.size(1) != 2 && items.size(1) != 3)) {
+// How the items of a loader are laid out.
+enum class ItemKind {
+  kNodes,       // [N] node ids
+  kPairs,       // [N, 2] (src, dst) or [N, 3] with the pair's id last
+  kTimedNodes,  // [N, 2] (node, time): temporal sampling
+};
+
+// Range-checks the node ids of the items; a pair's id and a node's time are not node ids.
+void check_item_ids(const at::Tensor& items, int64_t num_nodes, ItemKind kind) {
+  const bool rows = kind != ItemKind::kNodes;
+  if (items.scalar_type() != at::kLong || items.dim() != (rows ? 2 : 1) ||
+      (kind == ItemKind::kPairs && items.size(1) != 2 && items.size(1) != 3) ||
+      (kind == ItemKind::kTimedNodes && items.size(1) != 2)) {
+    const char* expected = kind == ItemKind::kNodes   ? "[N] node ids"
+                           : kind == ItemKind::kPairs ? "[N, 2] or [N, 3] node pairs"
+                                                      : "[N, 2] (node, time) rows";
     throw OptionError(
-        "items", fmt::format("must be an int64 tensor of {}, got {} of shape [{}]",
-                             pairs ? "[N, 2] or [N, 3] node pairs" : "[N] node ids",
+        "items", fmt::format("must be an int64 tensor of {}, got {} of shape [{}]", expected,
                              c10::toString(items.scalar_type()), fmt::join(items.sizes(), ", ")));
   }
   if (items.numel() == 0) return;
-  const auto [low, high] = at::aminmax(pairs ? items.narrow(1, 0, 2) : items);
+  const auto [low, high] = at::aminmax(kind == ItemKind::kPairs   ? items.narrow(1, 0, 2)
+                                       : kind == ItemKind::kNodes ? items
+                                                                  : items.select(1, 0));
   const int64_t min = low.item<int64_t>();
   const int64_t max = high.item<int64_t>();
   GL_CHECK_AS(RangeError, min >= 0 && max < num_nodes,
@@ -73,11 +85,15 @@ class LoaderHandle {
   LoaderHandle(std::shared_ptr<SamplerHandle> sampler,
                std::shared_ptr<const features::FeatureSource> rows, at::Tensor items,
                sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
-               std::optional<PairStage> pairs)
+               std::optional<PairStage> pairs, bool timed_items)
       : sampler_(std::move(sampler)),
         rows_(std::move(rows)),
         pairs_(std::move(pairs)),
-        items_((check_item_ids(items, sampler_->num_nodes(), pairs_.has_value()), items),
+        items_((check_item_ids(items, sampler_->num_nodes(),
+                               pairs_        ? ItemKind::kPairs
+                               : timed_items ? ItemKind::kTimedNodes
+                                             : ItemKind::kNodes),
+                items),
                std::move(item_options)),
         loader_(loader::Pipeline{.items = &items_,
                                  .pairs = pairs_.has_value(),
@@ -85,6 +101,7 @@ class LoaderHandle {
                                  .negatives_per_pair = pairs_ ? pairs_->negatives_per_pair : 1,
                                  .negative_seed = pairs_ ? pairs_->seed : 0,
                                  .negative_stream = pairs_ ? pairs_->stream : 0,
+                                 .timed_items = timed_items,
                                  .neighbors = &sampler_->sampler(),
                                  .features = rows_.get()},
                 std::move(options)) {}
@@ -148,6 +165,7 @@ void bind_batches(py::module_& module) {
       .def_readonly("indices", &sampling::Block::indices)
       .def_readonly("edge_ids", &sampling::Block::edge_ids)
       .def_readonly("edge_types", &sampling::Block::edge_types)
+      .def_readonly("src_times", &sampling::Block::src_times)
       .def_property_readonly("num_src", &sampling::Block::num_src)
       .def_property_readonly("num_edges", &sampling::Block::num_edges);
   py::class_<sampling::PairBatch>(module, "PairBatch")
@@ -168,6 +186,7 @@ void bind_batches(py::module_& module) {
       .def_readonly("pyg", &sampling::MiniBatch::pyg)
       .def_readonly("index", &sampling::MiniBatch::index)
       .def_readonly("seeds", &sampling::MiniBatch::seeds)
+      .def_readonly("seed_times", &sampling::MiniBatch::seed_times)
       .def_readonly("pairs", &sampling::MiniBatch::pairs)
       .def_readonly("blocks", &sampling::MiniBatch::blocks)
       .def_readonly("features", &sampling::MiniBatch::features)
@@ -209,6 +228,15 @@ void bind_options(py::module_& module) {
           [](const sampling::NeighborSamplerOptions& o) { return o.labor.batch_dependency; },
           [](sampling::NeighborSamplerOptions& o, int64_t span) {
             o.labor.batch_dependency = span;
+          })
+      .def_property(
+          "temporal_strategy",
+          [](const sampling::NeighborSamplerOptions& o) {
+            return std::string(name_of(o.temporal_strategy));
+          },
+          [](sampling::NeighborSamplerOptions& o, const std::string& name) {
+            o.temporal_strategy =
+                enum_from_name<sampling::TemporalStrategy>("temporal_strategy", name);
           });
   py::class_<sampling::ItemSamplerOptions>(module, "ItemSamplerOptions")
       .def(py::init<>())
@@ -261,11 +289,12 @@ void bind_loader(py::module_& module) {
            py::arg("graph"), py::arg("options"))
       .def(
           "sample",
-          [](const SamplerHandle& handle, const at::Tensor& seeds, uint64_t epoch, uint64_t batch) {
+          [](const SamplerHandle& handle, const at::Tensor& seeds, uint64_t epoch, uint64_t batch,
+             const std::optional<at::Tensor>& seed_times) {
             py::gil_scoped_release release;  // the source checks the seeds' range
-            return handle.sampler().sample(seeds, epoch, batch);
+            return handle.sampler().sample(seeds, seed_times.value_or(at::Tensor()), epoch, batch);
           },
-          py::arg("seeds"), py::arg("epoch"), py::arg("batch"));
+          py::arg("seeds"), py::arg("epoch"), py::arg("batch"), py::arg("seed_times") = py::none());
   module.def(
       "per_edge_type_fanouts",
       [](const io::Dataset& dataset, const std::vector<int64_t>& fanouts,
@@ -276,24 +305,26 @@ void bind_loader(py::module_& module) {
   py::class_<LoaderHandle>(module, "DataLoader")
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler, const io::Dataset& dataset,
                        at::Tensor items, sampling::ItemSamplerOptions item_options,
-                       loader::DataLoaderOptions options, std::optional<PairStage> pairs) {
+                       loader::DataLoaderOptions options, std::optional<PairStage> pairs,
+                       bool timed_items) {
              return std::make_unique<LoaderHandle>(
                  std::move(sampler),
                  std::make_shared<features::TensorFeatureSource>(features::dataset_rows(dataset)),
-                 std::move(items), std::move(item_options), std::move(options), std::move(pairs));
+                 std::move(items), std::move(item_options), std::move(options), std::move(pairs),
+                 timed_items);
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
-           py::arg("options"), py::arg("pairs") = py::none())
+           py::arg("options"), py::arg("pairs") = py::none(), py::arg("timed_items") = false)
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler,
                        std::shared_ptr<distributed::Cluster> source, at::Tensor items,
                        sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
-                       std::optional<PairStage> pairs) {
-             return std::make_unique<LoaderHandle>(std::move(sampler), shared_rows(source),
-                                                   std::move(items), std::move(item_options),
-                                                   std::move(options), std::move(pairs));
+                       std::optional<PairStage> pairs, bool timed_items) {
+             return std::make_unique<LoaderHandle>(
+                 std::move(sampler), shared_rows(source), std::move(items), std::move(item_options),
+                 std::move(options), std::move(pairs), timed_items);
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
-           py::arg("options"), py::arg("pairs") = py::none())
+           py::arg("options"), py::arg("pairs") = py::none(), py::arg("timed_items") = false)
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"))
       .def("next", &LoaderHandle::next)
       .def("cancel", &LoaderHandle::cancel)

@@ -26,26 +26,35 @@ class _PygSource:
     masks...) and edge attributes sliced by ``e_id`` (through ``edge_order``, the position in
     ``data.edge_index`` of each stored edge)."""
 
-    def __init__(self, data, weight_attr):
+    def __init__(self, data, weight_attr, time_attr=None):
         from torch_geometric.data import Data
 
         self.node_attrs, self.edge_attrs, self.edge_order = {}, {}, None
+        self.node_time = self.edge_time = None  # the sampler's times: True (stored) or None
         if isinstance(data, (tuple, list)) and len(data) == 2 and isinstance(data[0],
                                                                              FeatureStore):
             data = data[0].source
         if isinstance(data, Data):
-            self._from_pyg_data(data, weight_attr)
+            self._from_pyg_data(data, weight_attr, time_attr)
         elif hasattr(data, "label_rows"):  # a graphloom graph source: Dataset, DistGraph
             self.source = data
+            if time_attr is not None:  # the dataset's own times, whatever the name
+                graph = getattr(data, "graph", None)
+                self.node_time = True if getattr(data, "node_timestamp", None) is not None \
+                    else None
+                self.edge_time = True if getattr(graph, "edge_time", None) is not None else None
+                if self.node_time is None and self.edge_time is None:
+                    raise OptionError(f"time_attr={time_attr!r}: the dataset has no "
+                                      f"node_timestamp or edge_timestamp", "time_attr")
         else:
             raise OptionError(f"data must be a torch_geometric Data, a graphloom Dataset or "
                               f"DistGraph, or graphloom.pyg's (FeatureStore, GraphStore); got "
                               f"{type(data).__name__}", "data")
 
-    def _from_pyg_data(self, data, weight_attr):
+    def _from_pyg_data(self, data, weight_attr, time_attr):
         """``data`` as a graphloom dataset in memory: its edges sorted by target (stably, so
-        that ``edge_order`` maps a stored edge back to ``data``'s) and ``x`` as the ``feat``
-        rows that the C++ loader gathers."""
+        that ``edge_order`` maps a stored edge back to ``data``'s), ``x`` as the ``feat``
+        rows that the C++ loader gathers, and ``time_attr`` as its node or edge times."""
         import shutil
         import tempfile
 
@@ -60,11 +69,21 @@ class _PygSource:
                 raise OptionError(f"weight_attr={weight_attr!r}: data has no such edge "
                                   f"attribute", "weight_attr")
             weights = data[weight_attr][self.edge_order].to(torch.float32)
+        times = {}
+        if time_attr is not None:
+            if time_attr not in data:
+                raise OptionError(f"time_attr={time_attr!r}: data has no such node or edge "
+                                  f"attribute", "time_attr")
+            if data.is_node_attr(time_attr):
+                times["node_timestamp"], self.node_time = data[time_attr], True
+            else:
+                times["edge_timestamp"] = data[time_attr][self.edge_order]
+                self.edge_time = True
         folder = tempfile.mkdtemp(prefix="graphloom-pyg-")
         try:
             path = os.path.join(folder, "data")
             save_dataset(path, data.edge_index[:, self.edge_order], int(data.num_nodes),
-                         node_features=data.x, edge_weights=weights)
+                         node_features=data.x, edge_weights=weights, **times)
             self.source = load_dataset(path, memory_map=False)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -143,15 +162,16 @@ def _typed_fanouts(num_neighbors, source):
     return fanouts, per_type
 
 
-def _refuse_unsupported(loader, kwargs, time_attr, input_time, disjoint, subgraph_type,
-                        directed, neighbor_sampler):
-    """What graphloom's PyG loaders do not do, refused by the argument's name."""
+def _refuse_unsupported(loader, kwargs, disjoint, subgraph_type, directed, neighbor_sampler,
+                        **temporal):
+    """What graphloom's PyG loaders do not do, refused by the argument's name; ``temporal``:
+    the time arguments of a loader that has no temporal sampling."""
     unknown = sorted(set(kwargs) - _IGNORED_LOADER_ARGS)
     if unknown:
         raise TypeError(f"{loader} got an unexpected keyword argument {unknown[0]!r}")
-    refusals = (
-        ("time_attr", time_attr, None, "temporal sampling is not in graphloom yet"),
-        ("input_time", input_time, None, "temporal sampling is not in graphloom yet"),
+    refusals = tuple((name, value, None, "temporal link prediction is not built yet "
+                      "(NeighborLoader samples by time)") for name, value in temporal.items())
+    refusals += (
         ("disjoint", bool(disjoint), False, "disjoint subgraphs per seed are not built"),
         ("subgraph_type", str(subgraph_type), "directional",
          "graphloom samples directional subgraphs only"),
@@ -168,11 +188,15 @@ class _PygLoader:
     graphloom's order) and graphloom's DataLoader over ``items``; each batch as a ``Data``."""
 
     def _start(self, data, num_neighbors, items, replace, weight_attr, transform, batch_size,
-               shuffle, drop_last, num_workers, seed, **pair_options):
+               shuffle, drop_last, num_workers, seed, time_attr=None, input_time=None,
+               temporal_strategy="uniform", **pair_options):
         from ..loader import DataLoader
         from ..sampling import NeighborSampler
 
-        self._source = _PygSource(data, weight_attr)
+        if input_time is not None and time_attr is None:
+            raise OptionError("input_time needs time_attr (the node or edge attribute whose "
+                              "times are sampled by)", "input_time")
+        self._source = _PygSource(data, weight_attr, time_attr)
         source = self._source.source
         if isinstance(num_neighbors, Mapping):
             fanouts, per_type = _typed_fanouts(num_neighbors, source)
@@ -180,16 +204,22 @@ class _PygLoader:
             fanouts, per_type = _check.fanouts("num_neighbors", num_neighbors)[::-1], None
         self.transform, self.batch_size = transform, batch_size
         with _check.renamed_arguments({"weights": "weight_attr", "items": self._items_name,
-                                       "source": "data", "edge_type_fanouts": "num_neighbors"}):
+                                       "source": "data", "edge_type_fanouts": "num_neighbors",
+                                       "node_time": "time_attr", "edge_time": "time_attr",
+                                       "seed_time": "input_time"}):
             self.sampler = NeighborSampler(source, fanouts, replace=replace,
                                            weights=True if weight_attr is not None else None,
-                                           edge_type_fanouts=per_type, each_node_once=True)
+                                           edge_type_fanouts=per_type, each_node_once=True,
+                                           node_time=self._source.node_time,
+                                           edge_time=self._source.edge_time,
+                                           temporal_strategy=temporal_strategy)
+            time_options = {} if input_time is None else {"seed_time": input_time}
             items = items(source) if callable(items) else items
             self._loader = DataLoader(
                 source, items, self.sampler, batch_size, shuffle=shuffle, drop_last=drop_last,
                 features=self._source.source.feature_names(),
                 labels=self._source.has_labels() and not pair_options, num_workers=num_workers,
-                seed=seed, pyg_edges=True, **pair_options)
+                seed=seed, pyg_edges=True, **pair_options, **time_options)
 
     def __len__(self) -> int:
         return len(self._loader)
@@ -235,11 +265,21 @@ class NeighborLoader(_PygLoader):
             never processes).
         seed: random seed of the shuffle and the sampler (default: drawn from torch's default
             generator, so ``torch.manual_seed`` makes runs repeat).
+        time_attr: temporal sampling: the node or edge attribute of a ``Data`` holding times
+            (on a graphloom source, any name uses the dataset's ``node_timestamp`` and edge
+            times). A seed at time ``t`` then reaches only nodes (edges) of time ``<= t``, at
+            every hop, and each batch has ``seed_time``.
+        input_time: the seeds' times (default: the seeds' own node times).
+        temporal_strategy: ``"uniform"`` or ``"last"`` (the most recent neighbors).
+
+    Unlike PyG, a temporal batch is not split into one disjoint subgraph per seed: nodes are
+    shared between seeds of the same time, and a node reached at two times appears twice in
+    ``n_id``. No edge is later than the seed it serves, as in PyG.
 
     Accepted and without effect: ``pin_memory``, ``persistent_workers``, ``prefetch_factor``,
     ``is_sorted``, ``filter_per_worker`` and the other worker-process options of torch's
     DataLoader. Refused with an :class:`~graphloom.OptionError` naming the argument:
-    ``time_attr``/``input_time`` (temporal sampling), ``disjoint=True``, ``subgraph_type``
+    ``disjoint=True``, ``subgraph_type``
     other than ``"directional"``, ``directed=False``, a custom ``neighbor_sampler``.
 
     A typed graphloom Dataset yields ``HeteroData`` batches with PyG's type names (ids local
@@ -257,11 +297,13 @@ class NeighborLoader(_PygLoader):
                  neighbor_sampler: Any = None, directed: bool = True, batch_size: int = 1,
                  shuffle: bool = False, drop_last: bool = False, num_workers: int = 0,
                  seed: Optional[int] = None, **kwargs: Any):
-        _refuse_unsupported("NeighborLoader", kwargs, time_attr, input_time, disjoint,
-                            subgraph_type, directed, neighbor_sampler)
+        _refuse_unsupported("NeighborLoader", kwargs, disjoint, subgraph_type, directed,
+                            neighbor_sampler)
         self._start(data, num_neighbors,
                     lambda source: _input_nodes(input_nodes, source), replace,
-                    weight_attr, transform, batch_size, shuffle, drop_last, num_workers, seed)
+                    weight_attr, transform, batch_size, shuffle, drop_last, num_workers, seed,
+                    time_attr=time_attr, input_time=input_time,
+                    temporal_strategy=temporal_strategy)
 
 
 def _negative_sampling(neg_sampling, neg_sampling_ratio):
@@ -340,8 +382,8 @@ class LinkNeighborLoader(_PygLoader):
 
     The positive edges stay in the sampled neighborhoods, as in PyG (split the edges first,
     e.g. with ``RandomLinkSplit``); graphloom's :class:`~graphloom.DataLoader` can drop them
-    (``exclude="self"``). Refused by name as :class:`NeighborLoader` does, and
-    ``edge_label_time`` (temporal sampling).
+    (``exclude="self"``). Refused by name as :class:`NeighborLoader` does, and ``time_attr``
+    / ``edge_label_time`` (temporal link prediction is not built yet).
     """
 
     _items_name = "edge_label_index"
@@ -357,8 +399,9 @@ class LinkNeighborLoader(_PygLoader):
                  seed: Optional[int] = None, **kwargs: Any):
         from ..negative_sampler import Uniform, UniformPairs
 
-        _refuse_unsupported("LinkNeighborLoader", kwargs, time_attr, edge_label_time, disjoint,
-                            subgraph_type, directed, neighbor_sampler)
+        _refuse_unsupported("LinkNeighborLoader", kwargs, disjoint, subgraph_type, directed,
+                            neighbor_sampler, time_attr=time_attr,
+                            edge_label_time=edge_label_time)
         self.mode, k = _negative_sampling(neg_sampling, neg_sampling_ratio)
         if self.mode == "triplet" and edge_label is not None:
             raise OptionError("edge_label must be None for 'triplet' negative sampling (use "

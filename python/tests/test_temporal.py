@@ -1,0 +1,164 @@
+"""Temporal neighbor sampling from Python: node and edge timestamps in the dataset format, the
+sampler and DataLoader with seed times, PyG's NeighborLoader(time_attr=..., input_time=...,
+temporal_strategy=...), and no edge of any batch later than its seed's time."""
+
+import pytest
+import torch
+
+import graphloom
+
+from conftest import planted_graph
+
+
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory):
+    """The planted graph with a time per node and per edge."""
+    parts = planted_graph()
+    generator = torch.Generator().manual_seed(5)
+    parts["node_timestamp"] = torch.randint(1000, (parts["num_nodes"],), generator=generator)
+    parts["edge_timestamp"] = torch.randint(1000, (parts["edge_index"].shape[1],),
+                                            generator=generator)
+    path = tmp_path_factory.mktemp("data") / "timed"
+    graphloom.save_dataset(path, **parts)
+    return graphloom.load_dataset(path), parts
+
+
+def _check_times(batch, node_time, edge_time_by_id):
+    """Every edge of every block is usable at its destination's time, every pick lives at its
+    destination's time, and every time is a seed's; returns the edges checked."""
+    checked = 0
+    seed_times = set(batch.seed_times.tolist())
+    for block in batch.blocks:
+        times = block.src_times
+        assert set(times.tolist()) <= seed_times
+        dst = block.dst_positions()
+        src = block.indices
+        dst_time = times[dst]
+        assert torch.equal(times[src], dst_time)
+        assert (node_time[block.src_ids[src]] <= dst_time).all()
+        if edge_time_by_id is not None:
+            assert (edge_time_by_id[block.edge_ids] <= dst_time).all()
+        checked += src.numel()
+    return checked
+
+
+def test_timestamps_round_trip_and_follow_the_edges(timed):
+    dataset, parts = timed
+    assert torch.equal(dataset.node_timestamp, parts["node_timestamp"])
+    # save_dataset keeps no edge ids: the CSC is a stable sort of edge_index by target.
+    order = torch.sort(parts["edge_index"][1], stable=True).indices
+    assert torch.equal(dataset.graph.edge_time, parts["edge_timestamp"][order])
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+def test_loader_batches_hold_no_edge_later_than_their_seed(timed, strategy):
+    dataset, _ = timed
+    sampler = graphloom.NeighborSampler(dataset, [5, 5, 5], node_time=True, edge_time=True,
+                                        temporal_strategy=strategy)
+    items = dataset.splits["train"]
+    loader = graphloom.DataLoader(dataset, items, sampler, batch_size=64, shuffle=True, seed=1)
+    edge_time_by_id = dataset.graph.edge_time  # edge ids are CSC positions here
+    checked = 0
+    for batch in loader:
+        assert torch.equal(batch.seed_times, dataset.node_timestamp[batch.seeds])
+        checked += _check_times(batch, dataset.node_timestamp, edge_time_by_id)
+    assert checked > 1000
+
+
+def test_seed_times_override_node_times_and_bound_every_hop(timed):
+    dataset, _ = timed
+    sampler = graphloom.NeighborSampler(dataset, [10, 10], edge_time=True)
+    seeds = torch.arange(50)
+    early = sampler.sample(seeds, seed_time=torch.full((50,), 100))
+    late = sampler.sample(seeds, seed_time=torch.full((50,), 999))
+    assert (dataset.graph.edge_time[early.blocks[-1].edge_ids] <= 100).all()
+    assert early.blocks[0].num_edges < late.blocks[0].num_edges
+    # Edge times only: the seeds' times must be given.
+    with pytest.raises(graphloom.OptionError, match="seed_time"):
+        sampler.sample(seeds)
+
+
+def test_last_takes_the_most_recent_usable_edges(timed):
+    dataset, _ = timed
+    graph = dataset.graph
+    sampler = graphloom.NeighborSampler(dataset, [2], edge_time=True, temporal_strategy="last")
+    seed, t = 7, 600
+    block = sampler.sample(torch.tensor([seed]), seed_time=torch.tensor([t])).blocks[0]
+    column = graph.edge_time[graph.indptr[seed]:graph.indptr[seed + 1]]
+    usable = column[column <= t].sort().values
+    assert graph.edge_time[block.edge_ids].sort().values.tolist() == usable[-2:].tolist()
+
+
+def test_refusals_name_the_argument(timed, planted):
+    dataset, _ = timed
+    with pytest.raises(graphloom.OptionError, match="node_timestamp") as error:
+        graphloom.NeighborSampler(planted, [5], node_time=True)
+    assert error.value.field == "node_time"
+    with pytest.raises(graphloom.OptionError) as error:
+        graphloom.NeighborSampler(dataset, [5], node_time=True, replace=True,
+                                  temporal_strategy="last")
+    assert error.value.field == "temporal_strategy"
+    with pytest.raises(graphloom.OptionError) as error:
+        graphloom.NeighborSampler(planted, [5]).sample([1, 2], seed_time=[3, 4])
+    assert error.value.field == "seed_time"
+    with pytest.raises(graphloom.OptionError) as error:
+        graphloom.NeighborSampler(dataset, [5], node_time=torch.zeros(3, dtype=torch.long))
+    assert error.value.field == "node_time"
+
+
+torch_geometric = pytest.importorskip("torch_geometric",
+                                      reason="SKIPPED: torch_geometric is not installed")
+
+
+def test_pyg_neighbor_loader_samples_by_a_node_time_attribute():
+    from torch_geometric.data import Data
+
+    from graphloom.pyg import NeighborLoader
+
+    parts = planted_graph()
+    generator = torch.Generator().manual_seed(2)
+    time = torch.randint(100, (parts["num_nodes"],), generator=generator)
+    data = Data(x=parts["node_features"], edge_index=parts["edge_index"], y=parts["labels"],
+                time=time)
+    loader = NeighborLoader(data, num_neighbors=[5, 5], batch_size=32, time_attr="time",
+                            input_nodes=parts["splits"]["train"], shuffle=True, seed=4)
+    batches = 0
+    for batch in loader:
+        batches += 1
+        assert torch.equal(batch.time, time[batch.n_id])  # a node attribute, sliced by n_id
+        assert torch.equal(batch.seed_time, time[batch.n_id[:batch.batch_size]])
+        src, dst = batch.edge_index
+        # No neighbor is later than the seed its subtree serves: every node's time is at most
+        # the latest seed time, and each edge's source no later than its target's seed.
+        assert (batch.time <= batch.seed_time.max()).all()
+        assert src.numel() > 0
+    assert batches == len(loader) == 10
+
+    # input_time overrides the seeds' own times: at time -1 nothing is reachable.
+    seeds = parts["splits"]["train"][:16]
+    empty = next(iter(NeighborLoader(data, [5, 5], input_nodes=seeds, batch_size=16,
+                                     time_attr="time", input_time=torch.full((16,), -1))))
+    assert empty.edge_index.shape[1] == 0 and empty.num_nodes == 16
+
+
+def test_pyg_neighbor_loader_samples_by_an_edge_time_attribute():
+    from torch_geometric.data import Data
+
+    from graphloom.pyg import LinkNeighborLoader, NeighborLoader
+
+    parts = planted_graph()
+    edge_time = torch.arange(parts["edge_index"].shape[1])
+    data = Data(x=parts["node_features"], edge_index=parts["edge_index"], y=parts["labels"],
+                edge_time=edge_time)
+    seeds = parts["splits"]["train"][:64]
+    cutoff = 2000
+    loader = NeighborLoader(data, [8, 8], input_nodes=seeds, batch_size=64, time_attr="edge_time",
+                            input_time=torch.full((64,), cutoff), temporal_strategy="last")
+    batch = next(iter(loader))
+    assert batch.e_id.numel() > 0 and (batch.edge_time <= cutoff).all()
+    assert torch.equal(batch.edge_time, edge_time[batch.e_id])  # e_id: positions in data
+    with pytest.raises(graphloom.OptionError, match="input_time"):
+        NeighborLoader(data, [8], input_nodes=seeds, batch_size=8, input_time=seeds)
+    with pytest.raises(graphloom.OptionError) as error:
+        LinkNeighborLoader(data, [8], time_attr="edge_time", batch_size=8)
+    assert error.value.field == "time_attr"
