@@ -28,6 +28,7 @@
 #include "graphloom/sampling/tensor_neighbor_source.h"
 #include "labor_bench.h"
 #include "sampling_measure.h"
+#include "temporal_bench.h"
 #include "weighted_bench.h"
 
 namespace graphloom::benchmarks {
@@ -230,6 +231,7 @@ void run_sample_bench(const SamplingBenchOptions& o) {
     bench_labor(dataset, source, seeds, total, o, threads);
   }
   if (o.weighted) bench_weighted(dataset, seeds, total, o, threads);
+  if (o.temporal) bench_temporal(dataset, seeds, total, o, threads);
   print_rss();
 }
 

@@ -17,9 +17,10 @@ struct SamplingFigures {
 };
 
 // Samples seeds[0, total) (batch i as batch i of epoch 0) on `threads` workers, after one
-// warm-up batch.
+// warm-up batch; temporal samplers at seed_times[i] (empty: no times).
 SamplingFigures measure_sampling(const sampling::NeighborSampler& sampler,
-                                 const std::vector<at::Tensor>& seeds, int64_t total, int threads);
+                                 const std::vector<at::Tensor>& seeds, int64_t total, int threads,
+                                 const std::vector<at::Tensor>& seed_times = {});
 
 // The median seeds/s of several runs.
 double median_seeds_per_second(const std::vector<SamplingFigures>& runs);

@@ -50,6 +50,10 @@ void add_sampling_benchmarks(CLI::App* bench) {
     cmd->add_flag("--weighted", o->weighted,
                   "Also time weighted sampling against uniform, with and without replacement "
                   "(the graph's edge weights, or uniform random weights in (0, 1] if it has none)");
+    cmd->add_flag("--temporal", o->temporal,
+                  "Also time temporal sampling (strategies uniform and last) against uniform "
+                  "sampling without times (the dataset's node/edge timestamps, or random edge "
+                  "and seed times if it has none)");
     add_device_flag(cmd, o->device,
                     "Also sample with the tensor-op sampler on this device (cpu, cuda, cuda:N): "
                     "seeds/s against the C++ kernel, blocks checked against its batches");

@@ -165,7 +165,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, const at::Tensor& see
     if (frontier_times.defined()) {  // each pick at its destination's time
       const at::Tensor pick_times = at::repeat_interleave(
           frontier_times, picks.indptr.slice(0, 1) - picks.indptr.slice(0, 0, -1));
-      relabeled = relabel_timed(frontier, frontier_times, picks.neighbors, pick_times, *workspace);
+      relabeled = relabel_timed(frontier, frontier_times, picks.neighbors, pick_times);
     } else {
       relabeled = relabel(frontier, picks.neighbors, *workspace);
     }

@@ -12,6 +12,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/huge_pages.h"
+#include "graphloom/base/random.h"
 
 namespace graphloom::sampling {
 
@@ -57,9 +58,67 @@ Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWor
   return {src_ids.slice(0, 0, count), indices};
 }
 
+namespace {
+
+// An open-addressing (node, time) -> local id table for one relabel_timed call, thread-local
+// and reused: a hub reached from seeds of a thousand times costs one probe, not a walk over
+// its thousand sources.
+class TimedIds {
+ public:
+  explicit TimedIds(int64_t max_entries) {
+    std::size_t capacity = 16;
+    while (capacity < static_cast<std::size_t>(2 * max_entries)) capacity *= 2;
+    slots().assign(capacity, Slot{});
+    mask_ = capacity - 1;
+  }
+  ~TimedIds() {
+    if (slots().capacity() * sizeof(Slot) > (std::size_t{16} << 20))
+      std::vector<Slot>().swap(slots());
+  }
+  TimedIds(const TimedIds&) = delete;
+  TimedIds& operator=(const TimedIds&) = delete;
+
+  void prefetch(int64_t node, int64_t time) const {
+    __builtin_prefetch(&slots()[slot_of(node, time)]);
+  }
+
+  // The id of (node, time), inserting `next_id` when absent; `inserted` says which.
+  int64_t find_or_insert(int64_t node, int64_t time, int64_t next_id, bool& inserted) {
+    std::vector<Slot>& table = slots();
+    std::size_t i = slot_of(node, time);
+    while (table[i].id >= 0) {
+      if (table[i].node == node && table[i].time == time) {
+        inserted = false;
+        return table[i].id;
+      }
+      i = (i + 1) & mask_;
+    }
+    table[i] = {time, static_cast<int32_t>(node), static_cast<int32_t>(next_id)};
+    inserted = true;
+    return next_id;
+  }
+
+ private:
+  // Node and local ids fit in int32 (NeighborSampler keeps graphs below 2^31 nodes): 16 bytes.
+  struct Slot {
+    int64_t time = 0;
+    int32_t node = 0;
+    int32_t id = -1;
+  };
+  std::size_t slot_of(int64_t node, int64_t time) const {
+    return mix64(static_cast<uint64_t>(node) ^ mix64(static_cast<uint64_t>(time))) & mask_;
+  }
+  static std::vector<Slot>& slots() {
+    thread_local std::vector<Slot> table;
+    return table;
+  }
+  std::size_t mask_ = 0;
+};
+
+}  // namespace
+
 Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
-                        const at::Tensor& neighbors, const at::Tensor& neighbor_times,
-                        RelabelWorkspace& workspace) {
+                        const at::Tensor& neighbors, const at::Tensor& neighbor_times) {
   const int64_t num_dst = dst.numel();
   const int64_t num_picks = neighbors.numel();
   const at::Tensor dst_c = dst.contiguous();
@@ -69,44 +128,31 @@ Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
   const int64_t* dst_time = dst_times_c.data_ptr<int64_t>();
   const int64_t* picked = neighbors.data_ptr<int64_t>();
   const int64_t* picked_time = picked_times_c.data_ptr<int64_t>();
-  int32_t* table = workspace.local_id();
   at::Tensor src_ids = at::empty({num_dst + num_picks}, at::kLong);
   at::Tensor src_times = at::empty({num_dst + num_picks}, at::kLong);
   at::Tensor indices = at::empty({num_picks}, at::kLong);
   int64_t* src = src_ids.data_ptr<int64_t>();
   int64_t* time = src_times.data_ptr<int64_t>();
   int64_t* index = indices.data_ptr<int64_t>();
-  std::vector<int32_t> previous;  // local id -> the node's local id before it (-1: none)
-  previous.reserve(static_cast<std::size_t>(num_dst + num_picks));
+  TimedIds ids(num_dst + num_picks);
   int64_t count = 0;
-  const auto find = [&](int64_t v, int64_t t) {
-    int32_t id = table[v];
-    while (id >= 0 && time[id] != t) id = previous[static_cast<std::size_t>(id)];
-    return id;
-  };
-  const auto add = [&](int64_t v, int64_t t) {
-    previous.push_back(table[v]);
-    src[count] = v;
-    time[count] = t;
-    table[v] = static_cast<int32_t>(count);
-    return static_cast<int32_t>(count++);
-  };
-  const auto clear = [&] {
-    for (int64_t k = 0; k < count; ++k) table[src[k]] = -1;
-  };
+  bool inserted = false;
   for (int64_t i = 0; i < num_dst; ++i) {
-    if (find(dst_ptr[i], dst_time[i]) >= 0) [[unlikely]] {
-      clear();
-      GL_THROW("duplicate seed node {} at time {} in one mini-batch", dst_ptr[i], dst_time[i]);
-    }
-    add(dst_ptr[i], dst_time[i]);
+    ids.find_or_insert(dst_ptr[i], dst_time[i], count, inserted);
+    GL_CHECK(inserted, "duplicate seed node {} at time {} in one mini-batch", dst_ptr[i],
+             dst_time[i]);
+    src[count] = dst_ptr[i];
+    time[count++] = dst_time[i];
   }
+  constexpr int64_t kAhead = 16;  // the table is bigger than L2: keep misses in flight
   for (int64_t j = 0; j < num_picks; ++j) {
-    int32_t id = find(picked[j], picked_time[j]);
-    if (id < 0) id = add(picked[j], picked_time[j]);
-    index[j] = id;
+    if (j + kAhead < num_picks) ids.prefetch(picked[j + kAhead], picked_time[j + kAhead]);
+    index[j] = ids.find_or_insert(picked[j], picked_time[j], count, inserted);
+    if (inserted) {
+      src[count] = picked[j];
+      time[count++] = picked_time[j];
+    }
   }
-  clear();
   return {src_ids.slice(0, 0, count), indices, src_times.slice(0, 0, count)};
 }
 

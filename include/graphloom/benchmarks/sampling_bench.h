@@ -24,6 +24,8 @@ struct SamplingBenchOptions {
   // Also measure weighted sampling against uniform, with and without replacement (the graph's
   // edge weights, or uniform random ones when it has none).
   bool weighted = false;
+  // Also measure temporal sampling (both strategies) against uniform sampling without times.
+  bool temporal = false;
   // Also sample with the tensor-op sampler on this device ("cpu", "cuda", "cuda:N"), against
   // the C++ kernel's figure and checked block for block against its batches; empty: no.
   std::string device;

@@ -35,12 +35,11 @@ Relabeled relabel(const at::Tensor& dst, const at::Tensor& neighbors, RelabelWor
 
 // Relabels timed picks (temporal sampling): the sources are distinct (node, time) pairs, the
 // destinations' first, then each new pair among the picks in order of first appearance; a
-// node at two times is two sources. The table then holds, per node, the last of its local
-// ids, each chained to the one before (a lookup walks the node's distinct times). Throws
-// graphloom::Error on a repeated destination pair.
+// node at two times is two sources. A hash table of the call's pairs does it (a node's
+// distinct times are unbounded, so no dense per-node table serves). Throws graphloom::Error
+// on a repeated destination pair.
 Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
-                        const at::Tensor& neighbors, const at::Tensor& neighbor_times,
-                        RelabelWorkspace& workspace);
+                        const at::Tensor& neighbors, const at::Tensor& neighbor_times);
 
 // The same relabeling by sorting, in tensor ops that run on any device: the same src_ids and
 // indices as the table pass. Throws graphloom::Error on a repeated destination node.
