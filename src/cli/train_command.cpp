@@ -162,6 +162,14 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "batches (1: new every batch), so consecutive batches share nodes and a "
                   "feature cache hits more")
       ->check(positive());
+  cmd->add_flag("--temporal", o.temporal,
+                "Temporal sampling (PyG's time_attr): each seed, at its node_timestamp, reaches "
+                "only neighbors (and edges, with edge_timestamp) no later than it, at every "
+                "hop, in training and in evaluation (then sampled). Node classification on "
+                "one machine, --sampler neighbor");
+  add_enum_option(cmd, "--temporal-strategy", o.temporal_strategy,
+                  "--temporal: uniform picks --fanouts of the usable neighbors at random; last "
+                  "takes the most recent ones");
   add_enum_option(cmd, "--precision", o.precision,
                   "fp32; bf16 or fp16: dense layers in that type (autocast on the training "
                   "device), sparse aggregation and the loss in float32; fp16 adds dynamic loss "

@@ -25,6 +25,7 @@ CscGraph select_edges(const CscGraph& graph, const at::Tensor& indptr, const at:
   out.edge_ids = graph.has_edge_ids() ? graph.edge_ids.index_select(0, order) : order;
   if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
   if (graph.type_per_edge.defined()) out.type_per_edge = graph.type_per_edge.index_select(0, order);
+  if (graph.edge_time.defined()) out.edge_time = graph.edge_time.index_select(0, order);
   out.node_type_offset = graph.node_type_offset;
   return out;
 }
@@ -81,6 +82,11 @@ CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight) {
   if (graph.has_weights()) {
     input.weights = at::cat(
         {graph.weights, at::full({graph.num_nodes}, self_loop_weight, graph.weights.options())});
+  }
+  if (graph.edge_time.defined()) {  // a node's loop is there as long as the node is
+    input.edge_time =
+        at::cat({graph.edge_time, at::full({graph.num_nodes}, std::numeric_limits<int64_t>::min(),
+                                           graph.edge_time.options())});
   }
   CscGraph out = csc_from_coo(input);
   out.node_type_offset = graph.node_type_offset;
@@ -154,14 +160,7 @@ CscGraph dedupe(const CscGraph& graph, bool remove_self_loops) {
 CscGraph reorder_within_columns(const CscGraph& graph, const at::Tensor& order) {
   GL_CHECK(order.scalar_type() == at::kLong && order.numel() == graph.num_edges(),
            "reorder_within_columns: order must be int64 [num_edges = {}]", graph.num_edges());
-  CscGraph out = graph;
-  out.indices = graph.indices.index_select(0, order);
-  out.edge_ids = graph.edge_ids_or_positions().index_select(0, order);
-  if (graph.has_weights()) out.weights = graph.weights.index_select(0, order);
-  if (graph.type_per_edge.defined()) out.type_per_edge = graph.type_per_edge.index_select(0, order);
-  if (graph.edge_time.defined()) out.edge_time = graph.edge_time.index_select(0, order);
-  out.weight_alias = at::Tensor();  // the columns' order changed
-  return out;
+  return select_edges(graph, graph.indptr, order);
 }
 
 }  // namespace graphloom::graph

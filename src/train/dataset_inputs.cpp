@@ -12,6 +12,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/features/row_codec.h"
+#include "graphloom/graph/temporal.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/train/link_ranking.h"
 
@@ -81,8 +82,28 @@ features::TensorFeatureSource dataset_rows(const io::Dataset& dataset,
   return rows;
 }
 
+namespace {
+
+// The graph the sampler reads: the model's, sorted by time for temporal sampling.
+graph::CscGraph sampled_graph(const io::Dataset& dataset, const TrainOptions& options,
+                              TaskKind task) {
+  graph::CscGraph graph = graph_for_model(dataset.graph, options.model.kind, options.self_loops);
+  if (!options.temporal) return graph;
+  if (task != TaskKind::kNodeClassification) {
+    throw OptionError("temporal", "temporal sampling is built for node classification only");
+  }
+  if (!dataset.node_timestamp.defined()) {
+    throw OptionError("temporal", fmt::format("needs each seed's time: dataset '{}' has no "
+                                              "node_timestamp",
+                                              dataset.name));
+  }
+  return graph::sorted_by_time(graph, dataset.node_timestamp, graph.edge_time);
+}
+
+}  // namespace
+
 DatasetInputs::DatasetInputs(const io::Dataset& dataset, const TrainOptions& options, TaskKind task)
-    : graph_(graph_for_model(dataset.graph, options.model.kind, options.self_loops)),
+    : graph_(sampled_graph(dataset, options, task)),
       source_(graph_),
       rows_(dataset_rows(dataset, options.normalize_features)) {
   TrainingInputs& in = inputs_;
@@ -102,6 +123,7 @@ DatasetInputs::DatasetInputs(const io::Dataset& dataset, const TrainOptions& opt
   in.valid_nodes = split("valid");
   in.test_nodes = split("test");
   in.num_classes = dataset.labels.defined() ? dataset.num_classes : 0;
+  if (options.temporal) in.node_times = dataset.node_timestamp;
   in.edge_splits = dataset.edge_splits;
   if (const auto times = dataset.edge_split_times.find("train");
       times != dataset.edge_split_times.end()) {

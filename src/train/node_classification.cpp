@@ -50,11 +50,12 @@ class AutocastScope {
 
 using nn::full_precision;
 
-// Logits of `nodes` from mini-batches sampled with the training fanouts. Data-parallel: each
-// rank computes its share and the disjoint shares are summed into the whole on every rank.
+// Logits of `nodes` from mini-batches sampled with the training fanouts (temporal samplers: at
+// each node's time in `node_times`). Data-parallel: each rank computes its share and the
+// disjoint shares are summed into the whole on every rank.
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
                           const RowReader& input_rows, const at::Tensor& nodes, int64_t batch_size,
-                          distributed::ProcessGroup* group) {
+                          distributed::ProcessGroup* group, const at::Tensor& node_times) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int64_t n = nodes.numel();
@@ -64,8 +65,11 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
   at::Tensor out = at::zeros({n, model.output_dim(model.num_layers() - 1)}, at::kFloat);
   for (int64_t begin = first; begin < last; begin += batch_size) {
     const int64_t end = std::min(last, begin + batch_size);
-    const sampling::MiniBatch batch = sampling::to_device(
-        sampler.sample(nodes.slice(0, begin, end), ~0ULL, begin), model.device());
+    const at::Tensor seeds = nodes.slice(0, begin, end);
+    const at::Tensor times =
+        node_times.defined() ? node_times.index_select(0, seeds) : at::Tensor();
+    const sampling::MiniBatch batch =
+        sampling::to_device(sampler.sample(seeds, times, ~0ULL, begin), model.device());
     out.slice(0, begin, end)
         .copy_(
             model.forward(batch.blocks, input_rows(batch.input_nodes().cpu()).to(model.device())));
@@ -85,6 +89,11 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
            "GCN needs whole-graph degrees, which '{}' does not provide (partition it again with "
            "this graphloom, which records them, or use sage, gat or mlp)",
            inputs.name);
+  if (options.temporal && !inputs.node_times.defined()) {
+    throw OptionError("temporal", fmt::format("'{}': temporal sampling needs the node times of "
+                                              "a dataset on one machine (not partitions yet)",
+                                              inputs.name));
+  }
   if (inputs.embedding != nullptr && options.device != "cpu") {
     throw OptionError("device", fmt::format("{}: learnable input embeddings (no node feature "
                                             "'feat') train on the cpu only so far",
@@ -220,9 +229,14 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
                 .seed = options.seed,
                 .edge_ids = false,
                 .method = options.sampler,
-                .labor = options.labor}),
-      // Nodes already split per trainer (node_split) are this rank's whole item set.
-      items_(inputs.train_nodes,
+                .labor = options.labor,
+                .temporal_strategy = options.temporal_strategy}),
+      // Nodes already split per trainer (node_split) are this rank's whole item set; temporal
+      // items are (node, time) rows.
+      items_(options.temporal ? at::stack({inputs.train_nodes,
+                                           inputs.node_times.index_select(0, inputs.train_nodes)},
+                                          1)
+                              : inputs.train_nodes,
              {.batch_size = options.batch_size,
               .shuffle = true,
               .rank = data_parallel(group) && !inputs.train_nodes_split ? group->rank() : 0,
@@ -244,7 +258,10 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
   const bool gather_features =
       embedding_ == nullptr && !feature_table_.defined() && device_rows_ == nullptr;
   loader_ = std::make_unique<loader::DataLoader>(
-      &items_, &sampler_, &rows_,
+      loader::Pipeline{.items = &items_,
+                       .timed_items = options.temporal,
+                       .neighbors = &sampler_,
+                       .features = &rows_},
       loader::DataLoaderOptions{.num_workers = options.num_workers,
                                 .prefetch = options.prefetch,
                                 .feature_names = gather_features ? std::vector<std::string>{"feat"}
@@ -268,8 +285,10 @@ std::shared_ptr<nn::GnnModel> NodeClassificationTask::make(const TrainOptions& o
 at::Tensor NodeClassificationTask::logits(const at::Tensor& nodes) const {
   nn::GnnModel& model = *model_;
   const sampling::NeighborSource& source = *inputs_.graph;
-  if (options_.eval == EvalMode::kSampled) {
-    return sampled_logits(model, sampler_, input_rows_, nodes, options_.batch_size, group_);
+  // A temporal model sees each node's past only: full-neighbor inference would read its future.
+  if (options_.eval == EvalMode::kSampled || options_.temporal) {
+    return sampled_logits(model, sampler_, input_rows_, nodes, options_.batch_size, group_,
+                          inputs_.node_times);
   }
   if (inputs_.layer_outputs) {
     return layerwise_inference(model, source, input_rows_, options_.eval_batch_size,

@@ -82,6 +82,11 @@ void TrainJob::validate() const {
   if (options.resume && options.checkpoint.empty()) {
     throw OptionError("resume", "needs `checkpoint` FILE");
   }
+  if (options.temporal && (task != TaskKind::kNodeClassification || !cluster.part_config.empty())) {
+    throw OptionError("temporal",
+                      "temporal sampling is built for node classification on one "
+                      "machine (not link prediction or partitions yet)");
+  }
   const bool cached = cluster.cache_policy != features::CachePolicy::kNone;
   if (cached && cluster.cache_bytes == 0) {
     throw OptionError("cache_policy", fmt::format("{} needs `cache_size` (e.g. 256M)",

@@ -28,6 +28,13 @@ void TrainOptions::validate() const {
                       "LABOR is not in the device (tensor-op) sampler yet: use "
                       "graph_placement cpu (--graph-placement cpu)");
   }
+  if (temporal && (sampler == sampling::SamplingMethod::kLabor ||
+                   graph_placement == GraphPlacement::kDevice || !edge_type_fanouts.empty())) {
+    throw OptionError("temporal",
+                      "temporal sampling is built for the neighbor sampler on the CPU over "
+                      "untyped graphs (not --sampler labor, --graph-placement device or "
+                      "per-edge-type fanouts)");
+  }
   check_at_least("batch_size", batch_size, int64_t{1});
   check_at_least("epochs", epochs, int64_t{1});
   if (!(lr >= 0)) throw OptionError("lr", fmt::format("must be >= 0, got {}", lr));

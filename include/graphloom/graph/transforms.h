@@ -14,7 +14,8 @@ CscGraph reverse(const CscGraph& graph);
 CscGraph to_bidirected(const CscGraph& graph, bool remove_self_loops = false);
 
 // Adds one edge (v, v) per node, after v's existing in-edges. New edges get the ids after the
-// largest existing one (so ids stay unique) and weight `self_loop_weight`.
+// largest existing one (so ids stay unique), weight `self_loop_weight`, and with edge times
+// the earliest time (a loop is usable whenever its node is).
 CscGraph add_self_loops(const CscGraph& graph, double self_loop_weight = 1.0);
 
 // Removes every edge (v, v).

@@ -15,6 +15,7 @@
 #include "graphloom/features/device_rows.h"
 #include "graphloom/nn/model_config.h"
 #include "graphloom/sampling/labor.h"
+#include "graphloom/sampling/neighbor_source.h"
 #include "graphloom/train/grad_scaler.h"
 #include "graphloom/train/gradient_sync.h"
 
@@ -54,6 +55,11 @@ struct TrainOptions {
   // nodes per batch for the same fanouts), with its dependencies.
   sampling::SamplingMethod sampler = sampling::SamplingMethod::kNeighbor;
   sampling::LaborOptions labor;
+  // Temporal sampling (node classification on one machine): each seed, at its node time,
+  // reaches only the edges usable then (the dataset's node_timestamp and edge_timestamp), in
+  // training and in (then sampled) evaluation, picking by `temporal_strategy`.
+  bool temporal = false;
+  sampling::TemporalStrategy temporal_strategy = sampling::TemporalStrategy::kUniform;
   int64_t batch_size = 1024;
   int64_t epochs = 10;
   double lr = 1e-3;
