@@ -1,6 +1,7 @@
 // Layer-wise inference: for each layer, full one-hop blocks over batches of destinations.
 #include "graphloom/train/inference.h"
 
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "graphloom/base/error.h"
@@ -10,6 +11,25 @@
 #include "graphloom/sampling/neighbor_sampler.h"
 
 namespace graphloom::train {
+namespace {
+
+// The chunk to try after `failed` destinations ran out of memory on `device`: half as many
+// (kept for the chunks and layers that follow). One destination that does not fit is an error
+// saying what to lower.
+int64_t smaller_chunk(int64_t failed, const c10::Device& device, const c10::OutOfMemoryError& e) {
+  if (failed <= 1) {
+    const std::string what = e.what_without_backtrace();
+    throw Error(fmt::format(
+        "out of memory on {} in layer-wise inference, even one destination at a time ({}): "
+        "lower --hidden, evaluate with --eval sampled, or train on the cpu",
+        device.str(), what.substr(0, what.find('\n'))));
+  }
+  spdlog::warn("inference: {} destinations at a time do not fit on {}; trying {}", failed,
+               device.str(), failed / 2);
+  return failed / 2;
+}
+
+}  // namespace
 
 at::Tensor layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                                const at::Tensor& features, int64_t batch_size, bool show_progress,
@@ -43,20 +63,30 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
   const int64_t batches = (last - first + batch_size - 1) / batch_size;
   RowReader layer_inputs = inputs;
   const c10::Device device = model.device();
+  // Destinations per chunk: `batch_size`, halved for good when a chunk does not fit the
+  // device (a hub's block is as big as its degree, whatever the batch size).
+  int64_t chunk = batch_size;
   for (int64_t layer = 0; layer < model.num_layers(); ++layer) {
     ProgressBar progress(fmt::format("inference layer {}/{}", layer + 1, model.num_layers()),
                          batches, "batches");
     const LayerOutput out = outputs(layer, model.output_dim(layer));
-    for (int64_t begin = first; begin < last; begin += batch_size) {
-      const int64_t end = std::min(last, begin + batch_size);
-      const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
-      const sampling::Block& block = one_hop.blocks[0];
-      // On a GPU each chunk's block and input rows go to the device and its output comes back.
-      const at::Tensor x = layer_inputs(block.src_ids).to(device);
-      out.write(begin,
-                model.layer_forward(layer, nn::BlockView::of(sampling::to_device(block, device)), x)
-                    .to(at::kCPU));
+    for (int64_t begin = first; begin < last;) {
+      const int64_t end = std::min(last, begin + chunk);
+      at::Tensor rows;
+      try {
+        const sampling::MiniBatch one_hop = full.sample(at::arange(begin, end, at::kLong), 0, 0);
+        const sampling::Block& block = one_hop.blocks[0];
+        // On a GPU each chunk's block and input rows go to the device and its output comes back.
+        const at::Tensor x = layer_inputs(block.src_ids).to(device);
+        rows = model.layer_forward(layer, nn::BlockView::of(sampling::to_device(block, device)), x)
+                   .to(at::kCPU);
+      } catch (const c10::OutOfMemoryError& e) {
+        chunk = smaller_chunk(end - begin, device, e);
+        continue;
+      }
+      out.write(begin, rows);
       if (show_progress) progress.advance(1, end - begin);
+      begin = end;
     }
     if (show_progress) progress.finish();
     out.finish();

@@ -60,6 +60,39 @@ TEST(Inference, LayerwiseMatchesTheModelOnFullBlocks) {
   }
 }
 
+TEST(Inference, ChunksThatRunOutOfDeviceMemoryAreHalvedUntilTheyFit) {
+  const io::Dataset data = small_planted(500);
+  const sampling::LocalNeighborSource source(data.graph);
+  torch::manual_seed(0);
+  auto model = nn::make_model({.in = 16, .hidden = 8, .out = 4, .layers = 2});
+  const at::Tensor features = data.node_features.at("feat");
+  const at::Tensor expected = layerwise_inference(*model, source, features, /*batch_size=*/64);
+  // A device with room for 100 input rows: bigger chunks run out of memory, as cudaMalloc does.
+  std::vector<int64_t> read, refused;
+  const RowReader tight = [&](const at::Tensor& ids) {
+    if (ids.numel() > 100) {
+      refused.push_back(ids.numel());
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "CUDA out of memory (simulated)");
+    }
+    read.push_back(ids.numel());
+    return features.index_select(0, ids);
+  };
+  const at::Tensor all = layerwise_inference(*model, source, tight, /*batch_size=*/64);
+  EXPECT_TRUE(torch::allclose(all, expected, 1e-5, 1e-6));
+  ASSERT_FALSE(refused.empty());
+  EXPECT_LE(*std::max_element(read.begin(), read.end()), 100);
+  // Halved for good (a smaller chunk is kept for what follows), not retried at 64 per chunk.
+  EXPECT_LE(refused.size(), 8u);
+  // Not even one destination fits: an error that says what to lower.
+  const RowReader none = [&](const at::Tensor&) -> at::Tensor {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "CUDA out of memory (simulated)");
+  };
+  const std::string error =
+      testing::error_of([&] { layerwise_inference(*model, source, none, /*batch_size=*/64); });
+  EXPECT_NE(error.find("even one destination at a time"), std::string::npos) << error;
+  EXPECT_NE(error.find("lower --hidden"), std::string::npos) << error;
+}
+
 TEST(Training, ResumeContinuesExactlyWhereItStopped) {
   const io::Dataset data = small_planted();
   testing::TempDir dir;

@@ -34,7 +34,10 @@ using LayerOutputFactory = std::function<LayerOutput(int64_t layer, int64_t dim)
 // The model's output for every node, in eval mode and without gradients, as a reader of the
 // last layer's rows. The first layer reads its inputs through `inputs`; the others read the
 // previous layer's output. With a process group each rank computes a contiguous share of the
-// nodes of every layer. Collective: every rank calls it with the same arguments.
+// nodes of every layer. Collective: every rank calls it with the same arguments. Chunks of
+// `batch_size` destinations that run out of device memory are retried at half the size (and
+// the smaller size kept); a single destination that does not fit throws graphloom::Error
+// saying what to lower.
 RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSource& source,
                               const RowReader& inputs, int64_t batch_size, bool show_progress,
                               distributed::ProcessGroup* group, const LayerOutputFactory& outputs);
