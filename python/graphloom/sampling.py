@@ -45,7 +45,8 @@ class NeighborSampler:
             DGL-style layer-wise models cannot use: keep the default for them.
         node_time: temporal sampling (PyG's ``time_attr`` on nodes, GraphBolt's
             ``node_timestamp_attr_name``): int64 ``[num_nodes]`` times, or True for the
-            dataset's ``node_timestamp``. A seed at time ``t`` then reaches only neighbors of
+            dataset's ``node_timestamp`` (on a DistGraph, True: the partition's times, with
+            the seeds' own pulled from their owners). A seed at time ``t`` then reaches only neighbors of
             time ``<= t``, at every hop (each sampled node carries its seed's time). Seeds take
             their own node time unless ``seed_time`` is given.
         edge_time: the same for edges: int64 ``[num_edges]`` in CSC order, or True for the
@@ -55,7 +56,9 @@ class NeighborSampler:
 
     Temporal batches relabel (node, time) pairs: a node reached from seeds of two times is two
     sources, and ``Block.src_times`` holds each source's time. Temporal sampling follows
-    in-edges of untyped graphs, without weights or replacement under ``"last"``.
+    in-edges of untyped graphs, without weights or replacement under ``"last"``. On a
+    DistGraph, each part's server samples its seeds' pasts (``graphloom partition`` sorts the
+    parts' columns by time when the dataset has timestamps).
 
     Sampling is reproducible: the same seed, epoch and batch index give the same blocks, on
     any number of threads.
@@ -83,11 +86,9 @@ class NeighborSampler:
         self._node_time = None
         self._handles = {}
         if isinstance(graph, DistGraph):
-            if self.temporal:
-                name = "node_time" if node_time is not None else "edge_time"
-                raise OptionError(f"{name}: temporal sampling of a DistGraph is not built yet; "
-                                  f"sample the dataset on one machine", name)
             self._init_dist(graph, weights, edge_type_fanouts)
+            if self.temporal:
+                self._init_dist_temporal(graph, node_time, edge_time)
             return
         if not isinstance(graph, CSCGraph):
             raise OptionError(f"graph must be a graphloom CSCGraph, Dataset or DistGraph, got "
@@ -137,8 +138,28 @@ class NeighborSampler:
                                   "(edge_timestamp)", "edge_time")
         elif edge_time is not None:
             edge_time = _check.times("edge_time", edge_time, graph.num_edges())
-        self._node_time = node_time
+        if node_time is not None:
+            self._node_time = lambda ids: node_time[ids]
         self._graph_impl = _C.sorted_by_time(self._graph_impl, node_time, edge_time)
+
+    def _init_dist_temporal(self, graph, node_time, edge_time):
+        """A partition written from a dataset with times holds each part's columns sorted by
+        them (node and edge times together), so True is the only choice for either; seeds'
+        times are pulled from their owners as labels are."""
+        for name, value in (("node_time", node_time), ("edge_time", edge_time)):
+            if value is not None and value is not True:
+                raise OptionError(f"{name}: on a DistGraph, True samples by the times stored in "
+                                  f"the partition; a tensor would have to live on the servers "
+                                  f"(write it into the dataset before partitioning)", name)
+        if self.weighted or self.replace and self.temporal_strategy == "last":
+            name = "weights" if self.weighted else "temporal_strategy"
+            raise OptionError(f"{name}: temporal sampling takes no weights, nor replacement "
+                              f"with 'last'", name)
+        if graph._impl.has("node_timestamp"):
+            self._node_time = lambda ids: graph._impl.pull("node_timestamp", ids)
+        elif node_time is True:
+            raise OptionError("node_time=True, but the partition has no node_timestamp",
+                              "node_time")
 
     def seed_times(self, seeds: torch.Tensor, seed_time: Any = None) -> Optional[torch.Tensor]:
         """The times of ``seeds`` for a temporal sampler: ``seed_time`` (PyG's
@@ -153,7 +174,7 @@ class NeighborSampler:
         if self._node_time is None:
             raise OptionError("seed_time: a sampler with edge times only needs each seed's time",
                               "seed_time")
-        return self._node_time[seeds]
+        return self._node_time(seeds)
 
     def _init_dist(self, graph, weights, edge_type_fanouts):
         """On a DistGraph the servers sample their parts: by the weights stored in the

@@ -214,3 +214,35 @@ def test_a_typed_dist_graph_batch_is_heterodata(typed_dir, tmp_path):
         every = set(zip(block.src_ids[block.indices].tolist(),
                         targets[destination].tolist(), block.edge_types.tolist()))
         assert set(edges) <= every
+
+
+def test_temporal_sampling_on_a_dist_graph(tmp_path):
+    """Node v (time v) has in-edges from v+1 .. v+10 (mod n): at its own time, a seed reaches
+    only the neighbors that are not later than it. The feature of a node is its original id."""
+    n = 200
+    dst = torch.arange(n).repeat_interleave(10)
+    src = (dst + torch.arange(1, 11).repeat(n)) % n
+    graphloom.save_dataset(tmp_path / "data", torch.stack([src, dst]), n,
+                           node_features=torch.arange(n, dtype=torch.float32).unsqueeze(1),
+                           node_timestamp=torch.arange(n))
+    graphloom.partition(tmp_path / "data", tmp_path / "parts", num_parts=2, method="random",
+                        verbose=False)
+    with serving(tmp_path / "parts", tmp_path) as graph:
+        sampler = graphloom.NeighborSampler(graph, [10], node_time=True,
+                                            temporal_strategy="last")
+        seeds = torch.arange(n)
+        loader = graphloom.DataLoader(graph, seeds, sampler, batch_size=n, features=["feat"],
+                                      labels=False, seed=0)
+        batch = next(iter(loader))
+        original = graph.ndata["feat"][batch.seeds].squeeze(1).long()
+        assert torch.equal(batch.seed_times, original)  # pulled from the owners
+        block = batch.blocks[-1]
+        sources = batch.input_features["feat"].squeeze(1).long()
+        for position, (begin, end) in enumerate(zip(block.indptr[:-1].tolist(),
+                                                   block.indptr[1:].tolist())):
+            picked = sorted(sources[block.indices[begin:end]].tolist())
+            v = int(original[position])
+            assert picked == [u for u in range(n) if (u - v) % n in range(1, 11) and u <= v]
+        with pytest.raises(graphloom.OptionError) as error:
+            graphloom.NeighborSampler(graph, [10], node_time=torch.arange(n))
+        assert error.value.field == "node_time"

@@ -34,6 +34,22 @@ at::Tensor load_checked(const fs::path& file, int64_t rows, bool integer) {
   return t;
 }
 
+// edge_time.npy: int64, one per edge, each column non-decreasing (the temporal kernel's binary
+// search trusts it).
+at::Tensor load_edge_times(const fs::path& dir, const graph::CscGraph& graph) {
+  const fs::path file = dir / "edge_time.npy";
+  const at::Tensor times = load_checked(file, graph.num_edges(), true).to(at::kLong).contiguous();
+  const int64_t* time = times.data_ptr<int64_t>();
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  for (int64_t v = 0; v < graph.num_nodes; ++v) {
+    for (int64_t e = indptr[v] + 1; e < indptr[v + 1]; ++e) {
+      GL_CHECK(time[e - 1] <= time[e], "'{}': the times of local column {} are not sorted",
+               file.string(), v);
+    }
+  }
+  return times;
+}
+
 // A feature file against its declaration in partition.json: dtype and row width.
 void check_declared_feature(const at::Tensor& feature,
                             const std::pair<std::string, int64_t>& declared, const fs::path& file,
@@ -211,6 +227,10 @@ Partition load_partition(const fs::path& path, int64_t part) {
   p.orig_node_ids = load_checked(dir / "orig_node_ids.npy", owned, true);
   if (fs::exists(dir / "weights.npy"))
     p.graph.weights = load_checked(dir / "weights.npy", edges, false);
+  if (fs::exists(dir / "edge_time.npy")) p.graph.edge_time = load_edge_times(dir, p.graph);
+  if (fs::exists(dir / "node_timestamp.npy")) {
+    p.node_timestamp = load_checked(dir / "node_timestamp.npy", owned, true).to(at::kLong);
+  }
   if (info.out_edges) p.out_graph = load_out_edges(dir, info, part, owned);
   if (!info.schema.empty()) {
     p.graph.type_per_edge = load_checked(dir / "type_per_edge.npy", edges, false);
@@ -334,7 +354,7 @@ Partition join_partitions(const std::vector<Partition>& parts) {
   GL_CHECK(!parts.empty(), "join_partitions needs at least one part");
   Partition whole;
   whole.node_begin = 0;
-  std::vector<at::Tensor> indptrs, indices, weights, types, labels;
+  std::vector<at::Tensor> indptrs, indices, weights, types, labels, edge_times, node_times;
   std::map<std::string, std::vector<at::Tensor>> features, scales;
   int64_t edges = 0;
   for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -347,6 +367,8 @@ Partition join_partitions(const std::vector<Partition>& parts) {
     if (part.graph.weights.defined()) weights.push_back(part.graph.weights);
     if (part.graph.type_per_edge.defined()) types.push_back(part.graph.type_per_edge);
     if (part.labels.defined()) labels.push_back(part.labels);
+    if (part.graph.edge_time.defined()) edge_times.push_back(part.graph.edge_time);
+    if (part.node_timestamp.defined()) node_times.push_back(part.node_timestamp);
     for (const auto& [name, tensor] : part.features) features[name].push_back(tensor);
     for (const auto& [name, tensor] : part.feature_scales) scales[name].push_back(tensor);
     edges += part.graph.num_edges();
@@ -359,6 +381,8 @@ Partition join_partitions(const std::vector<Partition>& parts) {
   // the joined graph keeps the edge types only.
   if (types.size() == parts.size()) whole.graph.type_per_edge = at::cat(types);
   if (labels.size() == parts.size()) whole.labels = at::cat(labels);
+  if (edge_times.size() == parts.size()) whole.graph.edge_time = at::cat(edge_times);
+  if (node_times.size() == parts.size()) whole.node_timestamp = at::cat(node_times);
   for (const auto& [name, tensors] : features) {
     if (tensors.size() == parts.size()) whole.features[name] = at::cat(tensors);
   }

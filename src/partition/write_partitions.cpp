@@ -13,6 +13,7 @@
 #include "graphloom/base/timer.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/graph/csc_graph.h"
+#include "graphloom/graph/temporal.h"
 #include "graphloom/partition/assign.h"
 #include "graphloom/partition/partition_format.h"
 
@@ -57,7 +58,17 @@ graph::CscGraph reversed_in_new_ids(const graph::CscGraph& graph, const at::Tens
 
 PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& assignment,
                                int64_t parts, const fs::path& out, const WriteOptions& options) {
-  const graph::CscGraph& graph = dataset.graph;
+  // Temporal sampling reads each part's columns in time order: sorted once here, so the parts
+  // (and the servers that map them) carry columns ready for it, with each edge's usable-from
+  // time in edge_time.npy.
+  const bool timed = dataset.node_timestamp.defined() || dataset.graph.edge_time.defined();
+  GL_CHECK(!timed || dataset.schema.empty(),
+           "'{}': temporal sampling of typed graphs is not built, so their timestamps cannot be "
+           "partitioned; drop node_timestamp/edge_timestamp from metadata.json",
+           dataset.name);
+  const graph::CscGraph graph =
+      timed ? graph::sorted_by_time(dataset.graph, dataset.node_timestamp, dataset.graph.edge_time)
+            : dataset.graph;
   const int64_t n = graph.num_nodes;
   GL_CHECK(assignment.numel() == n && assignment.scalar_type() == at::kLong,
            "assignment must be int64 [num_nodes]");
@@ -140,6 +151,9 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
     writer.save(dir / "out_degree.npy", out_degrees.index_select(0, nodes));
     if (graph.has_weights())
       writer.save(dir / "weights.npy", graph.weights.index_select(0, positions));
+    if (timed) writer.save(dir / "edge_time.npy", graph.edge_time.index_select(0, positions));
+    if (dataset.node_timestamp.defined())
+      writer.save(dir / "node_timestamp.npy", dataset.node_timestamp.index_select(0, nodes));
     if (typed) {
       // Positions follow each column's order, so the part's columns stay sorted by type.
       writer.save(dir / "type_per_edge.npy", graph.type_per_edge.index_select(0, positions));

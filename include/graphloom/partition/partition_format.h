@@ -85,6 +85,9 @@ struct Partition {
   std::map<std::string, at::Tensor> features;
   std::map<std::string, at::Tensor> feature_scales;  // float32 [owned] (row-scaled features)
   at::Tensor labels;
+  // int64 [owned]: each owned node's time, when the dataset had node_timestamp (its edges'
+  // usable-from times are graph.edge_time, each column sorted by them).
+  at::Tensor node_timestamp;
   std::map<std::string, at::Tensor> splits;  // relabelled global ids owned by the part
   at::Tensor halo_nodes;                     // relabelled ids of 1-hop in-neighbors elsewhere
   // With out-edges: columns = owned nodes (local), indices = destinations (global relabelled

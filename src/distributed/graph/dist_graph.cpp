@@ -164,22 +164,23 @@ auto DistGraph::on_live_server(int64_t part, Call&& call) const {
 
 sampling::SampledEdges DistGraph::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                    const sampling::SampleOptions& options) const {
-  if (options.seed_times.defined()) {
-    throw OptionError("seed_times",
-                      "temporal sampling of a partitioned graph is not built yet; sample the "
-                      "dataset on one machine");
-  }
   const at::Tensor ids = seeds.to(at::kLong).contiguous();
   const OwnerSplit split = split_by_owner(book_, ids);
   const int64_t local_part = local_ != nullptr ? local_->part : -1;
   const auto parts = for_each_part<sampling::SampledEdges>(split, local_part, [&](int64_t part) {
+    sampling::SampleOptions part_options = options;
+    if (options.seed_times.defined()) {  // each part gets its own seeds' times
+      GL_CHECK(options.seed_times.numel() == ids.numel(), "seed_times: {} times for {} seeds",
+               options.seed_times.numel(), ids.numel());
+      part_options.seed_times = options.seed_times.index_select(0, split.positions[part]);
+    }
     if (part != local_part)
       return on_live_server(part, [&](const PartClient& client) {
-        return client.sample_neighbors(split.ids[part], fanout, options);
+        return client.sample_neighbors(split.ids[part], fanout, part_options);
       });
-    return sample_part_neighbors(*local_,
-                                 metadata_.edge_range_ends[part] - local_->graph.num_edges(),
-                                 split.ids[part], fanout, options, fmt::format("part {}", part));
+    return sample_part_neighbors(
+        *local_, metadata_.edge_range_ends[part] - local_->graph.num_edges(), split.ids[part],
+        fanout, part_options, fmt::format("part {}", part));
   });
   // Merge in seed order: per-seed counts first, then each part's picks into place.
   const int64_t n = ids.numel();

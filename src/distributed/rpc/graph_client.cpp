@@ -191,6 +191,11 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
     for (const int64_t type_fanout : options.edge_type_fanouts) {
       request.add_edge_type_fanouts(type_fanout);
     }
+    if (options.seed_times.defined()) {
+      request.set_seed_times(
+          to_bytes(options.seed_times.slice(0, begin, begin + chunk.numel()).contiguous()));
+      request.set_temporal_last(options.temporal_strategy == sampling::TemporalStrategy::kLast);
+    }
     const std::string what = fmt::format("graph server {}: sampling response", address_);
     return read_sample_response(
         impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), chunk.numel(),

@@ -93,6 +93,8 @@ class GraphServiceImpl final : public RawGraphService {
     for (const auto& [name, scale] : part_.feature_scales)
       tensors_[features::row_scale_name(name)] = scale;
     if (part_.labels.defined()) tensors_["label"] = part_.labels;
+    // Temporal trainers pull their seeds' times like labels.
+    if (part_.node_timestamp.defined()) tensors_["node_timestamp"] = part_.node_timestamp;
   }
 
   grpc::ServerUnaryReactor* SampleNeighbors(grpc::CallbackServerContext* context,
@@ -119,6 +121,14 @@ class GraphServiceImpl final : public RawGraphService {
                    request.edge_type_fanouts_size(), kMaxEdgeTypes);
           sample.edge_type_fanouts.assign(request.edge_type_fanouts().begin(),
                                           request.edge_type_fanouts().end());
+          if (!request.seed_times().empty()) {
+            sample.seed_times = ids_from_bytes(request.seed_times(), "seed_times");
+            GL_CHECK(sample.seed_times.numel() == seeds.numel(),
+                     "seed_times: {} times for {} seeds", sample.seed_times.numel(), seeds.numel());
+            sample.temporal_strategy = request.temporal_last()
+                                           ? sampling::TemporalStrategy::kLast
+                                           : sampling::TemporalStrategy::kUniform;
+          }
           // Each pick costs a neighbor and a position (later its edge id), and an edge type
           // on a typed graph: the kernel refuses a request over the budget before allocating.
           const int64_t pick_bytes = part_.graph.type_per_edge.defined() ? 24 : 16;

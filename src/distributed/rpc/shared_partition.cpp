@@ -25,6 +25,8 @@ std::vector<std::pair<std::string, at::Tensor*>> shared_arrays(partition::Partit
   if (part.graph.type_per_edge.defined()) {
     arrays.emplace_back("type-per-edge", &part.graph.type_per_edge);
   }
+  if (part.graph.edge_time.defined()) arrays.emplace_back("edge-time", &part.graph.edge_time);
+  if (part.node_timestamp.defined()) arrays.emplace_back("node-timestamp", &part.node_timestamp);
   if (part.out_graph.indptr.defined()) {
     arrays.emplace_back("out-indptr", &part.out_graph.indptr);
     arrays.emplace_back("out-indices", &part.out_graph.indices);
@@ -267,6 +269,10 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
       part.graph.weight_alias = tensor;
     } else if (key == "type-per-edge") {
       part.graph.type_per_edge = tensor;
+    } else if (key == "edge-time") {
+      part.graph.edge_time = tensor;
+    } else if (key == "node-timestamp") {
+      part.node_timestamp = tensor;
     } else if (key == "out-indptr") {
       part.out_graph.indptr = tensor;
       part.out_graph.num_nodes = part.graph.num_nodes;

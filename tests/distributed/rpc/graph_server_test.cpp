@@ -162,6 +162,54 @@ TEST(GraphServiceWeighted, MainAndBackupSampleByTheSharedAliasTables) {
   }
 }
 
+// Temporal sampling through the servers: parts written with their columns sorted by time,
+// shared with the backups, sampled at each seed's time exactly as the joined graph is.
+TEST(GraphServiceTemporal, MainAndBackupSampleEachSeedsPastAsTheWholeGraphDoes) {
+  testing::TempDir dir;
+  io::Dataset data = io::generate_planted(
+      {.num_nodes = 600, .num_classes = 3, .avg_degree = 8, .feat_dim = 4, .seed = 4});
+  at::manual_seed(4);
+  data.node_timestamp = at::randint(1000, {600}, at::kLong);
+  data.graph.edge_time = at::randint(1000, {data.graph.num_edges()}, at::kLong);
+  const at::Tensor assignment = partition::assign_random(data.num_nodes(), 2, 5);
+  partition::write_partitions(data, assignment, 2, dir.path() / "parts", {});
+  const std::string cluster = fmt::format("test{}-temporal", ::getpid());
+  const MainAndBackupServers cluster_servers(dir.path() / "parts", cluster);
+  const partition::Partition whole =
+      partition::join_partitions({partition::load_partition(dir.path() / "parts", 0),
+                                  partition::load_partition(dir.path() / "parts", 1)});
+  ASSERT_TRUE(whole.graph.edge_time.defined());
+  const sampling::LocalNeighborSource local(whole.graph);
+  const DistGraph trainer_view(cluster_servers.addresses, {.token = testing::kClusterToken});
+  const at::Tensor seeds = at::randperm(600, at::kLong);
+  const at::Tensor seed_times = at::randint(100, 1000, {600}, at::kLong);
+  for (const auto strategy :
+       {sampling::TemporalStrategy::kUniform, sampling::TemporalStrategy::kLast}) {
+    const sampling::SampleOptions options{
+        .random_key = 8, .seed_times = seed_times, .temporal_strategy = strategy};
+    for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
+      const sampling::SampledEdges got = trainer_view.sample_neighbors(seeds, 3, options);
+      expect_same_edges(got, local.sample_neighbors(seeds, 3, options));
+      // No pick is later than its seed: the joined graph's times, by relabelled edge id.
+      const at::Tensor per_pick =
+          at::repeat_interleave(seed_times, got.indptr.slice(0, 1) - got.indptr.slice(0, 0, -1));
+      EXPECT_TRUE(
+          (whole.graph.edge_time.index_select(0, got.edge_ids) <= per_pick).all().item<bool>());
+    }
+  }
+  // The seeds' own times are pulled like labels, in relabelled ids.
+  at::Tensor times = at::empty({600}, at::kLong);
+  trainer_view.gather("node_timestamp", seeds, times);
+  EXPECT_TRUE(at::equal(times, whole.node_timestamp.index_select(0, seeds)));
+  const at::Tensor original =
+      at::cat({partition::load_partition(dir.path() / "parts", 0).orig_node_ids,
+               partition::load_partition(dir.path() / "parts", 1).orig_node_ids});
+  EXPECT_TRUE(at::equal(whole.node_timestamp, data.node_timestamp.index_select(0, original)));
+  // A count of times that does not match the seeds is refused.
+  sampling::SampleOptions short_times{.random_key = 8, .seed_times = seed_times.slice(0, 0, 10)};
+  EXPECT_THROW(trainer_view.sample_neighbors(seeds, 3, short_times), Error);
+}
+
 TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
   testing::TempDir dir;
   io::Dataset data = io::generate_planted(
