@@ -9,6 +9,7 @@
 
 #include "eviction_policy.h"
 #include "graphloom/base/error.h"
+#include "graphloom/graph/csc_graph.h"
 
 namespace graphloom::features {
 namespace {
@@ -123,7 +124,7 @@ int64_t parse_byte_size(const std::string& text) {
 }
 
 at::Tensor rows_by_reference_count(const at::Tensor& indices, int64_t num_rows) {
-  const at::Tensor counts = at::bincount(indices.to(at::kLong), {}, num_rows);
+  const at::Tensor counts = graph::count_node_ids(indices, num_rows);
   return std::get<1>(at::sort(counts, std::optional<bool>(true), /*dim=*/0, /*descending=*/true));
 }
 
@@ -165,10 +166,16 @@ CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::stri
     const at::Tensor outside =
         (candidates < options_.bypass_begin) | (candidates >= options_.bypass_end);
     const at::Tensor chosen = candidates.masked_select(outside).slice(0, 0, capacity_rows_);
-    const at::Tensor rows = backing_.gather(name_, chosen);
-    const auto* source = static_cast<const char*>(rows.data_ptr());
-    const int64_t* id = chosen.data_ptr<int64_t>();
-    for (int64_t i = 0; i < chosen.numel(); ++i) insert(id[i], source + i * row_bytes_);
+    // In slices of 16 MiB: gathering every chosen row at once would hold them twice (and a
+    // disk source's aligned read buffers besides), under a memory cap the cache was sized for.
+    const int64_t slice_rows = std::max<int64_t>(1, (int64_t{16} << 20) / row_bytes_);
+    for (int64_t begin = 0; begin < chosen.numel(); begin += slice_rows) {
+      const at::Tensor ids = chosen.slice(0, begin, begin + slice_rows);
+      const at::Tensor rows = backing_.gather(name_, ids);
+      const auto* source = static_cast<const char*>(rows.data_ptr());
+      const int64_t* id = ids.data_ptr<int64_t>();
+      for (int64_t i = 0; i < ids.numel(); ++i) insert(id[i], source + i * row_bytes_);
+    }
   }
 }
 

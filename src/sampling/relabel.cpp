@@ -3,7 +3,8 @@
 // consecutive ids, so the first layer reads its input rows almost sequentially. Numbering
 // them in ascending global id instead (parallel, via bitmaps) made the loader's gather read
 // the feature table forwards but cost training 15% (`bench train --data er`: 1,731 vs 2,021
-// seeds/s, same session), so this order stays.
+// seeds/s, same session), so this order stays. Temporal blocks relabel (node, time) pairs
+// instead, through a hash table of the call's pairs.
 #include "graphloom/sampling/relabel.h"
 
 #include <ATen/ATen.h>

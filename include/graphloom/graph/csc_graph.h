@@ -51,6 +51,10 @@ struct CscGraph {
   at::Tensor destinations() const;
 };
 
+// int64 [num_nodes]: how often each node appears in `ids` (int32 or int64, each in
+// [0, num_nodes), as a CSC's indices are), without an int64 copy of int32 ids.
+at::Tensor count_node_ids(const at::Tensor& ids, int64_t num_nodes);
+
 // The narrowest index dtype that can hold node ids below `num_nodes`.
 c10::ScalarType index_dtype_for(int64_t num_nodes);
 
