@@ -106,12 +106,13 @@ def test_refusals_name_the_argument(timed, planted):
     assert error.value.field == "node_time"
 
 
-torch_geometric = pytest.importorskip("torch_geometric",
-                                      reason="SKIPPED: torch_geometric is not installed")
+def _pyg_data_class():
+    return pytest.importorskip("torch_geometric.data",
+                               reason="SKIPPED: torch_geometric is not installed").Data
 
 
 def test_pyg_neighbor_loader_samples_by_a_node_time_attribute():
-    from torch_geometric.data import Data
+    Data = _pyg_data_class()
 
     from graphloom.pyg import NeighborLoader
 
@@ -142,7 +143,7 @@ def test_pyg_neighbor_loader_samples_by_a_node_time_attribute():
 
 
 def test_pyg_neighbor_loader_samples_by_an_edge_time_attribute():
-    from torch_geometric.data import Data
+    Data = _pyg_data_class()
 
     from graphloom.pyg import LinkNeighborLoader, NeighborLoader
 
