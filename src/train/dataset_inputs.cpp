@@ -123,7 +123,11 @@ DatasetInputs::DatasetInputs(const io::Dataset& dataset, const TrainOptions& opt
   in.valid_nodes = split("valid");
   in.test_nodes = split("test");
   in.num_classes = dataset.labels.defined() ? dataset.num_classes : 0;
-  if (options.temporal) in.node_times = dataset.node_timestamp;
+  if (options.temporal) {
+    in.node_times = [times = dataset.node_timestamp](const at::Tensor& ids) {
+      return times.index_select(0, ids);
+    };
+  }
   in.edge_splits = dataset.edge_splits;
   if (const auto times = dataset.edge_split_times.find("train");
       times != dataset.edge_split_times.end()) {

@@ -55,7 +55,7 @@ using nn::full_precision;
 // disjoint shares are summed into the whole on every rank.
 at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& sampler,
                           const RowReader& input_rows, const at::Tensor& nodes, int64_t batch_size,
-                          distributed::ProcessGroup* group, const at::Tensor& node_times) {
+                          distributed::ProcessGroup* group, const RowReader& node_times) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int64_t n = nodes.numel();
@@ -66,8 +66,7 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
   for (int64_t begin = first; begin < last; begin += batch_size) {
     const int64_t end = std::min(last, begin + batch_size);
     const at::Tensor seeds = nodes.slice(0, begin, end);
-    const at::Tensor times =
-        node_times.defined() ? node_times.index_select(0, seeds) : at::Tensor();
+    const at::Tensor times = node_times ? node_times(seeds) : at::Tensor();
     const sampling::MiniBatch batch =
         sampling::to_device(sampler.sample(seeds, times, ~0ULL, begin), model.device());
     out.slice(0, begin, end)
@@ -89,10 +88,9 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
            "GCN needs whole-graph degrees, which '{}' does not provide (partition it again with "
            "this graphloom, which records them, or use sage, gat or mlp)",
            inputs.name);
-  if (options.temporal && !inputs.node_times.defined()) {
-    throw OptionError("temporal", fmt::format("'{}': temporal sampling needs the node times of "
-                                              "a dataset on one machine (not partitions yet)",
-                                              inputs.name));
+  if (options.temporal && !inputs.node_times) {
+    throw OptionError("temporal",
+                      fmt::format("'{}' has no node times to sample its seeds at", inputs.name));
   }
   if (inputs.embedding != nullptr && options.device != "cpu") {
     throw OptionError("device", fmt::format("{}: learnable input embeddings (no node feature "
@@ -233,10 +231,9 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
                 .temporal_strategy = options.temporal_strategy}),
       // Nodes already split per trainer (node_split) are this rank's whole item set; temporal
       // items are (node, time) rows.
-      items_(options.temporal ? at::stack({inputs.train_nodes,
-                                           inputs.node_times.index_select(0, inputs.train_nodes)},
-                                          1)
-                              : inputs.train_nodes,
+      items_(options.temporal
+                 ? at::stack({inputs.train_nodes, inputs.node_times(inputs.train_nodes)}, 1)
+                 : inputs.train_nodes,
              {.batch_size = options.batch_size,
               .shuffle = true,
               .rank = data_parallel(group) && !inputs.train_nodes_split ? group->rank() : 0,

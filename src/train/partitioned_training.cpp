@@ -74,6 +74,20 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   } else {
     add_node_items(job);
   }
+  if (options.temporal) {
+    // The servers sample each part's columns in time order; the seeds' times are pulled from
+    // their owners as labels are.
+    if (!graph.has("node_timestamp")) {
+      throw OptionError("temporal", fmt::format("partition '{}' has no node_timestamp: "
+                                                "partition a dataset with timestamps",
+                                                cluster_.partition_dir().string()));
+    }
+    in.node_times = [&graph](const at::Tensor& ids) {
+      at::Tensor times = at::empty({ids.numel()}, at::kLong);
+      graph.gather("node_timestamp", ids, times);
+      return times;
+    };
+  }
   // The part is read from disk for this only when the model would get self-loops.
   if (adds_self_loops(options.model.kind, options.self_loops)) {
     const partition::Partition* local = cluster_.local_part();

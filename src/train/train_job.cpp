@@ -82,10 +82,10 @@ void TrainJob::validate() const {
   if (options.resume && options.checkpoint.empty()) {
     throw OptionError("resume", "needs `checkpoint` FILE");
   }
-  if (options.temporal && (task != TaskKind::kNodeClassification || !cluster.part_config.empty())) {
+  if (options.temporal && task != TaskKind::kNodeClassification) {
     throw OptionError("temporal",
-                      "temporal sampling is built for node classification on one "
-                      "machine (not link prediction or partitions yet)");
+                      "temporal sampling is built for node classification (not link prediction "
+                      "yet)");
   }
   const bool cached = cluster.cache_policy != features::CachePolicy::kNone;
   if (cached && cluster.cache_bytes == 0) {

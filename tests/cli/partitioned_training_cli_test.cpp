@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 
+#include "cli/leaky_dataset.h"
 #include "graphloom/distributed/rpc/graph_client.h"
 #include "graphloom/distributed/runtime/process_group.h"
 #include "support/test_support.h"
@@ -227,6 +228,26 @@ TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
   // The bound: within 2 points (0.807 vs 0.818 with METIS's recursive bisection; k-way
   // parts gave 0.794).
   EXPECT_NEAR(test_accuracy(output), test_accuracy(single.output), 0.02);
+}
+
+// Temporal sampling on the graph servers: labels readable only from future neighbors are read
+// without --temporal and not with it, in training and in (sampled) evaluation on 2 machines.
+TEST(PartitionedTrainingCli, TemporalTrainingOnTwoMachinesCannotReadTheFuture) {
+  TempDir dir;
+  write_leaky_dataset(dir / "leaky");
+  const std::string flags =
+      "--epochs 15 --fanouts 10 --hidden 16 --lr 0.02 --batch-size 64 --seed 2 --eval sampled";
+  const auto accuracy = [](const std::string& output) {
+    std::smatch match;
+    if (!std::regex_search(output, match, std::regex("validation accuracy ([0-9.]+)"))) return -1.0;
+    return std::stod(match[1]);
+  };
+  const std::string leaky = train_partitioned(dir, "leaky", flags);
+  EXPECT_GT(accuracy(leaky), 0.9) << leaky;
+  const std::string timed = train_partitioned(dir, "leaky", flags + " --temporal");
+  const double timed_accuracy = accuracy(timed);
+  EXPECT_GE(timed_accuracy, 0) << timed;
+  EXPECT_LT(timed_accuracy, 0.7) << "the future leaked\n" << timed;
 }
 
 TEST(PartitionedTrainingCli, BadIpConfigAndMissingFlagsAreClearErrors) {

@@ -7,57 +7,11 @@
 #include <regex>
 #include <string>
 
-#include "graphloom/graph/build.h"
-#include "graphloom/io/dataset.h"
+#include "cli/leaky_dataset.h"
 #include "support/test_support.h"
 
 namespace graphloom::testing {
 namespace {
-
-constexpr int64_t kSeeds = 1000;    // nodes 0..999, at times 0..999, with no features
-constexpr int64_t kHelpers = 1000;  // nodes 1000..1999 carry a one-hot feature of their class
-constexpr int64_t kPerSide = 8;     // in-edges per seed from the future and from the past
-
-// Seed v has kPerSide in-edges from helpers of its own class at time 1e6 (the future) and
-// kPerSide from helpers of random class at time -1 (the past): its label is in its future.
-void write_leaky_dataset(const std::filesystem::path& dir) {
-  at::manual_seed(11);
-  const int64_t n = kSeeds + kHelpers;
-  const at::Tensor labels = at::randint(2, {n}, at::kLong);
-  const at::Tensor helper_class = labels.slice(0, kSeeds);
-  std::vector<at::Tensor> src, dst;
-  for (int64_t cls = 0; cls < 2; ++cls) {
-    const at::Tensor same = (helper_class == cls).nonzero().squeeze(1) + kSeeds;
-    const at::Tensor seeds = (labels.slice(0, 0, kSeeds) == cls).nonzero().squeeze(1);
-    const at::Tensor pick = at::randint(same.numel(), {seeds.numel() * kPerSide}, at::kLong);
-    src.push_back(same.index_select(0, pick));
-    dst.push_back(seeds.repeat_interleave(kPerSide));
-  }
-  src.push_back(at::randint(kSeeds, n, {kSeeds * kPerSide}, at::kLong));
-  dst.push_back(at::arange(kSeeds, at::kLong).repeat_interleave(kPerSide));
-  const at::Tensor is_future = at::cat(
-      {at::ones({kSeeds * kPerSide}, at::kBool), at::zeros({kSeeds * kPerSide}, at::kBool)});
-  io::Dataset dataset;
-  dataset.name = "leaky";
-  dataset.graph =
-      graph::csc_from_coo({.src = at::cat(src),
-                           .dst = at::cat(dst),
-                           .num_nodes = n,
-                           .edge_time = at::where(is_future, int64_t{1000000}, int64_t{-1}),
-                           .keep_edge_ids = false});
-  at::Tensor features = at::zeros({n, 2}, at::kFloat);
-  features.slice(0, kSeeds).scatter_(1, helper_class.unsqueeze(1), 1.0);
-  dataset.node_features["feat"] = features;
-  dataset.labels = labels;
-  dataset.num_classes = 2;
-  const at::Tensor order = at::randperm(kSeeds, at::kLong);
-  dataset.splits = {{"train", order.slice(0, 0, 600)},
-                    {"valid", order.slice(0, 600, 800)},
-                    {"test", order.slice(0, 800)}};
-  dataset.node_timestamp =
-      at::cat({at::arange(kSeeds, at::kLong), at::full({kHelpers}, -1, at::kLong)});
-  io::save_dataset(dataset, dir, /*overwrite=*/false);
-}
 
 double validation_accuracy(const std::string& output) {
   std::smatch match;

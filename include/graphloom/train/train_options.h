@@ -55,7 +55,7 @@ struct TrainOptions {
   // nodes per batch for the same fanouts), with its dependencies.
   sampling::SamplingMethod sampler = sampling::SamplingMethod::kNeighbor;
   sampling::LaborOptions labor;
-  // Temporal sampling (node classification on one machine): each seed, at its node time,
+  // Temporal sampling (node classification, local or partitioned): each seed, at its node time,
   // reaches only the edges usable then (the dataset's node_timestamp and edge_timestamp), in
   // training and in (then sampled) evaluation, picking by `temporal_strategy`.
   bool temporal = false;

@@ -47,9 +47,9 @@ struct TrainingInputs {
   bool train_nodes_split = false;
   at::Tensor valid_nodes, test_nodes;  // all of them (evaluation is split over the ranks)
   int64_t num_classes = 0;
-  // Temporal sampling: int64 [num_nodes], each node's time (a seed's time), and `graph` sorted
-  // by time; undefined otherwise.
-  at::Tensor node_times;
+  // Temporal sampling: the int64 time of each given node (a seed's time), with `graph` sorting
+  // or serving its columns by time; empty otherwise.
+  RowReader node_times;
 
   // Link prediction.
   // "train", "valid", "valid_neg", "test", "test_neg": int64 [M, 2] pairs of global ids.
