@@ -17,11 +17,7 @@
 namespace graphloom::testing {
 namespace {
 
-double test_accuracy(const std::string& output) {
-  std::smatch match;
-  if (!std::regex_search(output, match, std::regex("test accuracy ([0-9.]+)"))) return -1;
-  return std::stod(match[1]);
-}
+double test_accuracy(const std::string& output) { return printed_number(output, "test accuracy"); }
 
 bool healthy(const std::string& address) {
   try {
@@ -238,9 +234,7 @@ TEST(PartitionedTrainingCli, TemporalTrainingOnTwoMachinesCannotReadTheFuture) {
   const std::string flags =
       "--epochs 15 --fanouts 10 --hidden 16 --lr 0.02 --batch-size 64 --seed 2 --eval sampled";
   const auto accuracy = [](const std::string& output) {
-    std::smatch match;
-    if (!std::regex_search(output, match, std::regex("validation accuracy ([0-9.]+)"))) return -1.0;
-    return std::stod(match[1]);
+    return printed_number(output, "validation accuracy");
   };
   const std::string leaky = train_partitioned(dir, "leaky", flags);
   EXPECT_GT(accuracy(leaky), 0.9) << leaky;

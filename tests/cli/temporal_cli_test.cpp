@@ -4,7 +4,6 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <string>
 
 #include "cli/leaky_dataset.h"
@@ -12,12 +11,6 @@
 
 namespace graphloom::testing {
 namespace {
-
-double validation_accuracy(const std::string& output) {
-  std::smatch match;
-  if (!std::regex_search(output, match, std::regex("validation accuracy ([0-9.]+)"))) return -1;
-  return std::stod(match[1]);
-}
 
 TEST(CliTemporal, AModelSamplingThePastCannotReadTheFuture) {
   TempDir dir;
@@ -27,12 +20,12 @@ TEST(CliTemporal, AModelSamplingThePastCannotReadTheFuture) {
       "--no-progress --seed 2 ";
   const CommandResult leaky = run_graphloom(train, dir.path());
   ASSERT_EQ(leaky.exit_code, 0) << leaky.output;
-  EXPECT_GT(validation_accuracy(leaky.output), 0.9) << leaky.output;
+  EXPECT_GT(printed_number(leaky.output, "validation accuracy"), 0.9) << leaky.output;
   for (const char* strategy : {"uniform", "last"}) {
     const CommandResult timed =
         run_graphloom(train + "--temporal --temporal-strategy " + strategy, dir.path());
     ASSERT_EQ(timed.exit_code, 0) << timed.output;
-    const double accuracy = validation_accuracy(timed.output);
+    const double accuracy = printed_number(timed.output, "validation accuracy");
     EXPECT_GE(accuracy, 0) << timed.output;
     EXPECT_LT(accuracy, 0.7) << strategy << ": the future leaked\n" << timed.output;
   }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <thread>
 
 #include "graphloom/base/error.h"
@@ -43,6 +44,12 @@ TempDir::~TempDir() {
 fs::path shared_datasets_dir() {
   const fs::path dir = fs::path(GRAPHLOOM_SOURCE_DIR) / ".." / "shared" / "datasets";
   return fs::exists(dir) ? fs::canonical(dir) : fs::path();
+}
+
+double printed_number(const std::string& output, const std::string& label) {
+  std::smatch match;
+  if (!std::regex_search(output, match, std::regex(label + " ([-0-9.]+)"))) return -1;
+  return std::stod(match[1]);
 }
 
 std::string error_of(const std::function<void()>& fn) {

@@ -50,6 +50,10 @@ std::filesystem::path shared_datasets_dir();
 // The message of the graphloom::Error that `fn` throws, or "" when it throws none.
 std::string error_of(const std::function<void()>& fn);
 
+// The number a command printed after `label` (e.g. "validation accuracy"), or -1 when it
+// printed none.
+double printed_number(const std::string& output, const std::string& label);
+
 struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
