@@ -63,8 +63,15 @@ class LinkModel : public torch::nn::Module {
   bool has_embedding() const { return !embedding_.is_empty(); }
   void zero_rows(const at::Tensor& mask) {
     torch::NoGradGuard no_grad;
-    embedding_->weight.index_put_({mask}, 0.0);
+    embedding_->weight.index_put_({mask.to(device_)}, 0.0);
   }
+  // Parameters and the fixed prior (not a buffer, see the constructor) on `device`.
+  void place(c10::Device device) {
+    to(device);
+    if (prior_.defined()) prior_ = prior_.to(device);
+    device_ = device;
+  }
+  c10::Device device() const { return device_; }
   torch::Tensor embed(const torch::Tensor& ids) { return embedding_->forward(ids); }
 
   // One score (a logit) per pair of rows; `v_ids` are the destinations' node ids (their bias).
@@ -77,6 +84,7 @@ class LinkModel : public torch::nn::Module {
 
  private:
   int64_t lightgcn_layers_;
+  c10::Device device_ = at::kCPU;
   std::shared_ptr<nn::GnnModel> encoder_;
   torch::nn::Embedding embedding_{nullptr};
   torch::nn::Sequential mlp_{nullptr};

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "device_placement.h"
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/graph/link_heuristics.h"
@@ -41,12 +42,32 @@ const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& na
   return edge_split(inputs.edge_splits, inputs.name, name);
 }
 
-// Scores of `pairs` [M, 2] from every node's embedding.
-at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at::Tensor& pairs) {
+// Scores of pairs of rows `u`, `v` (any device) on the model's device, returned to the CPU: in
+// chunks on a GPU, so that evaluation over many pairs stays within its memory.
+at::Tensor scores_of_rows(LinkModel& model, const at::Tensor& u, const at::Tensor& v,
+                          const at::Tensor& v_ids) {
   torch::NoGradGuard no_grad;
+  const c10::Device device = model.device();
+  if (device.is_cpu()) return model.score(u, v, v_ids);
+  constexpr int64_t kChunk = 1 << 16;
+  std::vector<at::Tensor> chunks;
+  for (int64_t begin = 0; begin < u.size(0); begin += kChunk) {
+    const int64_t length = std::min(kChunk, u.size(0) - begin);
+    chunks.push_back(model
+                         .score(u.narrow(0, begin, length).to(device),
+                                v.narrow(0, begin, length).to(device),
+                                v_ids.narrow(0, begin, length).to(device))
+                         .to(at::kFloat)
+                         .cpu());
+  }
+  return chunks.empty() ? at::empty({0}, at::kFloat) : at::cat(chunks);
+}
+
+// Scores of `pairs` [M, 2] from every node's embedding (on the CPU).
+at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at::Tensor& pairs) {
   const at::Tensor dst = pairs.select(1, 1).contiguous();
-  return model.score(embeddings.index_select(0, pairs.select(1, 0)),
-                     embeddings.index_select(0, dst), dst);
+  return scores_of_rows(model, embeddings.index_select(0, pairs.select(1, 0)),
+                        embeddings.index_select(0, dst), dst);
 }
 
 // The width of a local embedding table as the encoder's input; 0: none (the servers hold a
@@ -94,12 +115,15 @@ class LinkPredictionTask : public Task {
   void test() override;
 
   LinkResult figures;  // the test's
+  const features::DeviceRows* device_rows() const { return device_rows_.get(); }
 
  private:
   std::shared_ptr<LinkModel> make(int64_t embed_dim) const;
   void prepare_encoder();
   void make_loader(int64_t embed_dim);
-  torch::Tensor encode(const sampling::MiniBatch& batch);
+  // The rows of the batch's seeds; `batch` is on the training device, `host_input_nodes` its
+  // input nodes on the host (placed rows are read by them).
+  torch::Tensor encode(const sampling::MiniBatch& batch, const at::Tensor& host_input_nodes);
   at::Tensor embed_all();
 
   const TaskNames names_{.items = "edges",
@@ -115,6 +139,9 @@ class LinkPredictionTask : public Task {
   distributed::DistEmbedding* shared_embedding_;  // input rows on the servers, or null
   const at::Tensor train_pairs_;                  // all of them
   const at::Tensor pair_weights_;                 // their recency weights, or undefined
+  c10::Device device_;
+  // graph_placement device: the training graph on the device, sampled there.
+  std::unique_ptr<sampling::TensorNeighborSource> device_graph_;
   std::shared_ptr<LinkModel> model_;
   // LightGCN propagates over the whole training graph, one "block" of every node.
   nn::BlockView whole_;
@@ -122,6 +149,9 @@ class LinkPredictionTask : public Task {
   RowReader input_rows_;
   // An encoder that reads its input in place gets the whole feature table: no gathered copy.
   at::Tensor feature_table_;
+  // The input rows read onto the device by placement (pinned, device-resident or cached); null
+  // when the loader gathers them into the batch.
+  std::unique_ptr<features::DeviceRows> device_rows_;
   sampling::NeighborSampler sampler_;
   std::unique_ptr<sampling::ItemSampler> items_;
   std::unique_ptr<sampling::NegativeSampler> negatives_;
@@ -139,12 +169,16 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
       shared_embedding_(inputs.embedding),
       train_pairs_(edge_split(inputs, "train")),
       pair_weights_(recency_weights(inputs, link.recency_half_life_days)),
-      sampler_(inputs.graph, {.fanouts = options.fanouts,
-                              .edge_type_fanouts = options.edge_type_fanouts,
-                              .seed = options.seed,
-                              .edge_ids = false,
-                              .method = options.sampler,
-                              .labor = options.labor}) {
+      device_(training_device(options, group)),
+      // LightGCN samples nothing: it propagates over the whole graph.
+      device_graph_(lightgcn_ ? nullptr : placed_graph(inputs, options, device_)),
+      sampler_(device_graph_ ? device_graph_.get() : inputs.graph,
+               {.fanouts = options.fanouts,
+                .edge_type_fanouts = options.edge_type_fanouts,
+                .seed = options.seed,
+                .edge_ids = false,
+                .method = options.sampler,
+                .labor = options.labor}) {
   for (const char* name : {"valid", "valid_neg", "test", "test_neg"}) edge_split(inputs, name);
   GL_CHECK(!lightgcn_ || inputs.whole_graph != nullptr,
            "LightGCN propagates over the whole graph, which '{}' does not hold in one process "
@@ -155,10 +189,15 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
   prepare_encoder();
   input_rows_ = [this](const at::Tensor& ids) {
     if (shared_embedding_ != nullptr) return shared_embedding_->pull(ids);
-    return model_->has_embedding() ? model_->embed(ids) : inputs_.rows->gather("feat", ids);
+    return model_->has_embedding() ? model_->embed(ids.to(device_))
+                                   : inputs_.rows->gather("feat", ids);
   };
   const bool has_features = inputs.rows != nullptr && inputs.rows->has("feat");
-  if (has_features && shared_embedding_ == nullptr && !model_->has_embedding() && !lightgcn_ &&
+  const bool reads_features =
+      has_features && shared_embedding_ == nullptr && !model_->has_embedding() && !lightgcn_;
+  if (reads_features) device_rows_ = placed_rows(inputs, options, device_);
+  // On a GPU the batch's rows are gathered and copied (the table stays in host memory).
+  if (reads_features && device_rows_ == nullptr && device_.is_cpu() &&
       model_->encoder().reads_input_table()) {
     feature_table_ = inputs.rows->whole_table("feat");
   }
@@ -184,8 +223,9 @@ std::shared_ptr<LinkModel> LinkPredictionTask::make(int64_t embed_dim) const {
                              : at::Tensor());
 }
 
-// Degrees, cold rows, LightGCN's whole-graph block.
+// Degrees, cold rows, LightGCN's whole-graph block; the model on the training device.
 void LinkPredictionTask::prepare_encoder() {
+  model_->place(device_);
   // Nodes without edges in the training graph (cold users of a temporal split) get no gradient
   // ever: a zero embedding makes them the "average" query, ranked by what the model shares
   // across queries (the learned bias, the popularity prior), instead of by the noise of their
@@ -196,13 +236,15 @@ void LinkPredictionTask::prepare_encoder() {
   }
   if (lightgcn_) {
     const graph::CscGraph& graph = *inputs_.whole_graph;
-    whole_ = {graph.indptr, graph.indices.to(at::kLong), graph.num_nodes,
-              at::arange(graph.num_nodes, at::kLong)};
+    const at::Tensor indices = graph.indices.to(at::kLong);
     const at::Tensor out_degree = graph.out_degrees().clamp_min(1).to(at::kFloat);
     const at::Tensor in_degree = graph.in_degrees().clamp_min(1).to(at::kFloat);
-    edge_norm_ = (out_degree.index_select(0, whole_.indices) *
-                  in_degree.index_select(0, graph.destinations()))
-                     .rsqrt();
+    edge_norm_ =
+        (out_degree.index_select(0, indices) * in_degree.index_select(0, graph.destinations()))
+            .rsqrt()
+            .to(device_);
+    whole_ = {graph.indptr.to(device_), indices.to(device_), graph.num_nodes,
+              at::arange(graph.num_nodes, at::TensorOptions(at::kLong).device(device_))};
   } else if (has_degrees) {
     model_->encoder().set_graph_degrees(inputs_.in_degrees, inputs_.out_degrees);
   }
@@ -225,8 +267,8 @@ void LinkPredictionTask::make_loader(int64_t embed_dim) {
                                    .seed = options_.seed,
                                    .weights = share(pair_weights_)});
   negatives_ = make_negative_sampler(inputs_, link_);
-  const bool gather_features =
-      shared_embedding_ == nullptr && embed_dim == 0 && !lightgcn_ && !feature_table_.defined();
+  const bool gather_features = shared_embedding_ == nullptr && embed_dim == 0 && !lightgcn_ &&
+                               !feature_table_.defined() && device_rows_ == nullptr;
   loader_ = std::make_unique<loader::DataLoader>(
       loader::Pipeline{
           .items = items_.get(),
@@ -243,30 +285,39 @@ void LinkPredictionTask::make_loader(int64_t embed_dim) {
                                 .label_name = ""});
 }
 
-// The rows of the batch's seeds.
-torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch) {
+torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch,
+                                         const at::Tensor& host_input_nodes) {
   if (lightgcn_) return model_->propagate(whole_, edge_norm_).index_select(0, batch.seeds);
   const at::Tensor& input_nodes = batch.input_nodes();
   if (feature_table_.defined()) {
     return model_->encoder().forward(batch.blocks, feature_table_, input_nodes);
   }
   const auto gathered = batch.features.find("feat");
-  input_ = gathered != batch.features.end() ? gathered->second : input_rows_(input_nodes);
+  input_ = device_rows_                       ? device_rows_->gather(host_input_nodes)
+           : gathered != batch.features.end() ? gathered->second
+                                              : input_rows_(host_input_nodes).to(device_);
   if (shared_embedding_ != nullptr) input_.set_requires_grad(true);
   return model_->encoder().forward(batch.blocks, input_);
 }
 
-StepOutput LinkPredictionTask::step(const sampling::MiniBatch& batch) {
+StepOutput LinkPredictionTask::step(const sampling::MiniBatch& host_batch) {
+  const sampling::MiniBatch batch =
+      device_.is_cpu() ? host_batch : sampling::to_device(host_batch, device_);
   const sampling::PairBatch& pairs = batch.pairs;
-  const torch::Tensor h = encode(batch);
   const int64_t count = pairs.num_pairs();
-  const at::Tensor& position = pairs.position;
-  const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
-  const torch::Tensor positive =
-      model_->score(h_src, h.index_select(0, position.slice(0, count, 2 * count)), pairs.dst);
-  const torch::Tensor negative =
-      model_->score(h_src.repeat_interleave(link_.negatives, 0),
-                    h.index_select(0, position.slice(0, 2 * count)), pairs.negative_dst);
+  torch::Tensor positive;
+  torch::Tensor negative;
+  {
+    const AutocastScope autocast(options_.precision, device_);
+    const torch::Tensor h = encode(batch, host_batch.input_nodes());
+    const at::Tensor& position = pairs.position;
+    const torch::Tensor h_src = h.index_select(0, position.slice(0, 0, count));
+    positive = nn::full_precision(
+        model_->score(h_src, h.index_select(0, position.slice(0, count, 2 * count)), pairs.dst));
+    negative = nn::full_precision(model_->score(h_src.repeat_interleave(link_.negatives, 0),
+                                                h.index_select(0, position.slice(0, 2 * count)),
+                                                pairs.negative_dst));
+  }
   StepOutput out;
   if (link_.loss == LinkLoss::kBce) {
     out.loss = torch::binary_cross_entropy_with_logits(
@@ -282,14 +333,16 @@ StepOutput LinkPredictionTask::step(const sampling::MiniBatch& batch) {
 
 // Sparse: each rank's embedding gradients go to the rows' owners (as node classification).
 void LinkPredictionTask::after_step(const sampling::MiniBatch& batch) {
-  if (shared_embedding_ != nullptr) shared_embedding_->step(batch.input_nodes(), input_.grad());
+  if (shared_embedding_ != nullptr) {
+    shared_embedding_->step(batch.input_nodes(), input_.grad().cpu());
+  }
 }
 
 // Every node's embedding (collective: layer-wise inference is split over the ranks).
 at::Tensor LinkPredictionTask::embed_all() {
   if (lightgcn_) {
     torch::NoGradGuard no_grad;
-    return model_->propagate(whole_, edge_norm_);
+    return model_->propagate(whole_, edge_norm_).cpu();
   }
   const sampling::NeighborSource& source = *inputs_.graph;
   if (inputs_.layer_outputs) {
@@ -326,8 +379,7 @@ void LinkPredictionTask::test() {
                 graph::common_neighbor_counts(*inputs_.whole_graph, test_neg));
   }
   const PairScorer scorer = [&](const at::Tensor& u, const at::Tensor& v, const at::Tensor& v_ids) {
-    torch::NoGradGuard no_grad;
-    return model_->score(u, v, v_ids);
+    return scores_of_rows(*model_, u, v, v_ids);
   };
   figures.ranking =
       full_ranking(scorer, embeddings, inputs_.edge_splits, inputs_.target, pair_weights_);
@@ -355,11 +407,6 @@ LinkResult train_link_prediction(const io::Dataset& dataset, const TrainOptions&
 
 LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOptions& options,
                                  const LinkOptions& link, distributed::ProcessGroup* group) {
-  if (options.device != "cpu") {
-    throw OptionError("device", fmt::format("{}: link prediction trains on the cpu only so far "
-                                            "(node classification takes a GPU)",
-                                            options.device));
-  }
   Trainer trainer(options, group, inputs.epoch_counters);
   LinkPredictionTask task(inputs, options, link, group);
   const FitResult fit = trainer.fit(task);
@@ -369,6 +416,8 @@ LinkResult train_link_prediction(const TrainingInputs& inputs, const TrainOption
   result.epochs_run = fit.epochs_run;
   result.edges_per_second = fit.items_per_second;
   result.times = fit.times;
+  result.counters = fit.counters;
+  add_device_cache_counters(task.device_rows(), options, group, result.counters);
   return result;
 }
 

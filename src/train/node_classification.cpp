@@ -3,17 +3,15 @@
 // inference or by sampled blocks; the epoch engine (train/trainer.h) does the rest.
 #include "graphloom/train/node_classification.h"
 
-#include <ATen/autocast_mode.h>
-#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "device_placement.h"
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/features/device_rows.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/nn/models.h"
-#include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
 #include "graphloom/train/dataset_inputs.h"
 #include "graphloom/train/gradient_sync.h"
@@ -23,30 +21,6 @@
 
 namespace graphloom::train {
 namespace {
-
-// Autocast of the dense layers on the training device while it lives (thread-local, as
-// autocast is), in bfloat16 or float16; the sparse kernels widen their inputs back to float32.
-class AutocastScope {
- public:
-  AutocastScope(Precision precision, c10::Device device)
-      : enabled_(precision != Precision::kFp32), device_type_(device.type()) {
-    if (!enabled_) return;
-    at::autocast::set_autocast_dtype(device_type_,
-                                     precision == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
-    at::autocast::set_autocast_enabled(device_type_, true);
-  }
-  ~AutocastScope() {
-    if (!enabled_) return;
-    at::autocast::set_autocast_enabled(device_type_, false);
-    at::autocast::clear_cache();
-  }
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  bool enabled_;
-  c10::DeviceType device_type_;
-};
 
 using nn::full_precision;
 
@@ -92,66 +66,6 @@ void check_inputs(const TrainingInputs& inputs, const TrainOptions& options) {
     throw OptionError("temporal",
                       fmt::format("'{}' has no node times to sample its seeds at", inputs.name));
   }
-  if (inputs.embedding != nullptr && options.device != "cpu") {
-    throw OptionError("device", fmt::format("{}: learnable input embeddings (no node feature "
-                                            "'feat') train on the cpu only so far",
-                                            options.device));
-  }
-}
-
-// The rows of `table` that fit in `bytes`, the nodes that most edges leave first: those that
-// sampling reaches most often.
-at::Tensor hottest_rows(const TrainingInputs& inputs, int64_t bytes, const at::Tensor& table) {
-  at::Tensor degrees = inputs.out_degrees;
-  if (!degrees.defined()) {
-    const auto* local = dynamic_cast<const sampling::LocalNeighborSource*>(inputs.graph);
-    GL_CHECK(local != nullptr, "a device cache needs the graph's degrees");
-    degrees = local->graph().out_degrees();
-  }
-  const int64_t row_bytes = table.numel() / std::max<int64_t>(table.size(0), 1) *
-                            static_cast<int64_t>(table.element_size());
-  const int64_t rows = std::min<int64_t>(table.size(0), bytes / std::max<int64_t>(row_bytes, 1));
-  return std::get<1>(degrees.topk(rows)).contiguous();
-}
-
-// The "feat" rows placed for the device (features::DeviceRows), or null when the loader gathers
-// them: what TrainOptions::feature_placement and device_cache_bytes ask, where the matrix is in
-// this process's memory.
-std::unique_ptr<features::DeviceRows> placed_rows(const TrainingInputs& inputs,
-                                                  const TrainOptions& options, c10::Device device) {
-  using features::FeaturePlacement;
-  FeaturePlacement placement = options.feature_placement;
-  const bool cache = options.device_cache_bytes > 0;
-  if (placement == FeaturePlacement::kAuto && device.is_cpu()) placement = FeaturePlacement::kCpu;
-  if (inputs.embedding != nullptr || (placement == FeaturePlacement::kCpu && !cache)) {
-    return nullptr;
-  }
-  const at::Tensor table = inputs.rows->whole_table("feat");
-  if (!table.defined()) {
-    if (placement == FeaturePlacement::kAuto && !cache) return nullptr;
-    throw OptionError(cache ? "device_cache_bytes" : "feature_placement",
-                      fmt::format("{} needs the 'feat' matrix in this process's memory as stored "
-                                  "(a local dataset; not compressed features or remote rows)",
-                                  cache ? "a device cache" : std::string(name_of(placement))));
-  }
-  auto rows = std::make_unique<features::DeviceRows>(table, device, placement);
-  if (cache) rows->cache_rows(hottest_rows(inputs, options.device_cache_bytes, table));
-  return rows;
-}
-
-// The training graph copied to `device` for the tensor sampler when
-// TrainOptions::graph_placement asks, else null (the C++ kernel samples on the host).
-std::unique_ptr<sampling::TensorNeighborSource> placed_graph(const TrainingInputs& inputs,
-                                                             const TrainOptions& options,
-                                                             c10::Device device) {
-  if (options.graph_placement == GraphPlacement::kCpu) return nullptr;
-  const auto* local = dynamic_cast<const sampling::LocalNeighborSource*>(inputs.graph);
-  if (local == nullptr) {
-    throw OptionError("graph_placement",
-                      "device needs the whole training graph in this "
-                      "process (a local dataset, not a partition's servers)");
-  }
-  return std::make_unique<sampling::TensorNeighborSource>(local->graph(), device);
 }
 
 class NodeClassificationTask : public Task {
@@ -164,9 +78,7 @@ class NodeClassificationTask : public Task {
   loader::DataLoader& loader() override { return *loader_; }
   StepOutput step(const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
-  // The device cache's figures (rows, lookups, hits, hit rate), logged on the main rank and
-  // added to `counters`; nothing without a cache.
-  void add_device_cache_counters(std::map<std::string, double>& counters) const;
+  const features::DeviceRows* device_rows() const { return device_rows_.get(); }
   std::map<std::string, torch::Tensor> external_state() override {
     return embedding_ != nullptr ? embedding_->state() : std::map<std::string, torch::Tensor>{};
   }
@@ -302,8 +214,9 @@ StepOutput NodeClassificationTask::step(const sampling::MiniBatch& host_batch) {
   // Embedding rows are pulled here, as leaves whose gradient goes back to their owners.
   input_ = feature_table_.defined() ? feature_table_
            : device_rows_           ? device_rows_->gather(host_batch.input_nodes())
-           : embedding_ != nullptr  ? embedding_->pull(batch.input_nodes()).set_requires_grad(true)
-                                    : batch.features.at("feat");
+           : embedding_ != nullptr
+               ? embedding_->pull(host_batch.input_nodes()).to(device_).set_requires_grad(true)
+               : batch.features.at("feat");
   torch::Tensor logits;
   {
     const AutocastScope autocast(options_.precision, device_);
@@ -321,7 +234,7 @@ StepOutput NodeClassificationTask::step(const sampling::MiniBatch& host_batch) {
 
 // Sparse: each rank's embedding gradients go to the rows' owners, unaveraged (as DGL).
 void NodeClassificationTask::after_step(const sampling::MiniBatch& batch) {
-  if (embedding_ != nullptr) embedding_->step(batch.input_nodes(), input_.grad());
+  if (embedding_ != nullptr) embedding_->step(batch.input_nodes(), input_.grad().cpu());
 }
 
 Validation NodeClassificationTask::validate() {
@@ -330,21 +243,6 @@ Validation NodeClassificationTask::validate() {
   validation.score = accuracy(logits, valid_labels_);
   validation.fields = {{"val_f1", macro_f1(logits, valid_labels_, inputs_.num_classes)}};
   return validation;
-}
-
-void NodeClassificationTask::add_device_cache_counters(
-    std::map<std::string, double>& counters) const {
-  if (device_rows_ == nullptr || device_rows_->cached_rows() == 0) return;
-  const auto lookups = static_cast<double>(device_rows_->cache_lookups());
-  const double hit_rate = lookups > 0 ? device_rows_->cache_hits() / lookups : 0.0;
-  counters["device_cache_rows"] = static_cast<double>(device_rows_->cached_rows());
-  counters["device_cache_lookups"] = lookups;
-  counters["device_cache_hit_rate"] = hit_rate;
-  if (!data_parallel(group_) || group_->rank() == 0) {
-    spdlog::info("device feature cache on {}: {} of {} rows, hit rate {:.1f}% of {:.0f} lookups",
-                 device_.str(), device_rows_->cached_rows(), device_rows_->num_rows(),
-                 100 * hit_rate, lookups);
-  }
 }
 
 void NodeClassificationTask::test() {
@@ -392,7 +290,7 @@ TrainResult train_node_classification(const TrainingInputs& inputs, const TrainO
   result.parameters = fit.parameters;
   result.loss_scale = fit.loss_scale;
   result.counters = fit.counters;
-  task.add_device_cache_counters(result.counters);
+  add_device_cache_counters(task.device_rows(), options, group, result.counters);
   return result;
 }
 

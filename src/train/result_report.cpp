@@ -104,9 +104,10 @@ nlohmann::json result_json(const TrainJob& job, const TrainJobResult& result, in
                  {"seeds_per_second", r.seeds_per_second},
                  {"train_seconds", r.train_seconds}});
     if (r.test_auc >= 0) json["test_auc"] = r.test_auc;
-    // The data path's totals: remote bytes, cache hits, the device cache's hit rate.
-    if (!r.counters.empty()) json["counters"] = r.counters;
   }
+  // The data path's totals: remote bytes, cache hits, the device cache's hit rate.
+  const auto& counters = link ? result.link.counters : result.node.counters;
+  if (!counters.empty()) json["counters"] = counters;
   return json;
 }
 

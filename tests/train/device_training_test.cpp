@@ -7,8 +7,10 @@
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/io/generators.h"
+#include "graphloom/io/link_splits.h"
 #include "graphloom/nn/sparse_ops.h"
 #include "graphloom/sampling/block.h"
+#include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
 namespace graphloom::train {
@@ -79,6 +81,68 @@ TEST(DeviceTraining, SamplingWithTheGraphOnTheDeviceIsTheSameRun) {
   EXPECT_EQ(device.test_acc, host.test_acc);
   EXPECT_EQ(device.best_val_acc, host.best_val_acc);
   EXPECT_EQ(device.test_f1, host.test_f1);
+}
+
+// Link prediction takes the device path too: the batch moved to the training device, the
+// scores under autocast, evaluation scored there in chunks and brought back.
+io::Dataset link_planted() {
+  io::Dataset data = io::generate_planted(
+      {.num_nodes = 2000, .num_classes = 5, .avg_degree = 10, .feat_dim = 16, .seed = 4});
+  data.directed = false;
+  return io::make_link_splits(data, {.valid_fraction = 0.05, .test_fraction = 0.1, .seed = 1});
+}
+
+TrainOptions link_options() {
+  TrainOptions o = options_for(nn::ModelKind::kSage);
+  o.epochs = 5;
+  return o;
+}
+
+TEST(DeviceTraining, LinkPredictionOnTheGenericPathTrainsAsOnTheNativeKernels) {
+  const io::Dataset data = link_planted();
+  for (const nn::ModelKind kind : {nn::ModelKind::kSage, nn::ModelKind::kGat}) {
+    TrainOptions o = link_options();
+    o.model.kind = kind;
+    const double native = train_link_prediction(data, o, {}).test_auc;
+    double generic = 0;
+    {
+      const nn::GenericOpsScope scope;
+      generic = train_link_prediction(data, o, {}).test_auc;
+    }
+    EXPECT_GT(native, 0.75) << name_of(kind);
+    EXPECT_NEAR(generic, native, 0.02) << name_of(kind);
+  }
+}
+
+TEST(DeviceTraining, LinkPredictionInHalfPrecisionTrainsAsInFp32) {
+  const io::Dataset data = link_planted();
+  TrainOptions o = link_options();
+  // The MLP scorer's linear layers are autocast too.
+  const double fp32 = train_link_prediction(data, o, {.scorer = Scorer::kMlp}).test_auc;
+  for (const Precision precision : {Precision::kFp16, Precision::kBf16}) {
+    o.precision = precision;
+    const LinkResult half = train_link_prediction(data, o, {.scorer = Scorer::kMlp});
+    EXPECT_NEAR(half.test_auc, fp32, 0.03) << name_of(precision);
+  }
+}
+
+// The graph sampled by the tensor-op sampler and the rows read through a placement with a
+// cache of hot rows give the run the loader's C++ sampler and gather give, and the cache
+// reports its hits.
+TEST(DeviceTraining, LinkPredictionWithPlacedGraphAndRowsIsTheSameRun) {
+  const io::Dataset data = link_planted();
+  TrainOptions o = link_options();
+  o.model.dropout = 0.5;  // the same masks too
+  const LinkResult host = train_link_prediction(data, o, {});
+  o.graph_placement = GraphPlacement::kDevice;
+  o.feature_placement = features::FeaturePlacement::kDevice;
+  o.device_cache_bytes = 500 * 16 * 4;  // the 500 busiest nodes' rows
+  const LinkResult placed = train_link_prediction(data, o, {});
+  EXPECT_EQ(placed.test_auc, host.test_auc);
+  EXPECT_EQ(placed.best_val_auc, host.best_val_auc);
+  EXPECT_EQ(placed.counters.at("device_cache_rows"), 500);
+  EXPECT_GT(placed.counters.at("device_cache_hit_rate"), 0.2);  // a quarter of the rows
+  EXPECT_FALSE(host.counters.contains("device_cache_rows"));
 }
 
 TEST(DeviceTraining, MovingABatchToTheCpuKeepsEveryTensor) {

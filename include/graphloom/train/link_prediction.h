@@ -68,6 +68,8 @@ struct LinkResult {
   int64_t epochs_run = 0;
   double edges_per_second = 0;  // positive training edges per second of training, all ranks
   StageTimes times;             // summed over all epochs of this run
+  // TrainingInputs::epoch_counters summed over the ranks and epochs, and the device cache's.
+  std::map<std::string, double> counters;
 };
 
 // With a process group of several ranks the run is data-parallel: each rank trains on its
