@@ -26,17 +26,30 @@ Block to_device(const Block& block, c10::Device device, bool non_blocking) {
   return out;
 }
 
-MiniBatch to_device(const MiniBatch& batch, c10::Device device, bool non_blocking) {
+MiniBatch map_tensors(const MiniBatch& batch,
+                      const std::function<at::Tensor(const at::Tensor&)>& fn) {
+  const auto apply = [&fn](at::Tensor& t) {
+    if (t.defined()) t = fn(t);
+  };
   MiniBatch out = batch;
-  out.seeds = moved(batch.seeds, device, non_blocking);
+  apply(out.seeds);
   for (at::Tensor* t : {&out.pairs.src, &out.pairs.dst, &out.pairs.negative_dst,
                         &out.pairs.negative_src, &out.pairs.position, &out.pairs.input_id,
                         &out.labels, &out.pyg.edge_index, &out.pyg.edge_ids}) {
-    *t = moved(*t, device, non_blocking);
+    apply(*t);
   }
-  for (Block& block : out.blocks) block = to_device(block, device, non_blocking);
-  for (auto& [name, rows] : out.features) rows = moved(rows, device, non_blocking);
+  for (Block& block : out.blocks) {
+    for (at::Tensor* t :
+         {&block.src_ids, &block.indptr, &block.indices, &block.edge_ids, &block.edge_types}) {
+      apply(*t);
+    }
+  }
+  for (auto& [name, rows] : out.features) apply(rows);
   return out;
+}
+
+MiniBatch to_device(const MiniBatch& batch, c10::Device device, bool non_blocking) {
+  return map_tensors(batch, [&](const at::Tensor& t) { return t.to(device, non_blocking); });
 }
 
 }  // namespace graphloom::sampling

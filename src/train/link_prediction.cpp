@@ -102,7 +102,7 @@ class LinkPredictionTask : public Task {
   const TaskNames& names() const override { return names_; }
   torch::nn::Module& model() override { return *model_; }
   loader::DataLoader& loader() override { return *loader_; }
-  StepOutput step(const sampling::MiniBatch& batch) override;
+  StepOutput step(const sampling::MiniBatch& host_batch, const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
   std::map<std::string, torch::Tensor> external_state() override {
     return shared_embedding_ != nullptr ? shared_embedding_->state()
@@ -300,9 +300,8 @@ torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch,
   return model_->encoder().forward(batch.blocks, input_);
 }
 
-StepOutput LinkPredictionTask::step(const sampling::MiniBatch& host_batch) {
-  const sampling::MiniBatch batch =
-      device_.is_cpu() ? host_batch : sampling::to_device(host_batch, device_);
+StepOutput LinkPredictionTask::step(const sampling::MiniBatch& host_batch,
+                                    const sampling::MiniBatch& batch) {
   const sampling::PairBatch& pairs = batch.pairs;
   const int64_t count = pairs.num_pairs();
   torch::Tensor positive;

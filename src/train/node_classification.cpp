@@ -76,7 +76,7 @@ class NodeClassificationTask : public Task {
   const TaskNames& names() const override { return names_; }
   torch::nn::Module& model() override { return *model_; }
   loader::DataLoader& loader() override { return *loader_; }
-  StepOutput step(const sampling::MiniBatch& batch) override;
+  StepOutput step(const sampling::MiniBatch& host_batch, const sampling::MiniBatch& batch) override;
   void after_step(const sampling::MiniBatch& batch) override;
   const features::DeviceRows* device_rows() const { return device_rows_.get(); }
   std::map<std::string, torch::Tensor> external_state() override {
@@ -208,9 +208,8 @@ at::Tensor NodeClassificationTask::logits(const at::Tensor& nodes) const {
       .index_select(0, nodes);
 }
 
-StepOutput NodeClassificationTask::step(const sampling::MiniBatch& host_batch) {
-  const sampling::MiniBatch batch =
-      device_.is_cpu() ? host_batch : sampling::to_device(host_batch, device_);
+StepOutput NodeClassificationTask::step(const sampling::MiniBatch& host_batch,
+                                        const sampling::MiniBatch& batch) {
   // Embedding rows are pulled here, as leaves whose gradient goes back to their owners.
   input_ = feature_table_.defined() ? feature_table_
            : device_rows_           ? device_rows_->gather(host_batch.input_nodes())

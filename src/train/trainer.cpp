@@ -100,8 +100,8 @@ Trainer::Trainer(const TrainOptions& options, distributed::ProcessGroup* group,
     : options_(options),
       group_(group),
       epoch_counters_(std::move(epoch_counters)),
-      main_rank_(!data_parallel(group) || group->rank() == 0) {
-  options_.validate();
+      main_rank_(!data_parallel(group) || group->rank() == 0),
+      stager_((options.validate(), training_device(options, group))) {
   torch::manual_seed(options_.seed);
 }
 
@@ -275,12 +275,22 @@ Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
                             batches - totals.first_batch, "batches");
   }
   Timer epoch_timer;
-  for (int64_t b = totals.first_batch; b < batches; ++b) {
+  std::optional<loader::StagedBatch> next;
+  const auto fetch = [&] {
     Timer timer;
-    std::optional<sampling::MiniBatch> batch = loader.next();
+    next = stager_.stage(loader.next());
     totals.times.wait += timer.seconds();
-    if (!batch) break;
-    train_batch(task, *batch, totals);
+  };
+  if (totals.first_batch < batches) fetch();
+  for (int64_t b = totals.first_batch; b < batches && next; ++b) {
+    loader::StagedBatch batch = std::move(*next);
+    next.reset();
+    train_batch(
+        task, batch,
+        [&] {
+          if (b + 1 < batches) fetch();
+        },
+        totals);
     state_.batches_done = b + 1;
     if (options_.checkpoint_every > 0 && state_.step % options_.checkpoint_every == 0 &&
         b + 1 < checkpoint_limit) {
@@ -294,15 +304,18 @@ Trainer::EpochTotals Trainer::train_epoch(Task& task, int64_t epoch) {
   return totals;
 }
 
-void Trainer::train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals) {
+void Trainer::train_batch(Task& task, loader::StagedBatch& staged,
+                          const std::function<void()>& prefetch, EpochTotals& totals) {
+  const sampling::MiniBatch& batch = staged.host;
   StageTimes& t = totals.times;
   t.sample += batch.sample_seconds;
   t.fetch += batch.fetch_seconds;
   Timer timer;
   StepOutput out;
   try {
-    out = task.step(batch);
+    out = task.step(batch, stager_.ready(staged));
     t.forward += timer.seconds();
+    prefetch();  // counted as waiting for batches
     timer.reset();
     optimizer_->zero_grad();
     (scaler_ ? scaler_->scale(out.loss) : out.loss).backward();

@@ -15,6 +15,7 @@
 #include "graphloom/base/device.h"
 #include "graphloom/features/device_rows.h"
 #include "graphloom/graph/build.h"
+#include "graphloom/loader/device_stager.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
 
@@ -100,6 +101,30 @@ TEST_F(Cuda, PinnedPlacementReadsAMappedMatrixInPlace) {
     EXPECT_TRUE(at::equal(placed.gather(ids).cpu(), table.index_select(0, ids)));
   }
   ::munmap(memory, bytes);
+}
+
+// Batches staged one ahead on the side stream arrive whole, in order, while the compute stream
+// is busy with work queued before them (a matmul chain that the staging must not wait for).
+TEST_F(Cuda, StagedBatchesArriveWholeOnTheDeviceWhileItComputes) {
+  const loader::DeviceStager stager(device_);
+  std::vector<sampling::MiniBatch> host(4);
+  for (int64_t i = 0; i < 4; ++i) {
+    host[i].seeds = at::arange(i, i + 1000, at::kLong);
+    host[i].features["feat"] = at::randn({1000, 256});
+  }
+  at::Tensor busy = at::randn({2048, 2048}, at::TensorOptions().device(device_));
+  std::optional<loader::StagedBatch> next = stager.stage(host[0]);
+  for (int64_t i = 0; i < 4; ++i) {
+    loader::StagedBatch staged = std::move(*next);
+    for (int k = 0; k < 8; ++k) busy = at::tanh(busy.mm(busy));
+    next = stager.stage(i + 1 < 4 ? std::optional(host[i + 1]) : std::nullopt);
+    const sampling::MiniBatch& batch = stager.ready(staged);
+    ASSERT_TRUE(batch.features.at("feat").is_cuda());
+    // Read on the compute stream, after the wait on the copies' event.
+    EXPECT_TRUE(at::equal(batch.features.at("feat").mul(2).cpu(), host[i].features.at("feat") * 2));
+    EXPECT_TRUE(at::equal(batch.seeds.cpu(), host[i].seeds));
+  }
+  EXPECT_FALSE(next.has_value());
 }
 
 // One rank is all a one-GPU machine can hold (NCCL refuses two ranks on one GPU): its

@@ -36,7 +36,7 @@ class FitOneWeight : public Task {
   const TaskNames& names() const override { return names_; }
   torch::nn::Module& model() override { return *weight_; }
   loader::DataLoader& loader() override { return loader_; }
-  StepOutput step(const sampling::MiniBatch& batch) override {
+  StepOutput step(const sampling::MiniBatch& batch, const sampling::MiniBatch&) override {
     if (steps_++ == fail_at_step_) throw std::runtime_error("killed");
     StepOutput out;
     // The noise draws from torch's generator, as dropout does: a resume must restore it, and

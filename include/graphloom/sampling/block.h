@@ -5,6 +5,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -81,6 +82,11 @@ struct MiniBatch {
   const at::Tensor& input_nodes() const { return blocks.empty() ? seeds : blocks.front().src_ids; }
   int64_t num_sampled_edges() const;
 };
+
+// The batch with `fn` applied to each of its defined tensors (blocks, pairs, features, labels,
+// PyG edges; not the temporal times, which stay on the host): one list of what a batch holds.
+MiniBatch map_tensors(const MiniBatch& batch,
+                      const std::function<at::Tensor(const at::Tensor&)>& fn);
 
 // The batch with every tensor on `device` (the same tensors when they already are there). With
 // `non_blocking`, copies from pinned host memory overlap the caller's work on the device's

@@ -50,9 +50,12 @@ class Task {
   virtual torch::nn::Module& model() = 0;
   // The training batches.
   virtual loader::DataLoader& loader() = 0;
-  // Forward and loss of one batch (the engine runs backward and the optimizer).
-  virtual StepOutput step(const sampling::MiniBatch& batch) = 0;
-  // After the optimizer's step: updates the engine does not see (a DistEmbedding's rows).
+  // Forward and loss of one batch (the engine runs backward and the optimizer): `host` as the
+  // loader made it, `on_device` its copy on the training device (the same batch on the CPU).
+  virtual StepOutput step(const sampling::MiniBatch& host,
+                          const sampling::MiniBatch& on_device) = 0;
+  // After the optimizer's step, with the host batch: updates the engine does not see (a
+  // DistEmbedding's rows).
   virtual void after_step(const sampling::MiniBatch& /*batch*/) {}
   // What the task trains outside model(), by name: a DistEmbedding's rows and its optimizer's
   // state on the servers. Rank 0 saves it into every checkpoint and puts it back on resume

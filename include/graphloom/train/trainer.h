@@ -13,6 +13,7 @@
 #include <string>
 
 #include "graphloom/distributed/runtime/process_group.h"
+#include "graphloom/loader/device_stager.h"
 #include "graphloom/train/checkpoint.h"
 #include "graphloom/train/task.h"
 #include "graphloom/train/train_options.h"
@@ -68,7 +69,10 @@ class Trainer {
   int64_t mid_epoch_checkpoint_limit(int64_t batches) const;
   int64_t batches_per_epoch(Task& task) const;
   EpochTotals train_epoch(Task& task, int64_t epoch);
-  void train_batch(Task& task, const sampling::MiniBatch& batch, EpochTotals& totals);
+  // `prefetch` stages the next batch once this step's forward is queued, so that its copy to
+  // the device overlaps this step's compute.
+  void train_batch(Task& task, loader::StagedBatch& batch, const std::function<void()>& prefetch,
+                   EpochTotals& totals);
   void join(Task& task, EpochTotals& totals);
   void after_step();
   void reduce(EpochTotals& totals);
@@ -80,6 +84,7 @@ class Trainer {
   distributed::ProcessGroup* group_;
   std::function<std::map<std::string, double>()> epoch_counters_;
   bool main_rank_;
+  loader::DeviceStager stager_;  // batches onto the training device, one step ahead
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::optional<GradientSynchronizer> sync_;
   std::unique_ptr<GradScaler> scaler_;  // fp16 only
