@@ -25,19 +25,20 @@ at::Tensor BufferPool::take(const std::string& name, c10::ScalarType dtype,
     if (fits(buffer, dtype, row_shape, rows)) return buffer.narrow(0, 0, rows);
     free_slot = &buffer;
   }
+  const auto options = at::TensorOptions(dtype).pinned_memory(pinned_);
   std::vector<int64_t> shape{rows + rows / 8};
   shape.insert(shape.end(), row_shape.begin(), row_shape.end());
   if (free_slot != nullptr) {
     *free_slot = at::Tensor();  // release the small buffer before allocating its successor
-    *free_slot = at::empty(shape, dtype);
+    *free_slot = at::empty(shape, options);
     return free_slot->narrow(0, 0, rows);
   }
   if (buffers.size() < max_buffers_) {
-    buffers.push_back(at::empty(shape, dtype));
+    buffers.push_back(at::empty(shape, options));
     return buffers.back().narrow(0, 0, rows);
   }
   shape[0] = rows;
-  return at::empty(shape, dtype);
+  return at::empty(shape, options);
 }
 
 std::size_t BufferPool::num_buffers(const std::string& name) const {

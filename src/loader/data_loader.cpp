@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/base/timer.h"
@@ -25,12 +26,17 @@ void check_pipeline_options(const DataLoaderOptions& options) {
   if (options.threads_per_worker < 0)
     throw OptionError("threads_per_worker",
                       fmt::format("must be >= 0, got {}", options.threads_per_worker));
+  if (options.pin_memory && cuda_device_count() == 0) {
+    throw OptionError("pin_memory",
+                      "pins host memory for a CUDA device, and this build or "
+                      "machine has none (a CPU-only torch, or no visible GPU)");
+  }
 }
 
 DataLoader::DataLoader(Pipeline pipeline, DataLoaderOptions options)
     : pipeline_(pipeline),
       options_(std::move(options)),
-      buffers_(static_cast<std::size_t>(std::max(options_.prefetch, 1)) + 2) {
+      buffers_(static_cast<std::size_t>(std::max(options_.prefetch, 1)) + 2, options_.pin_memory) {
   GL_CHECK(pipeline_.items != nullptr, "DataLoader needs an item sampler");
   GL_CHECK(pipeline_.negatives == nullptr || pipeline_.negatives_per_pair >= 1,
            "DataLoader: negatives per pair must be >= 1, got {}", pipeline_.negatives_per_pair);

@@ -7,6 +7,10 @@
 
 namespace graphloom::loader {
 
+StagedBatch::~StagedBatch() {
+  if (copied) copied->synchronize();
+}
+
 DeviceStager::DeviceStager(c10::Device device) : device_(device) {
   if (device.is_cpu()) return;
   const c10::impl::VirtualGuardImpl guard(device.type());
@@ -15,24 +19,24 @@ DeviceStager::DeviceStager(c10::Device device) : device_(device) {
 
 std::optional<StagedBatch> DeviceStager::stage(std::optional<sampling::MiniBatch> host) const {
   if (!host) return std::nullopt;
-  StagedBatch staged{.host = std::move(*host)};
+  StagedBatch staged(std::move(*host));
   if (!side_stream_) {
     staged.device = staged.host;  // the same tensors
     return staged;
   }
-  // Pageable memory would make the copies synchronous: stage through pinned memory (whose
-  // blocks the host allocator keeps until the copies that read them are done).
+  // Pageable memory would make the copies synchronous: rows the loader did not gather into its
+  // pinned buffers (DataLoaderOptions::pin_memory) are copied into pinned memory first.
   const sampling::MiniBatch pinned = sampling::map_tensors(
       staged.host, [](const at::Tensor& t) { return t.is_pinned() ? t : t.pin_memory(); });
   const c10::StreamGuard on_side_stream(*side_stream_);
   staged.device = sampling::to_device(pinned, device_, /*non_blocking=*/true);
-  staged.copied.emplace(device_.type());
+  staged.copied = std::make_shared<c10::Event>(device_.type());
   staged.copied->record(*side_stream_);
   return staged;
 }
 
 const sampling::MiniBatch& DeviceStager::ready(StagedBatch& staged) const {
-  if (!staged.copied) return staged.device;
+  if (!staged.copied || staged.waited_for) return staged.device;
   const c10::impl::VirtualGuardImpl guard(device_.type());
   const c10::Stream compute = guard.getStream(device_);
   staged.copied->block(compute);
@@ -42,7 +46,7 @@ const sampling::MiniBatch& DeviceStager::ready(StagedBatch& staged) const {
     t.record_stream(compute);
     return t;
   });
-  staged.copied.reset();
+  staged.waited_for = true;
   return staged.device;
 }
 

@@ -282,7 +282,8 @@ void LinkPredictionTask::make_loader(int64_t embed_dim) {
                                 .prefetch = options_.prefetch,
                                 .feature_names = gather_features ? std::vector<std::string>{"feat"}
                                                                  : std::vector<std::string>{},
-                                .label_name = ""});
+                                .label_name = "",
+                                .pin_memory = device_.is_cuda()});
 }
 
 torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch,

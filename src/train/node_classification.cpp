@@ -174,7 +174,8 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       loader::DataLoaderOptions{.num_workers = options.num_workers,
                                 .prefetch = options.prefetch,
                                 .feature_names = gather_features ? std::vector<std::string>{"feat"}
-                                                                 : std::vector<std::string>{}});
+                                                                 : std::vector<std::string>{},
+                                .pin_memory = device_.is_cuda()});
 }
 
 std::shared_ptr<nn::GnnModel> NodeClassificationTask::make(const TrainOptions& options) const {

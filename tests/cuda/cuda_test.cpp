@@ -15,6 +15,7 @@
 #include "graphloom/base/device.h"
 #include "graphloom/features/device_rows.h"
 #include "graphloom/graph/build.h"
+#include "graphloom/loader/buffer_pool.h"
 #include "graphloom/loader/device_stager.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
@@ -125,6 +126,21 @@ TEST_F(Cuda, StagedBatchesArriveWholeOnTheDeviceWhileItComputes) {
     EXPECT_TRUE(at::equal(batch.seeds.cpu(), host[i].seeds));
   }
   EXPECT_FALSE(next.has_value());
+}
+
+// pin_memory: the loader's feature rows are gathered into pinned buffers, which staging then
+// sends as they are.
+TEST_F(Cuda, PinnedPoolBuffersArePageLockedAndReused) {
+  loader::BufferPool pool(2, /*pinned=*/true);
+  const void* storage = nullptr;
+  {
+    const at::Tensor rows = pool.take("feat", at::kFloat, {64}, 1000);
+    EXPECT_TRUE(rows.is_pinned());
+    storage = rows.storage().data();
+  }
+  const at::Tensor again = pool.take("feat", at::kFloat, {64}, 900);
+  EXPECT_TRUE(again.is_pinned());
+  EXPECT_EQ(again.storage().data(), storage);  // reused, not pinned again
 }
 
 // One rank is all a one-GPU machine can hold (NCCL refuses two ranks on one GPU): its

@@ -6,6 +6,10 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "graphloom/base/device.h"
+#include "graphloom/base/error.h"
+#include "graphloom/loader/data_loader.h"
+
 namespace graphloom::loader {
 namespace {
 
@@ -33,7 +37,7 @@ TEST(DeviceStager, OnTheCpuABatchIsUsedAsItIs) {
   const sampling::MiniBatch batch = full_batch();
   std::optional<StagedBatch> staged = stager.stage(batch);
   ASSERT_TRUE(staged.has_value());
-  EXPECT_FALSE(staged->copied.has_value());
+  EXPECT_EQ(staged->copied, nullptr);
   const sampling::MiniBatch& ready = stager.ready(*staged);
   EXPECT_TRUE(ready.features.at("feat").is_same(batch.features.at("feat")));
   EXPECT_TRUE(ready.blocks[0].indices.is_same(batch.blocks[0].indices));
@@ -54,6 +58,16 @@ TEST(DeviceStager, MapTensorsReachesEveryDefinedTensorAndLeavesTheRestUndefined)
   EXPECT_FALSE(mapped.blocks[0].edge_types.defined());
   EXPECT_FALSE(mapped.pyg.edge_index.defined());
   EXPECT_EQ(mapped.blocks[0].num_dst, 4);
+}
+
+TEST(DeviceStager, PinnedLoaderBuffersWithoutACudaDeviceAreAnOptionError) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  try {
+    check_pipeline_options({.pin_memory = true});
+    ADD_FAILURE() << "pin_memory accepted without a CUDA device";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "pin_memory");
+  }
 }
 
 }  // namespace

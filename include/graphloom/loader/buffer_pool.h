@@ -18,7 +18,10 @@ namespace graphloom::loader {
 class BufferPool {
  public:
   // Keeps at most `max_buffers` buffers per name; beyond that take() allocates unpooled.
-  explicit BufferPool(std::size_t max_buffers) : max_buffers_(max_buffers) {}
+  // `pinned`: page-locked buffers (a CUDA build with a device), whose rows a device copies
+  // without blocking; allocated once and reused, where pinning per batch would copy every row.
+  explicit BufferPool(std::size_t max_buffers, bool pinned = false)
+      : max_buffers_(max_buffers), pinned_(pinned) {}
 
   // A contiguous [rows, row_shape...] tensor of `dtype`: a view of a pooled buffer that nothing
   // else references any more, or of a new one with 1/8 spare rows so that the next, slightly
@@ -30,6 +33,7 @@ class BufferPool {
 
  private:
   std::size_t max_buffers_;
+  bool pinned_;
   mutable std::mutex mutex_;
   std::map<std::string, std::vector<at::Tensor>> buffers_;
 };

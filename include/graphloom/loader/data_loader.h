@@ -34,6 +34,11 @@ struct DataLoaderOptions {
   // PyG's batches: also build MiniBatch::pyg in the worker, and gather the labels of every
   // input node (PyG's `y`; the seeds' are its first rows, since seeds lead the input nodes).
   bool pyg_layout = false;
+  // Feature rows gathered into pinned (page-locked) host buffers, local and remote rows alike,
+  // so that a CUDA device copies them without blocking (torch's DataLoader pin_memory). Needs a
+  // CUDA build and device. The buffers are pooled: a consumer keeps each batch until the
+  // copies that read it are done (DeviceStager's StagedBatch waits for them when it goes).
+  bool pin_memory = false;
 };
 
 // Throws graphloom::OptionError, naming the field (num_workers, prefetch), when the worker and

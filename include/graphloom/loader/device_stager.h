@@ -9,6 +9,7 @@
 #include <c10/core/Event.h>
 #include <c10/core/Stream.h>
 
+#include <memory>
 #include <optional>
 
 #include "graphloom/sampling/block.h"
@@ -18,9 +19,18 @@ namespace graphloom::loader {
 // A batch on its way to the device: the loader's host batch (host ids read by placed rows and
 // embeddings) and its device copy, usable once DeviceStager::ready() says so.
 struct StagedBatch {
+  StagedBatch() = default;
+  explicit StagedBatch(sampling::MiniBatch from_loader) : host(std::move(from_loader)) {}
+  StagedBatch(StagedBatch&&) = default;
+  StagedBatch& operator=(StagedBatch&&) = default;
+  // Waits for the copies (long done once the step that used it has been read): the host rows
+  // may sit in the loader's pooled pinned buffers, which must not be refilled under a copy.
+  ~StagedBatch();
+
   sampling::MiniBatch host;
   sampling::MiniBatch device;
-  std::optional<c10::Event> copied;  // recorded on the side stream after the copies
+  std::shared_ptr<c10::Event> copied;  // recorded on the side stream after the copies
+  bool waited_for = false;             // the compute stream waits for `copied`
 };
 
 class DeviceStager {
