@@ -177,17 +177,20 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
   cmd->add_option("--device", o.device,
                   "Train the model on this device: cpu, cuda or cuda:N (a CUDA build of "
                   "graphloom, see the README); sampling and feature gathering stay on the CPU "
-                  "and each batch is copied to the device (node classification)");
+                  "and each batch is copied to the device one step ahead (node classification "
+                  "and link prediction)");
   add_enum_option(cmd, "--feature-placement", o.feature_placement,
                   "How input features reach --device: cpu (gathered into each batch, then "
                   "copied), pinned (the matrix registered as pinned host memory, rows read by "
                   "the GPU through zero-copy), device (the whole matrix on the GPU), or auto "
                   "(device when it takes at most half the GPU's free memory, else pinned; cpu on "
-                  "the CPU). pinned and device need a local dataset with uncompressed features");
+                  "the CPU). pinned and device need a local dataset's matrix in memory; compressed "
+                  "features (--feature-dtype) go as stored and are decoded on the device");
   cmd->add_option("--device-cache-size", o.device_cache_bytes,
                   "Bytes of input feature rows also kept on --device, the nodes of highest "
                   "out-degree first (a GPU feature cache; its hit rate is logged at the end), "
-                  "e.g. 512M; 0 = none. Needs a local dataset with uncompressed features")
+                  "e.g. 512M; 0 = none (rows as stored: compressed ones take less). Needs a local "
+                  "dataset's matrix in memory")
       ->transform(byte_size());
   add_enum_option(cmd, "--graph-placement", o.graph_placement,
                   "Where training batches are sampled: cpu (the C++ sampler, host memory) or "

@@ -20,11 +20,24 @@ FeaturePlacement choose_feature_placement(int64_t table_bytes, int64_t free_devi
 }
 
 DeviceRows::DeviceRows(at::Tensor table, c10::Device device, FeaturePlacement placement)
-    : host_table_(std::move(table)), device_(device), placement_(placement) {
+    : DeviceRows(EncodedRows{.values = std::move(table)}, device, placement) {
+  decodes_ = false;  // rows as they are, 16-bit ones too
+}
+
+DeviceRows::DeviceRows(EncodedRows table, c10::Device device, FeaturePlacement placement)
+    : host_table_(std::move(table.values)), device_(device), placement_(placement) {
   require_device(device);
   GL_CHECK(host_table_.defined() && host_table_.dim() >= 1 && host_table_.is_cpu(),
            "DeviceRows needs a host matrix of at least one dimension");
   host_table_ = host_table_.contiguous();
+  decodes_ = decodes_to_float(host_table_.scalar_type(), table.row_scale.defined());
+  if (table.row_scale.defined()) {
+    GL_CHECK(host_table_.dim() == 2 && table.row_scale.numel() == host_table_.size(0),
+             "DeviceRows: a row scale needs a [rows, dim] table and one scale per row ({} for {} "
+             "rows)",
+             table.row_scale.numel(), host_table_.size(0));
+    row_scale_ = table.row_scale.to(at::kFloat).to(device);
+  }
   if (placement_ == FeaturePlacement::kAuto) {
     const int64_t bytes = host_table_.numel() * host_table_.element_size();
     placement_ = choose_feature_placement(
@@ -81,6 +94,18 @@ void DeviceRows::cache_rows(const at::Tensor& hot_rows) {
 
 at::Tensor DeviceRows::gather(const at::Tensor& ids) const {
   check_row_ids(ids, num_rows(), "row ids");
+  return decoded(gather_stored(ids), ids);
+}
+
+at::Tensor DeviceRows::decoded(at::Tensor rows, const at::Tensor& ids) const {
+  if (!decodes_) return rows;
+  rows = rows.to(at::kFloat);
+  if (row_scale_.defined()) rows.mul_(row_scale_.index_select(0, ids.to(device_)).unsqueeze(1));
+  return rows;
+}
+
+// The rows as stored: the cache's, the rest by the placement.
+at::Tensor DeviceRows::gather_stored(const at::Tensor& ids) const {
   if (!cache_.defined()) return gather_by_placement(ids);
   const at::Tensor on_device = ids.to(device_);
   const at::Tensor slot = slot_of_row_.index_select(0, on_device).to(at::kLong);

@@ -117,10 +117,11 @@ FeatureInfo TensorFeatureSource::info(const std::string& name) const {
   return {decoded ? at::kFloat : t.scalar_type(), t.sizes().slice(1).vec(), t.size(0)};
 }
 
-at::Tensor TensorFeatureSource::whole_table(const std::string& name) const {
-  const EncodedRows& rows = table(name);
-  return info(name).dtype == rows.values.scalar_type() && !rows.row_scale.defined() ? rows.values
-                                                                                    : at::Tensor();
+at::Tensor FeatureSource::whole_table(const std::string& name) const {
+  const EncodedRows rows = encoded_table(name);
+  const bool as_stored = rows.values.defined() &&
+                         !decodes_to_float(rows.values.scalar_type(), rows.row_scale.defined());
+  return as_stored ? rows.values : at::Tensor();
 }
 
 void TensorFeatureSource::gather(const std::string& name, const at::Tensor& ids,

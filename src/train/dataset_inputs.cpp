@@ -33,8 +33,8 @@ class OverlaidRows final : public features::FeatureSource {
   void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override {
     source(name).gather(name, ids, out);
   }
-  at::Tensor whole_table(const std::string& name) const override {
-    return source(name).whole_table(name);
+  features::EncodedRows encoded_table(const std::string& name) const override {
+    return source(name).encoded_table(name);
   }
 
  private:

@@ -53,16 +53,18 @@ std::unique_ptr<features::DeviceRows> placed_rows(const TrainingInputs& inputs,
       (placement == FeaturePlacement::kCpu && !cache)) {
     return nullptr;
   }
-  const at::Tensor table = inputs.rows->whole_table("feat");
-  if (!table.defined()) {
+  // Encoded rows (16-bit, int8, row-normalized) go as stored and are decoded on the device.
+  features::EncodedRows table = inputs.rows->encoded_table("feat");
+  if (!table.values.defined()) {
     if (placement == FeaturePlacement::kAuto && !cache) return nullptr;
     throw OptionError(cache ? "device_cache_bytes" : "feature_placement",
-                      fmt::format("{} needs the 'feat' matrix in this process's memory as stored "
-                                  "(a local dataset; not compressed features or remote rows)",
+                      fmt::format("{} needs the 'feat' matrix in this process's memory (a local "
+                                  "dataset, not read from disk; not remote rows)",
                                   cache ? "a device cache" : std::string(name_of(placement))));
   }
-  auto rows = std::make_unique<features::DeviceRows>(table, device, placement);
-  if (cache) rows->cache_rows(hottest_rows(inputs, options.device_cache_bytes, table));
+  const at::Tensor values = table.values;
+  auto rows = std::make_unique<features::DeviceRows>(std::move(table), device, placement);
+  if (cache) rows->cache_rows(hottest_rows(inputs, options.device_cache_bytes, values));
   return rows;
 }
 

@@ -14,6 +14,7 @@
 
 #include "graphloom/base/device.h"
 #include "graphloom/features/device_rows.h"
+#include "graphloom/features/row_codec.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/loader/buffer_pool.h"
 #include "graphloom/loader/device_stager.h"
@@ -84,6 +85,27 @@ TEST_F(Cuda, EveryPlacementGathersTheRowsIndexSelectGathers) {
       ASSERT_TRUE(got.is_cuda());
       EXPECT_TRUE(at::equal(got.cpu(), table.index_select(0, ids)))
           << name_of(placement) << " " << table.sizes();
+    }
+  }
+}
+
+// int8 with row scales and bfloat16 go to the device as stored; the rows it decodes are the
+// float32 rows the host decodes, bit for bit, cache hits included.
+TEST_F(Cuda, EncodedRowsDecodeOnTheDeviceAsOnTheHost) {
+  const at::Tensor table = at::randn({5000, 48});
+  const at::Tensor ids = at::randint(5000, {4096}, at::kLong);
+  for (const c10::ScalarType dtype : {at::kChar, at::kBFloat16, at::kHalf}) {
+    const features::EncodedRows encoded = features::encode_rows(table, dtype);
+    at::Tensor want = at::empty({ids.numel(), 48}, at::kFloat);
+    features::gather_decoded_rows(encoded, ids, want);
+    for (const auto placement :
+         {features::FeaturePlacement::kCpu, features::FeaturePlacement::kPinned,
+          features::FeaturePlacement::kDevice}) {
+      features::DeviceRows rows(encoded, device_, placement);
+      rows.cache_rows(at::arange(0, 5000, 7, at::kLong));
+      const at::Tensor got = rows.gather(ids.to(device_));
+      ASSERT_TRUE(got.is_cuda());
+      EXPECT_TRUE(at::equal(got.cpu(), want)) << c10::toString(dtype) << " " << name_of(placement);
     }
   }
 }

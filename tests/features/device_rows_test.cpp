@@ -7,6 +7,7 @@
 
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
+#include "graphloom/features/tensor_feature_source.h"
 
 namespace graphloom::features {
 namespace {
@@ -71,6 +72,37 @@ TEST(DeviceRows, ACacheOfHotRowsServesThemAndCountsItsHits) {
   DeviceRows rows(table, kCpu, FeaturePlacement::kCpu);
   EXPECT_THROW(rows.cache_rows(at::tensor({int64_t{1}, int64_t{1}})), Error);
   EXPECT_THROW(rows.cache_rows(at::tensor({int64_t{200}})), RangeError);
+}
+
+// The encodings a dataset stores (int8 with a row scale, 16-bit floats, float32 with a
+// normalizing scale) decoded after the gather, cache hits included: bit for bit the float32
+// rows the host source decodes.
+TEST(DeviceRows, EncodedTablesDecodeToTheRowsTheHostSourceDecodes) {
+  at::manual_seed(5);
+  const at::Tensor table = at::randn({300, 12});
+  std::vector<EncodedRows> encodings = {encode_rows(table, at::kChar),
+                                        encode_rows(table, at::kHalf),
+                                        encode_rows(table, at::kBFloat16)};
+  encodings.push_back({table.abs(), row_normalizing_scale({table.abs(), {}})});
+  const at::Tensor ids = at::randint(300, {2000}, at::kLong);
+  for (const EncodedRows& encoded : encodings) {
+    TensorFeatureSource host;
+    host.add("feat", encoded.values, encoded.row_scale);
+    const at::Tensor want = host.gather("feat", ids);
+    ASSERT_EQ(want.scalar_type(), at::kFloat);
+    for (const auto placement :
+         {FeaturePlacement::kCpu, FeaturePlacement::kPinned, FeaturePlacement::kDevice}) {
+      DeviceRows rows(host.encoded_table("feat"), kCpu, placement);
+      EXPECT_TRUE(at::equal(rows.gather(ids), want))
+          << c10::toString(encoded.values.scalar_type()) << " " << name_of(placement);
+      rows.cache_rows(at::arange(0, 300, 3, at::kLong));
+      EXPECT_TRUE(at::equal(rows.gather(ids), want))
+          << c10::toString(encoded.values.scalar_type()) << " cached " << name_of(placement);
+    }
+  }
+  // A matrix given as a tensor is gathered as it is, 16-bit too.
+  const at::Tensor half = table.to(at::kHalf);
+  EXPECT_EQ(DeviceRows(half, kCpu, FeaturePlacement::kCpu).gather(ids).scalar_type(), at::kHalf);
 }
 
 TEST(DeviceRows, IdsOutsideTheMatrixAreRangeErrorsNamingTheId) {

@@ -6,6 +6,7 @@
 
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
+#include "graphloom/features/dataset_encoding.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/io/link_splits.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -143,6 +144,24 @@ TEST(DeviceTraining, LinkPredictionWithPlacedGraphAndRowsIsTheSameRun) {
   EXPECT_EQ(placed.counters.at("device_cache_rows"), 500);
   EXPECT_GT(placed.counters.at("device_cache_hit_rate"), 0.2);  // a quarter of the rows
   EXPECT_FALSE(host.counters.contains("device_cache_rows"));
+}
+
+// Features stored as int8 with row scales or as bfloat16 go to the device as stored and are
+// decoded there: the same run as the loader's decoding gather.
+TEST(DeviceTraining, EncodedFeaturesDecodedOnTheDeviceAreTheSameRun) {
+  for (const char* dtype : {"int8", "bfloat16"}) {
+    io::Dataset data = planted();
+    features::encode_dataset_features(data, dtype);
+    TrainOptions o = options_for(nn::ModelKind::kSage);
+    o.model.dropout = 0.5;
+    const TrainResult host = train_node_classification(data, o);
+    o.feature_placement = features::FeaturePlacement::kDevice;
+    o.device_cache_bytes = 300 * 16;  // int8 rows: 16 bytes
+    const TrainResult device = train_node_classification(data, o);
+    EXPECT_EQ(device.test_acc, host.test_acc) << dtype;
+    EXPECT_EQ(device.best_val_acc, host.best_val_acc) << dtype;
+    EXPECT_GT(device.counters.at("device_cache_hit_rate"), 0.0) << dtype;
+  }
 }
 
 TEST(DeviceTraining, MovingABatchToTheCpuKeepsEveryTensor) {

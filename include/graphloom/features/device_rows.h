@@ -10,6 +10,10 @@
 // On the CPU device every placement is a plain gather: pinned memory is plain memory there, so
 // the same calls run (and are tested) on a machine without a GPU.
 //
+// Encoded tables (row_codec.h: 16-bit floats, int8 with a row scale) stay encoded on the way:
+// the device holds, caches and receives the stored bytes (half or a quarter of float32's) and
+// decodes the gathered rows itself, to the same float32 values a host gather decodes.
+//
 // A cache of hot rows (cache_rows, e.g. the highest in-degree nodes: DGL's and GraphBolt's GPU
 // feature cache) keeps a copy of those rows in device memory; gather() then reads them there
 // and only the others by the placement, and counts its hits.
@@ -25,6 +29,7 @@
 #include <utility>
 
 #include "graphloom/base/enum_names.h"
+#include "graphloom/features/row_codec.h"
 
 namespace graphloom::features {
 
@@ -43,6 +48,8 @@ class DeviceRows {
   // placement this build or device cannot give, and OptionError("device") for a device it
   // cannot use.
   DeviceRows(at::Tensor table, c10::Device device, FeaturePlacement placement);
+  // An encoded table: gathers return its rows decoded to float32 (row_codec.h) on the device.
+  DeviceRows(EncodedRows table, c10::Device device, FeaturePlacement placement);
   ~DeviceRows();
   DeviceRows(const DeviceRows&) = delete;
   DeviceRows& operator=(const DeviceRows&) = delete;
@@ -64,10 +71,15 @@ class DeviceRows {
   int64_t num_rows() const { return host_table_.size(0); }
 
  private:
+  at::Tensor gather_stored(const at::Tensor& ids) const;
   at::Tensor gather_by_placement(const at::Tensor& ids) const;
+  // Stored rows of `ids` as gathered, decoded on the device when the table is encoded.
+  at::Tensor decoded(at::Tensor rows, const at::Tensor& ids) const;
 
   at::Tensor host_table_;
   at::Tensor device_table_;  // kDevice only
+  bool decodes_ = false;     // rows are decoded to float32 after the gather
+  at::Tensor row_scale_;     // float32 [num_rows] on the device, or undefined (scale 1)
   at::Tensor cache_;         // the hot rows, on the device
   at::Tensor slot_of_row_;   // int32 [num_rows] on the device: row -> its slot in cache_, or -1
   mutable std::atomic<int64_t> lookups_{0};

@@ -4,6 +4,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "graphloom/features/row_codec.h"
+
 #include <string>
 #include <vector>
 
@@ -28,10 +30,14 @@ class FeatureSource {
   // Allocates the output and gathers into it.
   at::Tensor gather(const std::string& name, const at::Tensor& ids) const;
 
-  // The whole of `name` as one tensor whose row i is row i, when this source holds it in this
-  // process's memory as gathered (no decoding, no remote rows); undefined otherwise. A consumer
-  // that can read rows through an index (a model's first layer) then needs no gathered copy.
-  virtual at::Tensor whole_table(const std::string& name) const { return {}; }
+  // The whole of `name` as stored (values and row scale, row i at i), when this source holds it
+  // in this process's memory (no remote rows, not read from disk); values undefined otherwise.
+  // A device can then hold or read the encoded rows and decode them itself.
+  virtual EncodedRows encoded_table(const std::string& /*name*/) const { return {}; }
+  // The encoded table when its rows need no decoding (gathered as stored); undefined otherwise.
+  // A consumer that can read rows through an index (a model's first layer) then needs no
+  // gathered copy.
+  at::Tensor whole_table(const std::string& name) const;
 };
 
 }  // namespace graphloom::features

@@ -22,8 +22,7 @@ class TensorFeatureSource : public FeatureSource {
   FeatureInfo info(const std::string& name) const override;
   using FeatureSource::gather;
   void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override;
-  // The stored tensor unless its rows are decoded on gather.
-  at::Tensor whole_table(const std::string& name) const override;
+  EncodedRows encoded_table(const std::string& name) const override { return table(name); }
 
  private:
   const EncodedRows& table(const std::string& name) const;

@@ -80,7 +80,8 @@ struct TrainOptions {
   // CPU into the batch (the loader's gather) unless the device is a GPU and the "feat" matrix is
   // in this process's memory, then device-resident if it takes at most half the free memory,
   // else pinned (zero-copy); cpu, pinned and device force one. pinned and device need the
-  // matrix in memory as stored (a local dataset, not compressed features or remote rows).
+  // matrix in this process's memory (a local dataset, not remote rows or disk storage);
+  // compressed rows go as stored and are decoded on the device.
   features::FeaturePlacement feature_placement = features::FeaturePlacement::kAuto;
   // Bytes of "feat" rows also kept on the device, the nodes of highest out-degree first (the
   // ones sampling reaches most): gathers read them there and the rest by feature_placement.
