@@ -286,7 +286,7 @@ class MiniBatch:
             data.y = labels
         if edge_ids is not None:
             data.e_id = edge_ids
-        if self.seed_times is not None:  # PyG's temporal batches
+        if self.seed_times is not None and self.pairs is None:  # PyG's temporal node batches
             data.seed_time = self.seed_times
         if self.pairs is not None:  # LinkNeighborLoader's binary shape
             pairs = self.pairs
@@ -295,6 +295,8 @@ class MiniBatch:
                                          torch.zeros(pairs.num_pairs * pairs.k)])
             if pairs.input_id is not None:
                 data.input_id = pairs.input_id
+            if pairs.time is not None:  # temporal pairs
+                data.edge_label_time = pairs.edge_label_time()
         return data
 
     def to_dgl(self):

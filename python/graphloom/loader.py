@@ -71,6 +71,20 @@ def _pair_items(items):
     return None
 
 
+def _pair_times(sampler, pairs, seed_time):
+    """Each pair's time for a temporal sampler (``seed_time``, PyG's ``edge_label_time``);
+    None for a sampler without times."""
+    if not sampler.temporal:
+        if seed_time is not None:
+            raise OptionError("seed_time needs a temporal sampler (node_time= or edge_time=)",
+                              "seed_time")
+        return None
+    if seed_time is None:
+        raise OptionError("seed_time: temporal link prediction needs each pair's time (PyG's "
+                          "edge_label_time)", "seed_time")
+    return _check.times("seed_time", seed_time, pairs.shape[0])
+
+
 def _pair_stage(source, negative_sampler, seed, rank):
     """The C++ loader's pair stage: negatives drawn with this loader's seed, a stream per rank."""
     stage = _C.PairStage()
@@ -153,8 +167,10 @@ class DataLoader:
             size when it is initialized, else 0 and 1; on a DistGraph 0 and 1, since
             ``node_split`` already gave each trainer its share).
         seed_time: with a temporal sampler (``node_time=``/``edge_time=``), the time of each
-            item (PyG's ``input_time``); default: the items' node times. Each seed then
-            reaches only what was there at its time (:class:`NeighborSampler`).
+            item (PyG's ``input_time``; for pairs, ``edge_label_time``); default for nodes:
+            their node times; pairs need it. Each seed then reaches only what was there at its
+            time (:class:`NeighborSampler`); a pair's ends and negatives are seeds at the
+            pair's time (``PairBatch.time``), and a node at two times is two seeds.
         device: where the batches are delivered (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a
             ``torch.device``; default: the CPU, where they are prepared). On a CUDA device each
             batch is pinned and copied without blocking (GraphBolt's ``copy_to``).
@@ -206,16 +222,16 @@ class DataLoader:
             times = sampler.seed_times(self.items, seed_time)
             if times is not None:  # each seed's time travels with it as a second column
                 items = torch.stack([self.items, times], 1)
-        elif sampler.temporal or seed_time is not None:
-            raise OptionError("seed_time: temporal sampling of link-prediction pairs is not "
-                              "built yet; temporal batches take node items", "seed_time")
         else:  # each pair's position travels with it as a third column (PairBatch.input_id)
             _check.node_ids("items", pairs.flatten(), num_nodes)
             self.items = pairs
             stage = _pair_stage(source, negative_sampler, seed, rank)
             items = torch.cat([pairs, torch.arange(pairs.shape[0]).unsqueeze(1)], 1)
+            times = _pair_times(sampler, pairs, seed_time)
+            if times is not None:  # and each pair's time as a fourth (PairBatch.time)
+                items = torch.cat([items, times.unsqueeze(1)], 1)
         self._impl = _C.DataLoader(sampler._handle(seed), source._impl, items, item_options,
-                                   options, stage, sampler.temporal and pairs is None)
+                                   options, stage, sampler.temporal)
         self._epoch = 0
 
     def __len__(self) -> int:

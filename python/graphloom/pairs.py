@@ -47,6 +47,8 @@ class PairBatch:
         k: negatives per pair (0 without a negative sampler).
         input_id: int64 ``[P]``: each pair's position in the loader's items (PyG's
             ``input_id``), to look up per-pair data such as labels.
+        time: int64 ``[P]``: each pair's time in a temporal batch (``seed_time=``), else None:
+            its ends and negatives were sampled at that time.
         src_index, dst_index: int64 ``[P]``; negative_src_index, negative_dst_index: int64
             ``[P * k]``: the positions of the ends among the batch's seeds (the last block's
             output rows).
@@ -56,6 +58,7 @@ class PairBatch:
         self.src, self.dst = impl.src, impl.dst
         self.negative_src, self.negative_dst = impl.negative_src, impl.negative_dst
         self.input_id = _check.optional_tensor(impl.input_id)
+        self.time = _check.optional_tensor(impl.time)
         num_pairs, num_negatives = self.src.numel(), self.negative_dst.numel()
         self.k = num_negatives // max(num_pairs, 1)
         position = impl.position
@@ -78,6 +81,13 @@ class PairBatch:
     def negative_pair_graph(self):
         """The negative pairs as DGL's ``neg_pair_graph`` (local ids)."""
         return PairGraph(self.negative_src_index, self.negative_dst_index, self._num_seeds)
+
+    def edge_label_time(self):
+        """PyG's binary ``edge_label_time``: ``[P + P * k]``, each negative at its positive's
+        time; None without times."""
+        if self.time is None:
+            return None
+        return torch.cat([self.time, self.time.repeat_interleave(self.k)])
 
     def edge_label_index(self):
         """PyG's binary ``edge_label_index``: ``[2, P + P * k]`` local ids, positives first."""

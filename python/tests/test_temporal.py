@@ -162,4 +162,55 @@ def test_pyg_neighbor_loader_samples_by_an_edge_time_attribute():
         NeighborLoader(data, [8], input_nodes=seeds, batch_size=8, input_time=seeds)
     with pytest.raises(graphloom.OptionError) as error:
         LinkNeighborLoader(data, [8], time_attr="edge_time", batch_size=8)
-    assert error.value.field == "time_attr"
+    assert error.value.field == "edge_label_time"
+
+
+def test_pair_loader_samples_each_pair_and_its_negatives_at_the_pairs_time(timed):
+    dataset, parts = timed
+    sampler = graphloom.NeighborSampler(dataset, [5, 5], node_time=True, edge_time=True)
+    generator = torch.Generator().manual_seed(3)
+    # 60 nodes over 400 pairs: most nodes are ends of pairs at several times.
+    pairs = torch.randint(60, (400, 2), generator=generator)
+    pair_time = torch.randint(300, 1000, (400,), generator=generator)
+    loader = graphloom.DataLoader(dataset, pairs, sampler, batch_size=128, shuffle=True, seed=2,
+                                  negative_sampler=graphloom.negative_sampler.Uniform(2),
+                                  seed_time=pair_time)
+    checked = split_nodes = 0
+    for batch in loader:
+        p = batch.pairs
+        assert torch.equal(p.time, pair_time[p.input_id])
+        assert torch.equal(batch.seed_times[p.src_index], p.time)
+        assert torch.equal(batch.seed_times[p.negative_dst_index], p.time.repeat_interleave(2))
+        assert torch.equal(batch.seeds[p.negative_dst_index], p.negative_dst)
+        checked += _check_times(batch, dataset.node_timestamp, dataset.graph.edge_time)
+        split_nodes += batch.seeds.numel() - batch.seeds.unique().numel()
+    assert checked > 1000 and split_nodes > 0  # a node at two times is two seeds
+    with pytest.raises(graphloom.OptionError) as error:  # pairs have no node times to default to
+        graphloom.DataLoader(dataset, pairs, sampler, batch_size=128)
+    assert error.value.field == "seed_time"
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_pyg_link_loader_samples_pairs_at_their_edge_label_time(mode):
+    Data = _pyg_data_class()
+
+    from graphloom.pyg import LinkNeighborLoader
+
+    parts = planted_graph()
+    edge_time = torch.arange(parts["edge_index"].shape[1])
+    data = Data(x=parts["node_features"], edge_index=parts["edge_index"], edge_time=edge_time)
+    label_index = parts["edge_index"][:, :256]
+    label_time = torch.full((256,), 2000)
+    loader = LinkNeighborLoader(data, [8, 8], edge_label_index=label_index,
+                                edge_label_time=label_time, time_attr="edge_time",
+                                neg_sampling=dict(mode=mode, amount=2), batch_size=64,
+                                shuffle=True, seed=1)
+    edges = 0
+    for batch in loader:
+        assert (batch.edge_time <= 2000).all()  # no hop reaches past the pairs' time
+        edges += batch.e_id.numel()
+        if mode == "binary":
+            assert torch.equal(batch.edge_label_time, torch.full((64 * 3,), 2000))
+        else:
+            assert torch.equal(batch.seed_time, torch.full((64,), 2000))
+    assert edges > 0

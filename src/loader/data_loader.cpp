@@ -17,6 +17,31 @@
 
 namespace graphloom::loader {
 
+namespace {
+
+// The batch's seeds from the pairs' endpoints `ends` (src, dst, then the negatives, each in
+// pair order): every distinct node once, and the row of each endpoint among them. With the
+// pairs' `times`, every distinct (node, time) once, each endpoint at its pair's time.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> distinct_seeds(const std::vector<at::Tensor>& ends,
+                                                              const at::Tensor& times) {
+  const at::Tensor nodes = at::cat(ends);
+  if (!times.defined()) {
+    auto [seeds, position] = at::_unique(nodes, /*sorted=*/true, /*return_inverse=*/true);
+    return {seeds, at::Tensor(), position};
+  }
+  std::vector<at::Tensor> end_times;
+  for (const at::Tensor& end : ends) {
+    const int64_t per_pair = times.numel() > 0 ? end.numel() / times.numel() : 0;
+    end_times.push_back(times.repeat_interleave(per_pair));
+  }
+  const auto [rows, position, counts] =
+      at::unique_dim(at::stack({nodes, at::cat(end_times)}, 1), 0, /*sorted=*/true,
+                     /*return_inverse=*/true);
+  return {rows.select(1, 0).contiguous(), rows.select(1, 1).contiguous(), position};
+}
+
+}  // namespace
+
 void check_pipeline_options(const DataLoaderOptions& options) {
   if (options.num_workers < 1)
     throw OptionError("num_workers", fmt::format("must be >= 1, got {}", options.num_workers));
@@ -40,8 +65,6 @@ DataLoader::DataLoader(Pipeline pipeline, DataLoaderOptions options)
   GL_CHECK(pipeline_.items != nullptr, "DataLoader needs an item sampler");
   GL_CHECK(pipeline_.negatives == nullptr || pipeline_.negatives_per_pair >= 1,
            "DataLoader: negatives per pair must be >= 1, got {}", pipeline_.negatives_per_pair);
-  GL_CHECK(!pipeline_.timed_items || (!pipeline_.pairs && pipeline_.negatives == nullptr),
-           "DataLoader: timed items are node seeds; the pair stage takes no times");
   check_pipeline_options(options_);
   const features::FeatureSource* features = pipeline_.features;
   for (const std::string& name : options_.feature_names) {
@@ -92,21 +115,25 @@ void DataLoader::start_epoch(uint64_t epoch, int64_t first_batch) {
 sampling::MiniBatch DataLoader::sample(int64_t index) const {
   const at::Tensor& items = items_[static_cast<std::size_t>(index)];
   sampling::PairBatch pairs;
+  const bool pair_stage = pipeline_.pairs || pipeline_.negatives != nullptr;
+  const bool timed = pipeline_.timed_items;
   at::Tensor seeds = items;
   at::Tensor seed_times;
-  if (pipeline_.timed_items) {
+  if (!pair_stage && timed) {
     GL_CHECK(items.dim() == 2 && items.size(1) == 2,
              "DataLoader: timed items must be [B, 2] (node, time) rows, got shape [{}]",
              fmt::join(items.sizes(), ", "));
     seeds = items.select(1, 0).contiguous();
     seed_times = items.select(1, 1).contiguous();
-  } else if (pipeline_.pairs || pipeline_.negatives != nullptr) {
-    GL_CHECK(items.dim() == 2 && (items.size(1) == 2 || items.size(1) == 3),
-             "DataLoader: the pair stage needs [B, 2] or [B, 3] items, got shape [{}]",
-             fmt::join(items.sizes(), ", "));
+  } else if (pair_stage) {
+    const int64_t columns = items.dim() == 2 ? items.size(1) - (timed ? 1 : 0) : 0;
+    GL_CHECK(columns == 2 || columns == 3,
+             "DataLoader: the pair stage needs [B, 2] or [B, 3] items{}, got shape [{}]",
+             timed ? " and a time column" : "", fmt::join(items.sizes(), ", "));
     pairs.src = items.select(1, 0).contiguous();
     pairs.dst = items.select(1, 1).contiguous();
-    if (items.size(1) == 3) pairs.input_id = items.select(1, 2).contiguous();
+    if (columns == 3) pairs.input_id = items.select(1, 2).contiguous();
+    if (timed) pairs.time = items.select(1, columns).contiguous();
     std::vector<at::Tensor> ends{pairs.src, pairs.dst};
     if (pipeline_.negatives == nullptr) {
       pairs.negative_src = pairs.negative_dst = at::empty({0}, pairs.src.options());
@@ -120,8 +147,7 @@ sampling::MiniBatch DataLoader::sample(int64_t index) const {
       ends.push_back(pairs.negative_dst);
       if (pipeline_.negatives->corrupts_src()) ends.push_back(pairs.negative_src);
     }
-    std::tie(seeds, pairs.position) =
-        at::_unique(at::cat(ends), /*sorted=*/true, /*return_inverse=*/true);
+    std::tie(seeds, seed_times, pairs.position) = distinct_seeds(ends, pairs.time);
   }
   sampling::MiniBatch batch;
   if (pipeline_.neighbors != nullptr) {

@@ -52,6 +52,7 @@ enum class ItemKind {
   kNodes,       // [N] node ids
   kPairs,       // [N, 2] (src, dst) or [N, 3] with the pair's id last
   kTimedNodes,  // [N, 2] (node, time): temporal sampling
+  kTimedPairs,  // [N, 4] (src, dst, id, time): temporal link prediction
 };
 
 // Range-checks the node ids of the items; a pair's id and a node's time are not node ids.
@@ -59,16 +60,19 @@ void check_item_ids(const at::Tensor& items, int64_t num_nodes, ItemKind kind) {
   const bool rows = kind != ItemKind::kNodes;
   if (items.scalar_type() != at::kLong || items.dim() != (rows ? 2 : 1) ||
       (kind == ItemKind::kPairs && items.size(1) != 2 && items.size(1) != 3) ||
-      (kind == ItemKind::kTimedNodes && items.size(1) != 2)) {
-    const char* expected = kind == ItemKind::kNodes   ? "[N] node ids"
-                           : kind == ItemKind::kPairs ? "[N, 2] or [N, 3] node pairs"
-                                                      : "[N, 2] (node, time) rows";
+      (kind == ItemKind::kTimedNodes && items.size(1) != 2) ||
+      (kind == ItemKind::kTimedPairs && items.size(1) != 4)) {
+    const char* expected = kind == ItemKind::kNodes        ? "[N] node ids"
+                           : kind == ItemKind::kPairs      ? "[N, 2] or [N, 3] node pairs"
+                           : kind == ItemKind::kTimedPairs ? "[N, 4] (src, dst, id, time) rows"
+                                                           : "[N, 2] (node, time) rows";
     throw OptionError(
         "items", fmt::format("must be an int64 tensor of {}, got {} of shape [{}]", expected,
                              c10::toString(items.scalar_type()), fmt::join(items.sizes(), ", ")));
   }
   if (items.numel() == 0) return;
-  const auto [low, high] = at::aminmax(kind == ItemKind::kPairs   ? items.narrow(1, 0, 2)
+  const bool pairs = kind == ItemKind::kPairs || kind == ItemKind::kTimedPairs;
+  const auto [low, high] = at::aminmax(pairs                      ? items.narrow(1, 0, 2)
                                        : kind == ItemKind::kNodes ? items
                                                                   : items.select(1, 0));
   const int64_t min = low.item<int64_t>();
@@ -90,7 +94,7 @@ class LoaderHandle {
         rows_(std::move(rows)),
         pairs_(std::move(pairs)),
         items_((check_item_ids(items, sampler_->num_nodes(),
-                               pairs_        ? ItemKind::kPairs
+                               pairs_ ? (timed_items ? ItemKind::kTimedPairs : ItemKind::kPairs)
                                : timed_items ? ItemKind::kTimedNodes
                                              : ItemKind::kNodes),
                 items),
@@ -175,6 +179,7 @@ void bind_batches(py::module_& module) {
       .def_readonly("negative_src", &sampling::PairBatch::negative_src)
       .def_readonly("position", &sampling::PairBatch::position)
       .def_readonly("input_id", &sampling::PairBatch::input_id)
+      .def_readonly("time", &sampling::PairBatch::time)
       .def_property_readonly("defined", &sampling::PairBatch::defined);
   py::class_<sampling::PygEdges>(module, "PygEdges")
       .def_readonly("edge_index", &sampling::PygEdges::edge_index)

@@ -9,6 +9,7 @@
 #include "graphloom/base/random.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/build.h"
+#include "graphloom/graph/temporal.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 
@@ -110,6 +111,63 @@ TEST(DataLoader, PairStageCarriesPairIdsAndEncodesDrawnSources) {
   DataLoader rejected({.items = &bad, .pairs = true}, {.feature_names = {}, .label_name = ""});
   rejected.start_epoch(0);
   EXPECT_THROW(rejected.next(), Error);  // [B, 4] items are no pairs
+}
+
+// Temporal pairs (a time column last): every endpoint and negative is a seed at its pair's
+// time, a node at two times is two seeds, and no sampled edge of any hop is later than its
+// seed.
+TEST(DataLoader, TimedPairsMakeSeedsOfTheirEndpointsAndNegativesAtThePairsTime) {
+  Fixture f;
+  at::manual_seed(2);
+  graph::CooInput input{.src = at::randint(f.nodes, {20000}, at::kLong),
+                        .dst = at::randint(f.nodes, {20000}, at::kLong),
+                        .num_nodes = f.nodes};
+  const at::Tensor edge_time = at::randint(1000, {20000}, at::kLong);
+  input.edge_time = edge_time;
+  input.keep_edge_ids = true;
+  const graph::CscGraph graph = graph::csc_from_coo(input);  // edge ids: COO positions
+  const sampling::LocalNeighborSource source(
+      graph::sorted_by_time(graph, at::Tensor(), graph.edge_time));
+  const sampling::NeighborSampler sampler(&source, {.fanouts = {4, 4}, .seed = 1});
+  // 40 nodes over 200 pairs: most nodes appear at several times.
+  const at::Tensor pairs = at::randint(40, {200, 2}, at::kLong);
+  const at::Tensor times = at::randint(300, 1000, {200}, at::kLong);
+  const at::Tensor items_with_time =
+      at::cat({pairs, at::arange(200, at::kLong).unsqueeze(1), times.unsqueeze(1)}, 1);
+  const sampling::ItemSampler items(items_with_time, {.batch_size = 64, .shuffle = true});
+  const sampling::UniformNegativeSampler negatives(f.nodes);
+  DataLoader loader({.items = &items,
+                     .negatives = &negatives,
+                     .negatives_per_pair = 2,
+                     .timed_items = true,
+                     .neighbors = &sampler},
+                    {.feature_names = {}, .label_name = ""});
+  loader.start_epoch(0);
+  int64_t shared_nodes = 0;
+  while (auto batch = loader.next()) {
+    const sampling::PairBatch& p = batch->pairs;
+    EXPECT_TRUE(at::equal(p.time, times.index_select(0, p.input_id)));
+    const at::Tensor ends = at::cat({p.src, p.dst, p.negative_dst});
+    const at::Tensor end_times = at::cat({p.time, p.time, at::repeat_interleave(p.time, 2)});
+    EXPECT_TRUE(at::equal(batch->seeds.index_select(0, p.position), ends));
+    EXPECT_TRUE(at::equal(batch->seed_times.index_select(0, p.position), end_times));
+    const int64_t distinct_pairs =
+        std::get<0>(at::unique_dim(at::stack({ends, end_times}, 1), 0)).size(0);
+    EXPECT_EQ(batch->seeds.numel(), distinct_pairs);  // each (node, time) once
+    shared_nodes += batch->seeds.numel() - std::get<0>(at::_unique(batch->seeds)).numel();
+    const auto* edge_time_of = edge_time.data_ptr<int64_t>();
+    for (const sampling::Block& block : batch->blocks) {
+      const auto* dst_time = block.src_times.data_ptr<int64_t>();
+      const auto* indptr = block.indptr.data_ptr<int64_t>();
+      const auto* ids = block.edge_ids.data_ptr<int64_t>();
+      for (int64_t d = 0; d < block.num_dst; ++d) {
+        for (int64_t e = indptr[d]; e < indptr[d + 1]; ++e) {
+          ASSERT_LE(edge_time_of[ids[e]], dst_time[d]);
+        }
+      }
+    }
+  }
+  EXPECT_GT(shared_nodes, 0);  // nodes seen at several times were kept apart
 }
 
 // Without a neighbor sampler (whole-graph models such as LightGCN) the seeds are the inputs.

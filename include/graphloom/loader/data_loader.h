@@ -60,8 +60,10 @@ struct Pipeline {
   int64_t negatives_per_pair = 1;
   uint64_t negative_seed = 0;
   uint64_t negative_stream = 0;  // e.g. the rank, so ranks draw different negatives
-  // Temporal node batches: the items are [B, 2] (node, time) rows, and each seed is sampled at
-  // its time (NeighborSampler::sample with seed times). Not with the pair stage.
+  // Temporal batches: each item's last column is its time: [B, 2] (node, time) rows, or with
+  // the pair stage [B, 3] (src, dst, time) or [B, 4] (src, dst, id, time). Each seed is sampled
+  // at its time (NeighborSampler::sample with seed times); a pair's endpoints and negatives
+  // take the pair's time, and a node seen at two times is two seeds.
   bool timed_items = false;
   // Blocks of the seeds; null: the seeds are the input nodes (models that do not sample).
   const sampling::NeighborSampler* neighbors = nullptr;

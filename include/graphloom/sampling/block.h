@@ -46,6 +46,9 @@ struct PairBatch {
   // int64 [num_pairs]: each pair's row in the caller's list of pairs, when the items carry it
   // (a third column), so that per-pair data (labels, times) can follow the shuffle.
   at::Tensor input_id;
+  // int64 [num_pairs]: temporal pairs only, each pair's time: its endpoints and negatives are
+  // seeds at that time (the batch's seeds are then distinct (node, time) pairs).
+  at::Tensor time;
 
   int64_t num_pairs() const { return src.numel(); }
   bool defined() const { return src.defined(); }

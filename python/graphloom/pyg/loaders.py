@@ -162,16 +162,12 @@ def _typed_fanouts(num_neighbors, source):
     return fanouts, per_type
 
 
-def _refuse_unsupported(loader, kwargs, disjoint, subgraph_type, directed, neighbor_sampler,
-                        **temporal):
-    """What graphloom's PyG loaders do not do, refused by the argument's name; ``temporal``:
-    the time arguments of a loader that has no temporal sampling."""
+def _refuse_unsupported(loader, kwargs, disjoint, subgraph_type, directed, neighbor_sampler):
+    """What graphloom's PyG loaders do not do, refused by the argument's name."""
     unknown = sorted(set(kwargs) - _IGNORED_LOADER_ARGS)
     if unknown:
         raise TypeError(f"{loader} got an unexpected keyword argument {unknown[0]!r}")
-    refusals = tuple((name, value, None, "temporal link prediction is not built yet "
-                      "(NeighborLoader samples by time)") for name, value in temporal.items())
-    refusals += (
+    refusals = (
         ("disjoint", bool(disjoint), False, "disjoint subgraphs per seed are not built"),
         ("subgraph_type", str(subgraph_type), "directional",
          "graphloom samples directional subgraphs only"),
@@ -194,8 +190,8 @@ class _PygLoader:
         from ..sampling import NeighborSampler
 
         if input_time is not None and time_attr is None:
-            raise OptionError("input_time needs time_attr (the node or edge attribute whose "
-                              "times are sampled by)", "input_time")
+            raise OptionError(f"{self._time_name} needs time_attr (the node or edge attribute "
+                              f"whose times are sampled by)", self._time_name)
         self._source = _PygSource(data, weight_attr, time_attr)
         source = self._source.source
         if isinstance(num_neighbors, Mapping):
@@ -206,7 +202,7 @@ class _PygLoader:
         with _check.renamed_arguments({"weights": "weight_attr", "items": self._items_name,
                                        "source": "data", "edge_type_fanouts": "num_neighbors",
                                        "node_time": "time_attr", "edge_time": "time_attr",
-                                       "seed_time": "input_time"}):
+                                       "seed_time": self._time_name}):
             self.sampler = NeighborSampler(source, fanouts, replace=replace,
                                            weights=True if weight_attr is not None else None,
                                            edge_type_fanouts=per_type, each_node_once=True,
@@ -288,6 +284,7 @@ class NeighborLoader(_PygLoader):
     """
 
     _items_name = "input_nodes"
+    _time_name = "input_time"
 
     def __init__(self, data: Any, num_neighbors: Any, input_nodes: Any = None,
                  input_time: Any = None, replace: bool = False,
@@ -382,11 +379,19 @@ class LinkNeighborLoader(_PygLoader):
 
     The positive edges stay in the sampled neighborhoods, as in PyG (split the edges first,
     e.g. with ``RandomLinkSplit``); graphloom's :class:`~graphloom.DataLoader` can drop them
-    (``exclude="self"``). Refused by name as :class:`NeighborLoader` does, and ``time_attr``
-    / ``edge_label_time`` (temporal link prediction is not built yet).
+    (``exclude="self"``). Refused by name as :class:`NeighborLoader` does.
+
+    Temporal link prediction: with ``time_attr`` (as :class:`NeighborLoader`) and
+    ``edge_label_time`` (``[M]``, each pair's time, required then), a pair's ends and its
+    negatives are sampled at the pair's time, so no hop reaches an edge later than it; batches
+    carry ``edge_label_time`` (binary and no negatives: positives then negatives, each negative
+    at its positive's time) or ``seed_time`` (triplet: one per pair). Unlike PyG, which needs
+    ``disjoint=True`` for this, the subgraphs of one time share nodes; a node at two times is
+    two seeds.
     """
 
     _items_name = "edge_label_index"
+    _time_name = "edge_label_time"
 
     def __init__(self, data: Any, num_neighbors: Any, edge_label_index: Any = None,
                  edge_label: Any = None, edge_label_time: Any = None, replace: bool = False,
@@ -400,8 +405,10 @@ class LinkNeighborLoader(_PygLoader):
         from ..negative_sampler import Uniform, UniformPairs
 
         _refuse_unsupported("LinkNeighborLoader", kwargs, disjoint, subgraph_type, directed,
-                            neighbor_sampler, time_attr=time_attr,
-                            edge_label_time=edge_label_time)
+                            neighbor_sampler)
+        if time_attr is not None and edge_label_time is None:
+            raise OptionError("time_attr: temporal link prediction needs edge_label_time (each "
+                              "pair's time)", "edge_label_time")
         self.mode, k = _negative_sampling(neg_sampling, neg_sampling_ratio)
         if self.mode == "triplet" and edge_label is not None:
             raise OptionError("edge_label must be None for 'triplet' negative sampling (use "
@@ -414,7 +421,8 @@ class LinkNeighborLoader(_PygLoader):
         self._start(data, num_neighbors, lambda source: _edge_label_index(edge_label_index,
                                                                           source, data),
                     replace, weight_attr, transform, batch_size, shuffle, drop_last,
-                    num_workers, seed,
+                    num_workers, seed, time_attr=time_attr, input_time=edge_label_time,
+                    temporal_strategy=temporal_strategy,
                     negative_sampler=(UniformPairs if self.mode == "binary" else Uniform)(k)
                     if k else None)
         if edge_label is not None and edge_label.shape[0] != self._loader.items.shape[0]:
@@ -427,6 +435,9 @@ class LinkNeighborLoader(_PygLoader):
             data.src_index, data.dst_pos_index = pairs.src_index, pairs.dst_index
             data.dst_neg_index = pairs.negative_dst_index.view(pairs.num_pairs, -1).squeeze(-1)
             del data.edge_label_index, data.edge_label
+            if pairs.time is not None:  # PyG's triplet batches: one time per pair
+                del data.edge_label_time
+                data.seed_time = pairs.time
         elif self.edge_label is not None:
             positives = self.edge_label[pairs.input_id]
             data.edge_label = torch.cat([positives, positives.new_zeros(
