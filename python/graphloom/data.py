@@ -125,10 +125,16 @@ class Dataset:
         node_types, edge_types: the type names of a typed graph (empty lists otherwise).
         node_timestamp: int64 ``[num_nodes]`` time of each node, or None (edge times are
             ``graph.edge_time``); what temporal sampling reads.
+
+    Loaded with ``feature_storage="disk"``, loaders read ``feat`` from its file on each batch
+    (through the cache asked for); :meth:`feature_counters` says how much they read.
     """
 
-    def __init__(self, impl):
+    def __init__(self, impl, disk_rows=None):
         self._impl = impl
+        # What loaders gather from: the tables as loaded, or "feat" read from disk.
+        self._rows = impl if disk_rows is None else disk_rows
+        self._disk_rows = disk_rows
         self.graph = CSCGraph._wrap(impl.graph, impl)
         self.node_features = dict(impl.node_features)
         self.node_feature_scales = dict(impl.node_feature_scales)
@@ -170,6 +176,12 @@ class Dataset:
         """The labels of ``ids``."""
         return self.labels[ids]
 
+    def feature_counters(self):
+        """With ``feature_storage="disk"``, what loaders read since the last call: a dict with
+        ``disk_bytes`` and, with a cache, ``cache_hits`` and ``cache_misses`` (rows); an empty
+        dict for tables in memory or mapped."""
+        return {} if self._disk_rows is None else dict(self._disk_rows.take_counters())
+
     def schema(self):
         """The types of a typed dataset (:class:`graphloom.hetero.Schema`), else None."""
         from .hetero import Schema
@@ -204,7 +216,8 @@ class Dataset:
 
 
 def load_dataset(path: PathLike, memory_map: bool = True, strict: bool = False,
-                 tables_in_memory: bool = False) -> Dataset:
+                 tables_in_memory: bool = False, feature_storage: Optional[str] = None,
+                 cache_policy: Optional[str] = None, cache_size: Any = 0) -> Dataset:
     """Loads a graphloom dataset directory (``metadata.json`` plus ``.npy`` arrays).
 
     Args:
@@ -216,13 +229,34 @@ def load_dataset(path: PathLike, memory_map: bool = True, strict: bool = False,
             memory available, even with memory_map: random reads on a file's 4 KB pages miss
             the TLB (``graphloom bench gather``). Best for one process per machine; several
             trainers on one machine share the page cache better when mapped.
+        feature_storage: where loaders read ``feat`` from (the CLI's ``--feature-storage``):
+            None (as ``memory_map`` and ``tables_in_memory`` say), ``"memory"`` (read into
+            memory), ``"mmap"`` (mapped) or ``"disk"``: read from its ``.npy`` file on each
+            batch (io_uring, O_DIRECT: a table larger than memory does not fill the page
+            cache), for float32 features as stored. GraphBolt's ``DiskBasedFeature``.
+        cache_policy: with ``"disk"``: a cache of hot ``feat`` rows in front of the reads:
+            ``"sieve"``, ``"s3-fifo"``, ``"lru"``, ``"clock"`` or ``"degree"`` (the rows the
+            graph refers to most); None: no cache. GraphBolt's ``CPUCachedFeature``.
+        cache_size: the cache's bytes: an integer or a size such as ``"256M"``.
 
     Raises:
         MissingFileError: the directory or a file it names does not exist.
         Error: a malformed file, named with what was expected.
     """
-    return Dataset(_C.load_dataset(_check.path("path", path), bool(memory_map), bool(strict),
-                                   bool(tables_in_memory)))
+    storage = _check.choice("feature_storage", feature_storage, (None, "memory", "mmap", "disk"))
+    cache_bytes = _check.byte_size("cache_size", cache_size)
+    if cache_policy is not None and storage != "disk":
+        raise OptionError("cache_policy caches the rows feature_storage='disk' reads",
+                          "cache_policy")
+    if cache_policy is not None and cache_bytes == 0:
+        raise OptionError(f"cache_policy={cache_policy!r} needs a cache_size", "cache_size")
+    if storage is not None:
+        memory_map, tables_in_memory = storage != "memory", storage == "memory"
+    impl = _C.load_dataset(_check.path("path", path), bool(memory_map), bool(strict),
+                           bool(tables_in_memory))
+    if storage != "disk":
+        return Dataset(impl)
+    return Dataset(impl, _C.DiskDatasetRows(impl, cache_policy or "none", cache_bytes))
 
 
 def _node_tensor_dict(name, value, num_nodes, default_key):

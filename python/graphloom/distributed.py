@@ -261,6 +261,10 @@ class DistGraph:
         _default_graph = self
 
     @property
+    def _rows(self):  # what loaders gather from (the graph-source interface of Dataset)
+        return self._impl
+
+    @property
     def graph_name(self):
         return self._impl.graph_name
 

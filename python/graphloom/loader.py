@@ -230,7 +230,7 @@ class DataLoader:
             times = _pair_times(sampler, pairs, seed_time)
             if times is not None:  # and each pair's time as a fourth (PairBatch.time)
                 items = torch.cat([items, times.unsqueeze(1)], 1)
-        self._impl = _C.DataLoader(sampler._handle(seed), source._impl, items, item_options,
+        self._impl = _C.DataLoader(sampler._handle(seed), source._rows, items, item_options,
                                    options, stage, sampler.temporal)
         self._epoch = 0
 

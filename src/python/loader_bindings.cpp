@@ -11,6 +11,7 @@
 #include "bindings.h"
 #include "graphloom/base/error.h"
 #include "graphloom/features/dataset_rows.h"
+#include "graphloom/features/disk_dataset_rows.h"
 #include "graphloom/io/dataset.h"
 #include "graphloom/loader/data_loader.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -307,7 +308,32 @@ void bind_loader(py::module_& module) {
         return sampling::per_edge_type_fanouts(dataset.schema, fanouts, overrides);
       },
       py::arg("dataset"), py::arg("fanouts"), py::arg("overrides"));
+  py::class_<features::DiskDatasetRows, std::shared_ptr<features::DiskDatasetRows>>(
+      module, "DiskDatasetRows")
+      .def(py::init([](const io::Dataset& dataset, const std::string& cache_policy,
+                       int64_t cache_bytes) {
+             const features::CacheOptions cache{
+                 .policy = enum_from_name<features::CachePolicy>("cache_policy", cache_policy),
+                 .capacity_bytes = cache_bytes};
+             py::gil_scoped_release release;
+             return std::make_shared<features::DiskDatasetRows>(dataset, cache,
+                                                                dataset.graph.indices);
+           }),
+           py::arg("dataset"), py::arg("cache_policy"), py::arg("cache_bytes"))
+      .def("take_counters", &features::DiskDatasetRows::take_counters)
+      .def_property_readonly("description", &features::DiskDatasetRows::description);
   py::class_<LoaderHandle>(module, "DataLoader")
+      .def(py::init([](std::shared_ptr<SamplerHandle> sampler,
+                       std::shared_ptr<features::DiskDatasetRows> rows, at::Tensor items,
+                       sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
+                       std::optional<PairStage> pairs, bool timed_items) {
+             return std::make_unique<LoaderHandle>(std::move(sampler), std::move(rows),
+                                                   std::move(items), std::move(item_options),
+                                                   std::move(options), std::move(pairs),
+                                                   timed_items);
+           }),
+           py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
+           py::arg("options"), py::arg("pairs") = py::none(), py::arg("timed_items") = false)
       .def(py::init([](std::shared_ptr<SamplerHandle> sampler, const io::Dataset& dataset,
                        at::Tensor items, sampling::ItemSamplerOptions item_options,
                        loader::DataLoaderOptions options, std::optional<PairStage> pairs,

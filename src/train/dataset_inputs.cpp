@@ -17,36 +17,6 @@
 #include "graphloom/train/link_ranking.h"
 
 namespace graphloom::train {
-namespace {
-
-// One feature from `overlay`, every other one from `base`.
-class OverlaidRows final : public features::FeatureSource {
- public:
-  OverlaidRows(const features::FeatureSource& base, std::string name,
-               const features::FeatureSource& overlay)
-      : base_(base), name_(std::move(name)), overlay_(overlay) {}
-  bool has(const std::string& name) const override { return source(name).has(name); }
-  features::FeatureInfo info(const std::string& name) const override {
-    return source(name).info(name);
-  }
-  using FeatureSource::gather;
-  void gather(const std::string& name, const at::Tensor& ids, at::Tensor& out) const override {
-    source(name).gather(name, ids, out);
-  }
-  features::EncodedRows encoded_table(const std::string& name) const override {
-    return source(name).encoded_table(name);
-  }
-
- private:
-  const features::FeatureSource& source(const std::string& name) const {
-    return name == name_ ? overlay_ : base_;
-  }
-  const features::FeatureSource& base_;
-  std::string name_;
-  const features::FeatureSource& overlay_;
-};
-
-}  // namespace
 
 bool adds_self_loops(nn::ModelKind model_kind, SelfLoops self_loops) {
   return self_loops == SelfLoops::kAdd ||
@@ -140,47 +110,15 @@ DatasetInputs::DatasetInputs(const io::Dataset& dataset, const TrainOptions& opt
 
 void DatasetInputs::read_features_from_disk(const io::Dataset& dataset,
                                             const TrainOptions& options) {
-  const auto file = dataset.node_feature_files.find("feat");
-  if (file == dataset.node_feature_files.end()) {
-    throw OptionError(
-        "feature_storage",
-        fmt::format("disk reads 'feat' from its file, and dataset '{}' has none", dataset.name));
-  }
-  if (dataset.node_features.at("feat").scalar_type() != at::kFloat ||
-      dataset.node_feature_scales.count("feat") > 0 ||
-      options.normalize_features != FeatureNormalization::kNone) {
+  if (options.normalize_features != FeatureNormalization::kNone) {
     throw OptionError("feature_storage",
-                      "disk reads float32 rows as stored: not compressed features (re-encode "
-                      "with `convert --feature-dtype float32`) nor --normalize-features");
+                      "disk reads float32 rows as stored: not with --normalize-features");
   }
-  disk_ = std::make_unique<features::DiskFeatureSource>(
-      std::map<std::string, std::filesystem::path>{{"feat", file->second}});
-  const features::FeatureSource* feat = disk_.get();
-  features::CacheOptions cache = options.disk_cache;
-  if (cache.policy != features::CachePolicy::kNone) {
-    if (cache.policy == features::CachePolicy::kStatic) {
-      cache.static_rows = features::rows_by_reference_count(graph_.indices, dataset.num_nodes());
-    }
-    disk_cache_ = std::make_unique<features::CachedFeatureSource>(*disk_, "feat", cache);
-    feat = disk_cache_.get();
-  }
-  disk_rows_ = std::make_unique<OverlaidRows>(rows_, "feat", *feat);
+  disk_rows_ =
+      std::make_unique<features::DiskDatasetRows>(dataset, options.disk_cache, graph_.indices);
   inputs_.rows = disk_rows_.get();
-  inputs_.epoch_counters = [this, before = int64_t{0}]() mutable {
-    const int64_t read = disk_->bytes_read();
-    std::map<std::string, double> counters{{"disk_bytes", static_cast<double>(read - before)}};
-    before = read;
-    if (disk_cache_) {
-      const features::CacheStats stats = disk_cache_->stats(/*reset=*/true);
-      counters["cache_hits"] = static_cast<double>(stats.hits);
-      counters["cache_misses"] = static_cast<double>(stats.misses);
-    }
-    return counters;
-  };
-  spdlog::info("'feat' read from {} on each gather ({}{})", file->second.string(), disk_->reader(),
-               disk_cache_ ? fmt::format(", {} cache of {} rows", name_of(cache.policy),
-                                         disk_cache_->capacity_rows())
-                           : "");
+  inputs_.epoch_counters = [rows = disk_rows_.get()] { return rows->take_counters(); };
+  spdlog::info("{}", disk_rows_->description());
 }
 
 }  // namespace graphloom::train

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "graphloom/features/cached_feature_source.h"
-#include "graphloom/features/disk_feature_source.h"
+#include "graphloom/features/disk_dataset_rows.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/csc_graph.h"
 #include "graphloom/io/dataset.h"
@@ -48,9 +48,7 @@ class DatasetInputs {
   graph::CscGraph graph_;
   sampling::LocalNeighborSource source_;
   features::TensorFeatureSource rows_;
-  std::unique_ptr<features::DiskFeatureSource> disk_;
-  std::unique_ptr<features::CachedFeatureSource> disk_cache_;
-  std::unique_ptr<features::FeatureSource> disk_rows_;
+  std::unique_ptr<features::DiskDatasetRows> disk_rows_;
   TrainingInputs inputs_;
 };
 
