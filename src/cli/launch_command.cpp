@@ -45,6 +45,19 @@ void add_launch_command(CLI::App& app) {
                   "--checkpoint (with --checkpoint-every N they lose at most N steps); if "
                   "this process is killed, the job runs on without it")
       ->check(non_negative());
+  cmd->add_option("--server-feature-storage", launch->server_feature_storage,
+                  "Where the servers read their part's 'feat' rows: memory (shared memory) or "
+                  "disk (the part's file on each pull; see `graphloom serve --help`)")
+      ->check(CLI::IsMember({"memory", "disk"}));
+  auto* policy =
+      cmd->add_option("--server-cache-policy", launch->server_cache_policy,
+                      "With --server-feature-storage disk: each server's cache of hot rows "
+                      "(degree, sieve, s3-fifo, lru, clock); with --server-cache-size")
+          ->check(CLI::IsMember({"degree", "sieve", "s3-fifo", "lru", "clock"}));
+  cmd->add_option("--server-cache-size", launch->server_cache_size,
+                  "Bytes of each server's cache, e.g. 256M")
+      ->needs(policy);
+  policy->needs(cmd->get_option("--server-cache-size"));
   cmd->add_option("--ssh-user", launch->ssh_user, "User for ssh to the other machines");
   cmd->add_option("--ssh-port", launch->ssh_port, "ssh port");
   cmd->add_option("command", launch->command, "The trainer command, after --")->expected(-1);

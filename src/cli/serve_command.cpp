@@ -14,9 +14,11 @@ struct ServeCommand {
   distributed::ServeJob job;
   double max_message_mb = 64;
   double max_request_mb = 256;
+  std::string feature_storage = "memory";
 };
 
 void run_serve(ServeCommand& command) {
+  command.job.server.features_on_disk = command.feature_storage == "disk";
   command.job.server.max_message_bytes = static_cast<int64_t>(command.max_message_mb * (1 << 20));
   command.job.server.max_request_bytes = static_cast<int64_t>(command.max_request_mb * (1 << 20));
   exit_if_failed(distributed::run_serve_job(command.job));
@@ -64,6 +66,20 @@ void add_serve_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "sampling and pulls over it (or over --max-message-mb) are refused with "
                   "RESOURCE_EXHAUSTED before anything is allocated")
       ->check(in_range(1.0, 1048576.0));
+  cmd->add_option("--feature-storage", command->feature_storage,
+                  "Where the part's 'feat' rows are served from: memory (mapped, and shared "
+                  "with the machine's backups and trainers in shared memory) or disk (read from "
+                  "the part's file on each pull with io_uring and O_DIRECT, for parts whose "
+                  "features outgrow memory; every server of the machine reads the file, trainers "
+                  "pull)")
+      ->check(CLI::IsMember({"memory", "disk"}));
+  o.disk_cache.policy = features::CachePolicy::kNone;
+  add_enum_option(cmd, "--cache-policy", o.disk_cache.policy,
+                  "With --feature-storage disk: a cache of hot rows in front of the reads, per "
+                  "server: none, degree (the part's nodes of highest out-degree), or sieve, "
+                  "s3-fifo, lru, clock");
+  cmd->add_option("--cache-size", o.disk_cache.capacity_bytes, "Bytes of that cache, e.g. 256M")
+      ->transform(byte_size());
   add_enum_option(cmd, "--role", o.role, "Internal: set for the supervised servers")->group("");
   cmd->callback([command] { run_serve(*command); });
 }

@@ -197,6 +197,11 @@ graph::CscGraph load_out_edges(const fs::path& dir, const PartitionInfo& info, i
 
 }  // namespace
 
+fs::path partition_feature_file(const fs::path& dir, int64_t part, const std::string& name) {
+  return config_file(dir).parent_path() / fmt::format("part-{}", part) /
+         fmt::format("feat_{}.npy", name);
+}
+
 Partition load_partition(const fs::path& path, int64_t part) {
   const PartitionInfo info = read_partition_info(path);
   GL_CHECK(part >= 0 && part < info.num_parts, "part {} is outside [0, {})", part, info.num_parts);

@@ -86,6 +86,23 @@ TEST_F(LaunchCliTest, TwoMachinesTrainOverTlsToCompletionAndCleanUp) {
   EXPECT_FALSE(segments_left());
 }
 
+// Servers that read their parts' features from disk (a main and a backup per machine, each
+// through its own SIEVE cache): the trainers pull every row, their own part's too, and train
+// as well.
+TEST_F(LaunchCliTest, ServersReadingFeaturesFromDiskServeTheTraining) {
+  std::vector<std::string> args = launch_args("3");
+  args.insert(args.begin() + 1,
+              {"--num-servers", "2", "--server-feature-storage", "disk", "--server-cache-policy",
+               "sieve", "--server-cache-size", "256K"});
+  BackgroundProcess launch(args, {}, dir_ / "launch.log");
+  EXPECT_EQ(launch.wait_for(300), 0) << launch.output();
+  const std::string output = launch.output();
+  EXPECT_GT(printed_number(output, "test accuracy"), 0.9) << output;
+  EXPECT_NE(output.find("feat_feat.npy on each gather"), std::string::npos) << output;
+  EXPECT_NE(output.find("sieve cache of"), std::string::npos) << output;
+  EXPECT_FALSE(segments_left());
+}
+
 TEST(LaunchCli, TlsIsAllOrNothing) {
   TempDir dir;
   ASSERT_TRUE(make_quick_partition(dir.path()));

@@ -99,6 +99,11 @@ struct Partition {
 
 Partition load_partition(const std::filesystem::path& dir, int64_t part);
 
+// The `.npy` file of node feature `name` in part `part` of the partition at `dir` (the
+// directory or its partition.json): its rows are the part's own nodes, in order.
+std::filesystem::path partition_feature_file(const std::filesystem::path& dir, int64_t part,
+                                             const std::string& name);
+
 // One split (e.g. "train") of one part: the relabelled global ids it owns, without loading
 // the rest of the part. `info` is read_partition_info(dir).
 at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,

@@ -63,6 +63,11 @@ void GraphServer::check_options(const ServerOptions& options) {
   if (!options.tls_ca.empty() && options.tls_cert.empty()) {
     throw OptionError("tls_ca", "(client certificates) needs `tls_cert` and `tls_key`");
   }
+  if (options.disk_cache.policy != features::CachePolicy::kNone && !options.features_on_disk) {
+    throw OptionError("cache_policy",
+                      "caches the rows a server reads from disk: it needs "
+                      "`feature_storage` disk");
+  }
 }
 
 void GraphServer::start(const ServerOptions& options) {

@@ -15,11 +15,13 @@
 #include "graphloom/distributed/rpc/authorization.h"
 #include "graphloom/distributed/rpc/part_sampling.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
+#include "graphloom/features/disk_rows.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
 #include "memory_trimmer.h"
+#include "part_disk_features.h"
 #include "raw_message.h"
 #include "rpc_bytes.h"
 #include "service_handler.h"
@@ -63,7 +65,7 @@ class GraphServiceImpl final : public RawGraphService {
              options.partition_dir.string(), info_.num_parts);
     switch (options.role) {
       case ServerRole::kStandalone:
-        part_ = partition::load_partition(options.partition_dir, options.part);
+        part_ = loaded_part();
         break;
       case ServerRole::kMain:
         if (options.adopt_shared && SharedPartition::published(options.cluster_id, options.part)) {
@@ -72,9 +74,7 @@ class GraphServiceImpl final : public RawGraphService {
           spdlog::info("part {}: restarted, serving the shared memory already published",
                        options.part);
         } else {
-          shared_ = SharedPartition::publish(
-              partition::load_partition(options.partition_dir, options.part), options.cluster_id,
-              options.part);
+          shared_ = SharedPartition::publish(loaded_part(), options.cluster_id, options.part);
         }
         part_ = shared_->part();
         break;
@@ -89,6 +89,7 @@ class GraphServiceImpl final : public RawGraphService {
       edge_range_ends_.push_back(edge_end);
     }
     edge_begin_ = edge_range_ends_[options.part] - info_.edges_per_part[options.part];
+    if (options.features_on_disk) read_features_from_disk();
     for (const auto& [name, tensor] : part_.features) tensors_[name] = tensor;
     for (const auto& [name, scale] : part_.feature_scales)
       tensors_[features::row_scale_name(name)] = scale;
@@ -162,20 +163,27 @@ class GraphServiceImpl final : public RawGraphService {
     return raw_unary<rpc::PullRequest>(
         handler_, context, "Pull", request_bytes, response,
         [&](const rpc::PullRequest& request, grpc::ByteBuffer& out) {
-          const at::Tensor table = tensor(request.name());
+          const bool from_disk = disk_feat_ != nullptr && disk_feat_->has(request.name());
+          const at::Tensor table = from_disk ? at::Tensor() : tensor(request.name());
           const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
-          const int64_t row_bytes =
-              table.numel() / std::max<int64_t>(table.size(0), 1) * table.element_size();
+          const features::FeatureInfo schema =
+              from_disk ? disk_feat_->info(request.name())
+                        : features::FeatureInfo{table.scalar_type(), table.sizes().slice(1).vec(),
+                                                table.size(0)};
+          int64_t row_bytes = c10::elementSize(schema.dtype);
+          for (const int64_t d : schema.row_shape) row_bytes *= d;
           if (local.numel() * row_bytes > response_budget()) {
             throw LimitError(
                 budget_name(),
                 fmt::format("({}) is below the {} bytes of {} rows of '{}'", response_budget(),
                             local.numel() * row_bytes, local.numel(), request.name()));
           }
-          std::vector<int64_t> shape(table.sizes().begin(), table.sizes().end());
-          shape[0] = local.numel();
-          at::Tensor rows = at::empty(shape, table.options());
-          {
+          std::vector<int64_t> shape{local.numel()};
+          shape.insert(shape.end(), schema.row_shape.begin(), schema.row_shape.end());
+          at::Tensor rows = at::empty(shape, schema.dtype);
+          if (from_disk) {
+            disk_feat_->gather(request.name(), local, rows);
+          } else {
             std::shared_lock lock(mutex_);
             features::gather_rows(table, local, rows);
           }
@@ -242,6 +250,13 @@ class GraphServiceImpl final : public RawGraphService {
             schema->set_name(name);
             schema->set_dtype(dtype_name(table.scalar_type()));
             for (int64_t d = 1; d < table.dim(); ++d) schema->add_row_shape(table.size(d));
+          }
+          if (disk_feat_ != nullptr) {
+            const features::FeatureInfo feat = disk_feat_->info(kDiskFeature);
+            rpc::TensorSchema* schema = out.add_tensors();
+            schema->set_name(kDiskFeature);
+            schema->set_dtype(dtype_name(feat.dtype));
+            for (const int64_t d : feat.row_shape) schema->add_row_shape(d);
           }
         });
   }
@@ -389,6 +404,22 @@ class GraphServiceImpl final : public RawGraphService {
     return ids;
   }
 
+  // The part from its files; with `features_on_disk` without the table read from disk, so
+  // that it is neither kept in memory nor published in shared memory.
+  partition::Partition loaded_part() const {
+    partition::Partition part = partition::load_partition(options_.partition_dir, options_.part);
+    if (options_.features_on_disk) part.features.erase(kDiskFeature);
+    return part;
+  }
+
+  // features_on_disk: the part's "feat" from its file (a backup maps a part its main
+  // published without it, and reads the file too).
+  void read_features_from_disk() {
+    part_.features.erase(kDiskFeature);
+    disk_feat_ = part_features_on_disk(options_, info_, part_);
+    spdlog::info("part {}: {}", options_.part, disk_feat_->description());
+  }
+
   // A handle to `name`: the part's own tensors, those created here, or (shared roles) those
   // another server of the machine created.
   at::Tensor tensor(const std::string& name) {
@@ -409,7 +440,8 @@ class GraphServiceImpl final : public RawGraphService {
   std::vector<int64_t> edge_range_ends_;
   int64_t edge_begin_ = 0;
   std::map<std::string, at::Tensor> tensors_;
-  std::shared_mutex mutex_;  // tensors_, and pushes against pulls
+  std::unique_ptr<features::DiskRows> disk_feat_;  // features_on_disk: "feat" from its file
+  std::shared_mutex mutex_;                        // tensors_, and pushes against pulls
   // Sparse updates lock the rows they change (striped): concurrent updates of one row never
   // interleave (DGL had NaNs from racing updates, dmlc/dgl#3561).
   RowLocks row_locks_;

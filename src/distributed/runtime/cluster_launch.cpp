@@ -69,8 +69,12 @@ ProcessSpec on_machine(const ClusterLaunchOptions& launch, const std::string& ip
     spec.environment.emplace("GRAPHLOOM_SHM_DIR", shm_dir);
   }
   std::string remote = "cd " + shell_quote(std::filesystem::current_path().string()) + " && env";
-  for (const auto& [key, value] : spec.environment) remote += " " + key + "=" + shell_quote(value);
-  for (const std::string& arg : spec.argv) remote += " " + shell_quote(arg);
+  // Appended piece by piece: GCC 12 warns (-Wstringop-overflow, a false positive) on
+  // `" " + std::string&&` inlined here.
+  for (const auto& [key, value] : spec.environment) {
+    remote.append(" ").append(key).append("=").append(shell_quote(value));
+  }
+  for (const std::string& arg : spec.argv) remote.append(" ").append(shell_quote(arg));
   spec.argv = {"/usr/bin/ssh",
                "-p",
                std::to_string(launch.ssh_port),
@@ -259,6 +263,11 @@ int launch_cluster(const ClusterLaunchOptions& launch) {
     }
     if (!launch.tls_cert.empty()) {
       serve.insert(serve.end(), {"--tls-cert", launch.tls_cert, "--tls-key", launch.tls_key});
+    }
+    serve.insert(serve.end(), {"--feature-storage", launch.server_feature_storage});
+    if (!launch.server_cache_policy.empty()) {
+      serve.insert(serve.end(), {"--cache-policy", launch.server_cache_policy, "--cache-size",
+                                 launch.server_cache_size});
     }
     ProcessSpec server{
         .name = fmt::format("servers of machine {} ({})", m, ip), .argv = serve, .service = true};

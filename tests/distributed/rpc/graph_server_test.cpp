@@ -30,16 +30,22 @@ using testing::error_of;
 // Two "machines" on loopback: for each of the 2 parts a main server publishing it in shared
 // memory and a backup server mapping it.
 struct MainAndBackupServers {
-  MainAndBackupServers(const std::filesystem::path& parts, const std::string& cluster) {
+  // `on_disk`: the servers read "feat" from the parts' files, through `disk_cache`.
+  MainAndBackupServers(const std::filesystem::path& parts, const std::string& cluster,
+                       bool on_disk = false,
+                       features::CacheOptions disk_cache = {
+                           .policy = features::CachePolicy::kNone}) {
     for (int64_t part = 0; part < 2; ++part) {
       for (const ServerRole role : {ServerRole::kMain, ServerRole::kBackup}) {
-        servers.push_back(std::make_unique<GraphServer>(
-            ServerOptions{.partition_dir = parts,
-                          .part = part,
-                          .token = testing::kClusterToken,
-                          .role = role,
-                          .cluster_id = cluster,
-                          .attach_timeout = std::chrono::seconds(10)}));
+        servers.push_back(
+            std::make_unique<GraphServer>(ServerOptions{.partition_dir = parts,
+                                                        .part = part,
+                                                        .token = testing::kClusterToken,
+                                                        .role = role,
+                                                        .cluster_id = cluster,
+                                                        .attach_timeout = std::chrono::seconds(10),
+                                                        .features_on_disk = on_disk,
+                                                        .disk_cache = disk_cache}));
         addresses[part].push_back(servers.back()->address());
       }
     }
@@ -266,6 +272,65 @@ TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
   EXPECT_EQ(stats.hits, remote);
   EXPECT_EQ(stats.misses, remote);
   EXPECT_EQ(stats.bypassed, 2 * (2000 - remote));
+}
+
+// Parts whose features stay on disk: main and backup servers read "feat" from the part's file
+// (through a cache), the shared memory holds the rest of the part, and a trainer's mapped part
+// pulls its own rows from the servers; the rows are the partition's.
+TEST(GraphServiceDisk, MainAndBackupServeFeaturesFromThePartsFiles) {
+  testing::TempDir dir;
+  const io::Dataset data = io::generate_planted(
+      {.num_nodes = 2000, .num_classes = 4, .avg_degree = 8, .feat_dim = 16, .seed = 3});
+  partition::write_partitions(data, partition::assign_random(2000, 2, 1), 2, dir.path() / "parts",
+                              {.method = "random"});
+  std::vector<partition::Partition> parts;
+  for (int64_t part = 0; part < 2; ++part)
+    parts.push_back(partition::load_partition(dir.path() / "parts", part));
+  const at::Tensor expected = partition::join_partitions(parts).features.at("feat");
+  for (const auto policy : {features::CachePolicy::kNone, features::CachePolicy::kSieve,
+                            features::CachePolicy::kStatic}) {
+    const std::string cluster = fmt::format("test{}-disk-{}", ::getpid(), static_cast<int>(policy));
+    const MainAndBackupServers servers(dir.path() / "parts", cluster, /*on_disk=*/true,
+                                       {.policy = policy, .capacity_bytes = 300 * 16 * 4});
+    const DistGraph graph(servers.addresses, {.token = testing::kClusterToken});
+    EXPECT_EQ(graph.info("feat").dtype, at::kFloat);
+    const at::Tensor all = at::randperm(2000, at::kLong);
+    for (int repeat = 0; repeat < 2; ++repeat) {  // main and backup of each part
+      EXPECT_TRUE(at::equal(graph.gather("feat", all), expected.index_select(0, all)))
+          << name_of(policy);
+    }
+    const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
+    EXPECT_EQ(mapped->part().features.count("feat"), 0u);  // not in shared memory
+    EXPECT_TRUE(mapped->part().labels.defined());
+    const DistGraph trainer_view(servers.addresses, {.token = testing::kClusterToken},
+                                 &mapped->part());
+    EXPECT_TRUE(at::equal(trainer_view.gather("feat", all), expected.index_select(0, all)));
+    EXPECT_EQ(trainer_view.pulled_bytes(), 2000 * 16 * 4);  // its own part's rows pulled too
+  }
+  // Options refused by field: a cache without disk storage, disk storage of encoded rows.
+  const auto field_of = [](const ServerOptions& options) {
+    try {
+      const GraphServer server(options);
+    } catch (const OptionError& e) {
+      return e.field();
+    }
+    return std::string("(none)");
+  };
+  EXPECT_EQ(field_of({.partition_dir = dir.path() / "parts",
+                      .insecure = true,
+                      .disk_cache = {.policy = features::CachePolicy::kSieve,
+                                     .capacity_bytes = 1 << 20}}),
+            "cache_policy");
+  io::Dataset encoded = data;
+  const features::EncodedRows int8 =
+      features::encode_rows(data.node_features.at("feat"), at::kChar);
+  encoded.node_features["feat"] = int8.values;
+  encoded.node_feature_scales["feat"] = int8.row_scale;
+  partition::write_partitions(encoded, partition::assign_random(2000, 2, 1), 2, dir.path() / "int8",
+                              {.method = "random"});
+  EXPECT_EQ(
+      field_of({.partition_dir = dir.path() / "int8", .insecure = true, .features_on_disk = true}),
+      "feature_storage");
 }
 
 TEST(GraphServer, ServesOverTlsAndRefusesPlaintextClients) {

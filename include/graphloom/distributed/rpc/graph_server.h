@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "graphloom/base/enum_names.h"
+#include "graphloom/features/cached_feature_source.h"
 
 namespace graphloom::distributed {
 
@@ -46,6 +47,13 @@ struct ServerOptions {
   // trainers of the machine still map them, run-time tensors included) instead of publishing a
   // fresh copy; it publishes when there are none.
   bool adopt_shared = false;
+  // The part's "feat" read from its file on each pull (features::DiskRows: io_uring, O_DIRECT)
+  // instead of memory: a part whose features outgrow the machine's memory. A main server then
+  // publishes the rest of the part without it, and every server of the machine (and no
+  // trainer) reads the file. `disk_cache`: a cache of hot rows in front (policy kNone: none;
+  // kStatic: the part's nodes of highest out-degree).
+  bool features_on_disk = false;
+  features::CacheOptions disk_cache{.policy = features::CachePolicy::kNone};
 };
 
 class GraphServer {

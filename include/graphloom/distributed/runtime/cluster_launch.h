@@ -25,6 +25,10 @@ struct ClusterLaunchOptions {
   // and re-serves its part; a dead trainer restarts all trainers, which resume from their
   // checkpoint.
   int max_restarts = 0;
+  // Where the servers read the parts' "feat" rows (`serve --feature-storage`: memory or disk)
+  // and the cache in front of disk reads (`serve --cache-policy`, `--cache-size`; empty: none).
+  std::string server_feature_storage = "memory";
+  std::string server_cache_policy, server_cache_size;
   // The trainer command. Launch adds --part-config, --ip-config, --num-servers, --machine,
   // --cluster-id, --token-file and --tls-ca (ClusterOptions::trainer_flags); a copy of one with
   // the same value is dropped, another value is a UsageError. Other trainers (Python) find the
