@@ -1,4 +1,5 @@
-// `graphloom inspect DIR`: what a dataset holds, at a glance (or as JSON with --json).
+// `graphloom inspect DIR`: what a dataset holds, at a glance (or as JSON with --json), and with
+// --working-set what an epoch reads of its features.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -6,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "graphloom/base/timer.h"
 #include "graphloom/io/dataset_report.h"
+#include "graphloom/loader/working_set.h"
 #include "graphloom/partition/partition_report.h"
 
 namespace graphloom::cli {
@@ -17,6 +20,8 @@ struct InspectOptions {
   std::string dir;
   bool json = false;
   bool strict = false;
+  bool working_set = false;
+  loader::WorkingSetOptions set{.cache_policy = features::CachePolicy::kNone};
 };
 
 void run_inspect(const InspectOptions& options) {
@@ -30,6 +35,21 @@ void run_inspect(const InspectOptions& options) {
   nlohmann::json report = io::dataset_report(dataset);
   report["path"] = options.dir;
   report["load_seconds"] = load_seconds;
+  if (options.working_set) {
+    const loader::WorkingSet set = loader::estimate_working_set(dataset, options.set);
+    report["working_set"] = {{"batches", set.batches},
+                             {"epoch_batches", set.epoch_batches},
+                             {"row_bytes", set.row_bytes},
+                             {"rows_gathered", set.rows_gathered},
+                             {"distinct_rows", set.distinct_rows},
+                             {"cache_rows", set.cache_rows},
+                             {"rows_missed", set.rows_missed}};
+    if (!options.json) {
+      fmt::print("{}{}", io::describe_dataset_report(report),
+                 loader::describe_working_set(set, options.set));
+      return;
+    }
+  }
   if (options.json) {
     std::cout << report.dump(1) << "\n";
   } else {
@@ -48,6 +68,24 @@ void add_inspect_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--json", options->json, "Print the report as JSON instead of text");
   cmd->add_flag("--strict", options->strict, "Treat unknown metadata keys as errors");
+  loader::WorkingSetOptions& set = options->set;
+  cmd->add_flag("--working-set", options->working_set,
+                "Also sample an epoch and report the feature rows it gathers, how many are "
+                "distinct, and (with --cache-policy and --cache-size) what a cache of that size "
+                "leaves to read: what sizes --feature-storage disk's cache");
+  cmd->add_option("--fanouts", set.fanouts, "--working-set: neighbors per layer, input first")
+      ->delimiter(',');
+  cmd->add_option("--batch-size", set.batch_size, "--working-set: seeds per batch")
+      ->check(in_range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--split", set.split, "--working-set: the node split whose nodes are the seeds");
+  cmd->add_option("--batches", set.max_batches,
+                  "--working-set: batches of the epoch sampled (0: all of them)")
+      ->check(non_negative());
+  add_enum_option(cmd, "--cache-policy", set.cache_policy,
+                  "--working-set: the cache replayed: degree, sieve, s3-fifo, lru, clock");
+  cmd->add_option("--cache-size", set.cache_bytes, "--working-set: its bytes, e.g. 256M")
+      ->transform(byte_size());
+  cmd->add_option("--seed", set.seed, "--working-set: the shuffle's and the sampler's seed");
   cmd->callback([options] { run_inspect(*options); });
 }
 
