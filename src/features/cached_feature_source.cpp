@@ -32,10 +32,14 @@ struct CachedFeatureSource::Shard {
   char* storage = nullptr;
   int32_t capacity = 0;
   int32_t size = 0;
-  // Linear-probing index row -> slot; kEmpty marks free buckets.
+  // Linear-probing index row -> slot; kEmpty marks free buckets. A bucket holds both, so that
+  // a lookup costs one cache line.
   static constexpr int64_t kEmpty = -1;
-  std::vector<int64_t> keys;
-  std::vector<int32_t> slots;
+  struct Bucket {
+    int64_t key = kEmpty;
+    int32_t slot = 0;
+  };
+  std::vector<Bucket> buckets;
   uint64_t mask = 0;
   std::vector<int64_t> row_of_slot;
   std::unique_ptr<EvictionPolicy> policy;  // null in a static cache
@@ -44,8 +48,7 @@ struct CachedFeatureSource::Shard {
       : storage(storage_begin), capacity(slot_count) {
     uint64_t buckets = 2;
     while (buckets < 2 * static_cast<uint64_t>(slot_count)) buckets *= 2;
-    keys.assign(buckets, kEmpty);
-    slots.assign(buckets, 0);
+    this->buckets.assign(buckets, Bucket{});
     mask = buckets - 1;
     row_of_slot.assign(slot_count, kEmpty);
     if (kind != CachePolicy::kStatic) policy = make_eviction_policy(kind, slot_count);
@@ -55,30 +58,30 @@ struct CachedFeatureSource::Shard {
 
   int32_t find(int64_t row) const {
     for (uint64_t i = home(row);; i = (i + 1) & mask) {
-      if (keys[i] == row) return slots[i];
-      if (keys[i] == kEmpty) return -1;
+      if (buckets[i].key == row) return buckets[i].slot;
+      if (buckets[i].key == kEmpty) return -1;
     }
   }
+  // Starts loading the bucket that find(row) reads first.
+  void prefetch(int64_t row) const { __builtin_prefetch(&buckets[home(row)]); }
 
   void put(int64_t row, int32_t slot) {
     uint64_t i = home(row);
-    while (keys[i] != kEmpty) i = (i + 1) & mask;
-    keys[i] = row;
-    slots[i] = slot;
+    while (buckets[i].key != kEmpty) i = (i + 1) & mask;
+    buckets[i] = {row, slot};
   }
 
   // Backward-shift deletion keeps probe sequences intact without tombstones.
   void erase(int64_t row) {
     uint64_t i = home(row);
-    while (keys[i] != row) i = (i + 1) & mask;
-    keys[i] = kEmpty;
-    for (uint64_t j = (i + 1) & mask; keys[j] != kEmpty; j = (j + 1) & mask) {
-      const uint64_t ideal = home(keys[j]);
+    while (buckets[i].key != row) i = (i + 1) & mask;
+    buckets[i].key = kEmpty;
+    for (uint64_t j = (i + 1) & mask; buckets[j].key != kEmpty; j = (j + 1) & mask) {
+      const uint64_t ideal = home(buckets[j].key);
       const bool stays = i <= j ? (i < ideal && ideal <= j) : (i < ideal || ideal <= j);
       if (stays) continue;
-      keys[i] = keys[j];
-      slots[i] = slots[j];
-      keys[j] = kEmpty;
+      buckets[i] = buckets[j];
+      buckets[j].key = kEmpty;
       i = j;
     }
   }
@@ -224,8 +227,11 @@ void CachedFeatureSource::gather(const std::string& name, const at::Tensor& ids,
   char* target = static_cast<char*>(out.data_ptr());
   // 0 = miss, 1 = hit, 2 = bypassed.
   std::vector<uint8_t> state(n);
+  // Buckets are random reads: each is requested this many rows ahead of its lookup.
+  constexpr int64_t kAhead = 16;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) shard_of(id[i + kAhead]).prefetch(id[i + kAhead]);
     if (id[i] >= options_.bypass_begin && id[i] < options_.bypass_end) {
       state[i] = 2;
     } else {
