@@ -21,7 +21,7 @@ struct InspectOptions {
   bool json = false;
   bool strict = false;
   bool working_set = false;
-  loader::WorkingSetOptions set{.cache_policy = features::CachePolicy::kNone};
+  loader::WorkingSetOptions set;
 };
 
 void run_inspect(const InspectOptions& options) {

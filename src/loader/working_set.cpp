@@ -62,6 +62,10 @@ WorkingSet estimate_working_set(const io::Dataset& dataset, const WorkingSetOpti
                       fmt::format("'{}' has no node split '{}'", dataset.name, options.split));
   }
   sampling::check_fanouts(options.fanouts);
+  if (options.cache_policy != features::CachePolicy::kNone && options.cache_bytes <= 0) {
+    throw OptionError("cache_size", fmt::format("the {} cache replayed needs a size (e.g. 256M)",
+                                                name_of(options.cache_policy)));
+  }
   const sampling::LocalNeighborSource source(dataset.graph);
   const sampling::NeighborSampler sampler(
       &source, {.fanouts = options.fanouts, .seed = options.seed, .edge_ids = false});
@@ -73,15 +77,15 @@ WorkingSet estimate_working_set(const io::Dataset& dataset, const WorkingSetOpti
                                         : set.epoch_batches;
   set.num_rows = feat->second.size(0);
   set.row_bytes = feat->second.nbytes() / std::max<int64_t>(set.num_rows, 1);
-  const std::vector<at::Tensor> inputs = epoch_inputs(sampler, items, 1, set.batches);
+  const std::vector<at::Tensor> inputs = epoch_inputs(sampler, items, 0, set.batches);
   at::Tensor seen = at::zeros({set.num_rows}, at::kBool);
   for (const at::Tensor& ids : inputs) {
     set.rows_gathered += ids.numel();
     seen.index_fill_(0, ids, true);
   }
   set.distinct_rows = seen.sum().item<int64_t>();
-  if (options.cache_policy != features::CachePolicy::kNone && options.cache_bytes > 0) {
-    const std::vector<at::Tensor> next = epoch_inputs(sampler, items, 2, set.batches);
+  if (options.cache_policy != features::CachePolicy::kNone) {
+    const std::vector<at::Tensor> next = epoch_inputs(sampler, items, 1, set.batches);
     for (const at::Tensor& ids : next) set.next_rows_gathered += ids.numel();
     const auto [rows, misses] = replayed_misses({inputs, next}, dataset, set.row_bytes, options);
     set.cache_rows = rows;

@@ -294,9 +294,13 @@ torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch,
     return model_->encoder().forward(batch.blocks, feature_table_, input_nodes);
   }
   const auto gathered = batch.features.find("feat");
-  input_ = device_rows_                       ? device_rows_->gather(host_input_nodes)
-           : gathered != batch.features.end() ? gathered->second
-                                              : input_rows_(host_input_nodes).to(device_);
+  input_ =
+      device_rows_ ? device_rows_->gather(host_input_nodes)
+      : gathered != batch.features.end()
+          ? gathered->second
+          // DistEmbedding rows are pulled by host ids; a local
+          // table reads the device's.
+          : input_rows_(shared_embedding_ != nullptr ? host_input_nodes : input_nodes).to(device_);
   if (shared_embedding_ != nullptr) input_.set_requires_grad(true);
   return model_->encoder().forward(batch.blocks, input_);
 }

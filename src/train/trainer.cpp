@@ -312,13 +312,17 @@ void Trainer::train_batch(Task& task, loader::StagedBatch& staged,
   t.fetch += batch.fetch_seconds;
   Timer timer;
   StepOutput out;
+  double backward_seconds = 0;
   try {
     out = task.step(batch, stager_.ready(staged));
     t.forward += timer.seconds();
-    prefetch();  // counted as waiting for batches
     timer.reset();
     optimizer_->zero_grad();
     (scaler_ ? scaler_->scale(out.loss) : out.loss).backward();
+    // Once backward is queued (a step may have read a metric from the device already, which
+    // waits for its forward), so that the next batch's copy overlaps it.
+    backward_seconds = timer.seconds();
+    prefetch();  // counted as waiting for batches
   } catch (const c10::OutOfMemoryError& e) {
     const std::string what = e.what_without_backtrace();
     throw Error(
@@ -326,7 +330,7 @@ void Trainer::train_batch(Task& task, loader::StagedBatch& staged,
                     "--fanouts or --hidden, or try --precision bf16",
                     options_.device, what.substr(0, what.find('\n'))));
   }
-  t.backward += timer.seconds();
+  t.backward += backward_seconds;
   if (sync_) {
     timer.reset();
     sync_->synchronize();

@@ -21,10 +21,7 @@ io::Dataset planted() {
 
 TEST(WorkingSet, CountsTheRowsTheLoadersEpochGathers) {
   const io::Dataset data = planted();
-  const WorkingSetOptions options{.fanouts = {5, 5},
-                                  .batch_size = 128,
-                                  .cache_policy = features::CachePolicy::kNone,
-                                  .seed = 4};
+  const WorkingSetOptions options{.fanouts = {5, 5}, .batch_size = 128, .seed = 4};
   const WorkingSet set = estimate_working_set(data, options);
   // The same epoch through the DataLoader.
   const sampling::LocalNeighborSource source(data.graph);
@@ -34,7 +31,7 @@ TEST(WorkingSet, CountsTheRowsTheLoadersEpochGathers) {
                                     {.batch_size = 128, .shuffle = true, .seed = 4});
   DataLoader loader({.items = &items, .neighbors = &sampler},
                     {.feature_names = {}, .label_name = ""});
-  loader.start_epoch(1);
+  loader.start_epoch(0);  // a run's first epoch
   int64_t gathered = 0;
   at::Tensor seen = at::zeros({3000}, at::kBool);
   while (auto batch = loader.next()) {
@@ -70,6 +67,13 @@ TEST(WorkingSet, ACacheOfEveryRowMissesNoneAndABiggerCacheMissesFewer) {
   EXPECT_EQ(small.cache_rows, 300);
   options.max_batches = 2;
   EXPECT_EQ(estimate_working_set(data, options).batches, 2);
+  options.cache_bytes = 0;
+  try {
+    estimate_working_set(data, options);
+    ADD_FAILURE() << "a cache without a size accepted";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "cache_size");
+  }
   options.split = "nope";
   try {
     estimate_working_set(data, options);

@@ -22,7 +22,7 @@ struct StagedBatch {
   StagedBatch() = default;
   explicit StagedBatch(sampling::MiniBatch from_loader) : host(std::move(from_loader)) {}
   StagedBatch(StagedBatch&&) = default;
-  StagedBatch& operator=(StagedBatch&&) = default;
+  StagedBatch& operator=(StagedBatch&& other);  // waits for this batch's copies first
   // Waits for the copies (long done once the step that used it has been read): the host rows
   // may sit in the loader's pooled pinned buffers, which must not be refilled under a copy.
   ~StagedBatch();
@@ -31,6 +31,9 @@ struct StagedBatch {
   sampling::MiniBatch device;
   std::shared_ptr<c10::Event> copied;  // recorded on the side stream after the copies
   bool waited_for = false;             // the compute stream waits for `copied`
+
+ private:
+  void wait_for_copies() noexcept;
 };
 
 class DeviceStager {

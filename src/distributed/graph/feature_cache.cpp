@@ -13,7 +13,9 @@ std::unique_ptr<features::CachedFeatureSource> make_feature_cache(
     int64_t part) {
   if (cache.policy == features::CachePolicy::kNone) return nullptr;
   features::CacheOptions options{.policy = cache.policy, .capacity_bytes = cache.bytes};
-  if (local_part != nullptr) {  // read in place: only remote rows are worth caching
+  // Rows the local part holds are read in place: only the others are worth caching. (Servers
+  // that read "feat" from disk publish the part without it: then every row is pulled.)
+  if (local_part != nullptr && local_part->features.count("feat") > 0) {
     options.bypass_begin = local_part->node_begin;
     options.bypass_end = local_part->node_end;
   }

@@ -218,6 +218,10 @@ class GraphServiceImpl final : public RawGraphService {
     return message_unary<rpc::CreateTensorRequest, rpc::CreateTensorResponse>(
         handler_, context, "CreateTensor", request_bytes, response,
         [&](const rpc::CreateTensorRequest& request, rpc::CreateTensorResponse&) {
+          // Pulls of a table read from disk read the file: a second copy would never be read.
+          GL_CHECK(disk_feat_ == nullptr || !disk_feat_->has(request.schema().name()),
+                   "name: '{}' is read from disk on part {} and cannot be created",
+                   request.schema().name(), options_.part);
           create_tensor(request);
         });
   }

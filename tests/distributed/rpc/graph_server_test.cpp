@@ -11,6 +11,7 @@
 
 #include "distributed/rpc/same_edges.h"
 #include "graphloom/distributed/graph/dist_graph.h"
+#include "graphloom/distributed/graph/feature_cache.h"
 #include "graphloom/distributed/rpc/graph_server.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/features/cached_feature_source.h"
@@ -305,7 +306,14 @@ TEST(GraphServiceDisk, MainAndBackupServeFeaturesFromThePartsFiles) {
     const DistGraph trainer_view(servers.addresses, {.token = testing::kClusterToken},
                                  &mapped->part());
     EXPECT_TRUE(at::equal(trainer_view.gather("feat", all), expected.index_select(0, all)));
-    EXPECT_EQ(trainer_view.pulled_bytes(), 2000 * 16 * 4);  // its own part's rows pulled too
+    EXPECT_EQ(trainer_view.pulled_bytes(/*reset=*/true), 2000 * 16 * 4);  // its own rows too
+    // So the trainer's cache keeps its own part's rows as well: after the fill, nothing moves.
+    const auto cache = make_feature_cache(
+        trainer_view, {.policy = features::CachePolicy::kStatic, .bytes = 1 << 20}, 2000,
+        &mapped->part(), dir.path() / "parts", 0);
+    EXPECT_EQ(trainer_view.pulled_bytes(/*reset=*/true), 2000 * 16 * 4);  // filled once
+    EXPECT_TRUE(at::equal(cache->gather("feat", all), expected.index_select(0, all)));
+    EXPECT_EQ(trainer_view.pulled_bytes(/*reset=*/true), 0);
   }
   // Options refused by field: a cache without disk storage, disk storage of encoded rows.
   const auto field_of = [](const ServerOptions& options) {
