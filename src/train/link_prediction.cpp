@@ -172,13 +172,7 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
       device_(training_device(options, group)),
       // LightGCN samples nothing: it propagates over the whole graph.
       device_graph_(lightgcn_ ? nullptr : placed_graph(inputs, options, device_)),
-      sampler_(device_graph_ ? device_graph_.get() : inputs.graph,
-               {.fanouts = options.fanouts,
-                .edge_type_fanouts = options.edge_type_fanouts,
-                .seed = options.seed,
-                .edge_ids = false,
-                .method = options.sampler,
-                .labor = options.labor}) {
+      sampler_(device_graph_ ? device_graph_.get() : inputs.graph, options.sampler_options()) {
   for (const char* name : {"valid", "valid_neg", "test", "test_neg"}) edge_split(inputs, name);
   GL_CHECK(!lightgcn_ || inputs.whole_graph != nullptr,
            "LightGCN propagates over the whole graph, which '{}' does not hold in one process "

@@ -133,14 +133,7 @@ NodeClassificationTask::NodeClassificationTask(const TrainingInputs& inputs,
       embedding_(inputs.embedding),
       device_(training_device(options, group)),
       device_graph_(placed_graph(inputs, options, device_)),
-      sampler_(device_graph_ ? device_graph_.get() : inputs.graph,
-               {.fanouts = options.fanouts,
-                .edge_type_fanouts = options.edge_type_fanouts,
-                .seed = options.seed,
-                .edge_ids = false,
-                .method = options.sampler,
-                .labor = options.labor,
-                .temporal_strategy = options.temporal_strategy}),
+      sampler_(device_graph_ ? device_graph_.get() : inputs.graph, options.sampler_options()),
       // Nodes already split per trainer (node_split) are this rank's whole item set; temporal
       // items are (node, time) rows.
       items_(options.temporal

@@ -57,6 +57,16 @@ void TrainOptions::validate() const {
   }
 }
 
+sampling::NeighborSamplerOptions TrainOptions::sampler_options() const {
+  return {.fanouts = fanouts,
+          .edge_type_fanouts = edge_type_fanouts,
+          .seed = seed,
+          .edge_ids = false,
+          .method = sampler,
+          .labor = labor,
+          .temporal_strategy = temporal_strategy};
+}
+
 c10::Device training_device(const TrainOptions& options, const distributed::ProcessGroup* group) {
   const int local_rank = group != nullptr ? group->environment().local_rank : 0;
   return device_for_local_rank(parse_device(options.device, "device"), local_rank,

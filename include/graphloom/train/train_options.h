@@ -15,6 +15,7 @@
 #include "graphloom/features/device_rows.h"
 #include "graphloom/nn/model_config.h"
 #include "graphloom/sampling/labor.h"
+#include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/sampling/neighbor_source.h"
 #include "graphloom/train/grad_scaler.h"
 #include "graphloom/train/gradient_sync.h"
@@ -112,6 +113,9 @@ struct TrainOptions {
 
   // Throws OptionError naming the first field whose value cannot work.
   void validate() const;
+  // The training batches' sampler: fanouts, edge-type fanouts, seed, method, LABOR and
+  // temporal options (no edge ids: nothing reads them).
+  sampling::NeighborSamplerOptions sampler_options() const;
 };
 
 struct StageTimes {

@@ -217,16 +217,25 @@ TEST(GraphServiceTemporal, MainAndBackupSampleEachSeedsPastAsTheWholeGraphDoes) 
   EXPECT_THROW(trainer_view.sample_neighbors(seeds, 3, short_times), Error);
 }
 
-TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
-  testing::TempDir dir;
+// A planted graph of 2000 nodes with 16 float32 features, in 2 random parts at `out`; with
+// `int8`, its features stored as int8 with row scales.
+io::Dataset planted_in_two_parts(const std::filesystem::path& out, bool int8) {
   io::Dataset data = io::generate_planted(
       {.num_nodes = 2000, .num_classes = 4, .avg_degree = 8, .feat_dim = 16, .seed = 3});
-  const features::EncodedRows encoded =
-      features::encode_rows(data.node_features.at("feat"), at::kChar);
-  data.node_features["feat"] = encoded.values;
-  data.node_feature_scales["feat"] = encoded.row_scale;
-  partition::write_partitions(data, partition::assign_random(2000, 2, 1), 2, dir.path() / "parts",
+  if (int8) {
+    const features::EncodedRows encoded =
+        features::encode_rows(data.node_features.at("feat"), at::kChar);
+    data.node_features["feat"] = encoded.values;
+    data.node_feature_scales["feat"] = encoded.row_scale;
+  }
+  partition::write_partitions(data, partition::assign_random(2000, 2, 1), 2, out,
                               {.method = "random"});
+  return data;
+}
+
+TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
+  testing::TempDir dir;
+  planted_in_two_parts(dir.path() / "parts", /*int8=*/true);
   const std::string cluster = fmt::format("test{}-int8", ::getpid());
   std::vector<std::unique_ptr<GraphServer>> servers;
   std::vector<std::vector<std::string>> addresses(2);
@@ -280,10 +289,7 @@ TEST(GraphServiceEncoded, Int8RowsTravelEncodedAndTheCacheSavesRemoteBytes) {
 // pulls its own rows from the servers; the rows are the partition's.
 TEST(GraphServiceDisk, MainAndBackupServeFeaturesFromThePartsFiles) {
   testing::TempDir dir;
-  const io::Dataset data = io::generate_planted(
-      {.num_nodes = 2000, .num_classes = 4, .avg_degree = 8, .feat_dim = 16, .seed = 3});
-  partition::write_partitions(data, partition::assign_random(2000, 2, 1), 2, dir.path() / "parts",
-                              {.method = "random"});
+  planted_in_two_parts(dir.path() / "parts", /*int8=*/false);
   std::vector<partition::Partition> parts;
   for (int64_t part = 0; part < 2; ++part)
     parts.push_back(partition::load_partition(dir.path() / "parts", part));
@@ -329,13 +335,7 @@ TEST(GraphServiceDisk, MainAndBackupServeFeaturesFromThePartsFiles) {
                       .disk_cache = {.policy = features::CachePolicy::kSieve,
                                      .capacity_bytes = 1 << 20}}),
             "cache_policy");
-  io::Dataset encoded = data;
-  const features::EncodedRows int8 =
-      features::encode_rows(data.node_features.at("feat"), at::kChar);
-  encoded.node_features["feat"] = int8.values;
-  encoded.node_feature_scales["feat"] = int8.row_scale;
-  partition::write_partitions(encoded, partition::assign_random(2000, 2, 1), 2, dir.path() / "int8",
-                              {.method = "random"});
+  planted_in_two_parts(dir.path() / "int8", /*int8=*/true);
   EXPECT_EQ(
       field_of({.partition_dir = dir.path() / "int8", .insecure = true, .features_on_disk = true}),
       "feature_storage");
