@@ -3,8 +3,9 @@
 # `device` tool), under 8 minutes there. It builds the CUDA variant (scripts/build-cuda.sh all),
 # runs the `cuda` tests (which then run instead of reporting SKIPPED), and prints, measured in
 # this one run, on the 1M-node reference graphs (ER and R-MAT, ../shared/bench):
-#   - the C++ sampler on every CPU thread against the tensor-op sampler on the GPU, with the
-#     GPU's blocks checked against the CPU's on a sample of batches;
+#   - the C++ sampler on every CPU thread against the tensor-op sampler on the GPU, the graph in
+#     GPU memory and pinned in host memory (zero-copy), with the GPU's blocks checked against the
+#     CPU's on a sample of batches;
 #   - feature gathering onto the GPU by placement (cpu staging, pinned zero-copy, device) in
 #     GB/s, against the CPU's own random-row gather;
 #   - training seeds/s (GraphSAGE, bench train, 100 batches) on every CPU thread against the
@@ -34,7 +35,8 @@ for kind in er rmat; do
   $gl bench gather --data "$data/$kind" --repeats 7 --device cuda 2>&1 | tee "$out/gather-$kind.log"
 done
 train_runs=("cpu fp32:--device cpu" "cuda fp32:--device cuda" "cuda bf16:--device cuda --precision bf16"
-            "cuda bf16, graph on the GPU:--device cuda --precision bf16 --graph-placement device")
+            "cuda bf16, graph on the GPU:--device cuda --precision bf16 --graph-placement device"
+            "cuda bf16, graph pinned:--device cuda --precision bf16 --graph-placement pinned")
 for kind in er rmat; do
   for run in "${train_runs[@]}"; do
     name=${run%%:*}
@@ -44,15 +46,18 @@ for kind in er rmat; do
   done
 done
 {
-  echo "| graph | C++ sampler, CPU (seeds/s) | tensor-op sampler, GPU (seeds/s) | GPU / CPU | blocks equal |"
-  echo "| --- | --- | --- | --- | --- |"
+  echo "| graph | C++ sampler, CPU (seeds/s) | GPU sampler, graph in GPU memory | pinned graph (zero-copy) | GPU / CPU: device, pinned | blocks equal: device, pinned |"
+  echo "| --- | --- | --- | --- | --- | --- |"
   for kind in er rmat; do
     cpu=$(grep -m1 'seeds/s' "$out/sample-$kind.log" | awk '{print $2}')
-    line=$(grep -m1 'tensor-op sampler on' "$out/sample-$kind.log")
-    gpu=$(sed -E 's/.*: ([0-9]+) seeds\/s.*/\1/' <<< "$line")
-    ratio=$(sed -E 's/.*; ([0-9.]+)x the C\+\+ kernel.*/\1/' <<< "$line")
-    equal=$(sed -E 's/.*in ([0-9]+ of [0-9]+) batches.*/\1/' <<< "$line")
-    echo "| $kind | $cpu | $gpu | ${ratio}x | $equal |"
+    cells=()
+    for where in 'in its memory' 'pinned in host memory'; do
+      line=$(grep -m1 "tensor-op sampler on .*graph $where" "$out/sample-$kind.log" || true)
+      cells+=("$(sed -E 's/.*: ([0-9]+) seeds\/s.*/\1/' <<< "$line")"
+              "$(sed -E 's/.*; ([0-9.]+)x the C\+\+ kernel.*/\1/' <<< "$line")x"
+              "$(sed -E 's/.*in ([0-9]+ of [0-9]+) batches.*/\1/' <<< "$line")")
+    done
+    echo "| $kind | $cpu | ${cells[0]} | ${cells[3]} | ${cells[1]}, ${cells[4]} | ${cells[2]}, ${cells[5]} |"
   done
   echo
   echo "| graph | placement | GB/s | vs the CPU gather | rows equal |"

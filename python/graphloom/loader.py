@@ -4,6 +4,7 @@ feature and label fetch, run by graphloom's C++ threads ahead of the consumer (D
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
@@ -18,15 +19,24 @@ from .sampling import NeighborSampler
 __all__ = ["Block", "MiniBatch", "DataLoader"]
 
 
-def _to_device(batch, device):
-    """The batch on a CUDA device, copied from pinned memory so that the copies overlap."""
-    pinned = batch.to("cpu")
-    for name in ("seeds", "input_nodes", "labels"):
-        value = getattr(pinned, name)
-        if value is not None:
-            setattr(pinned, name, value.pin_memory())
-    pinned.input_features = {k: v.pin_memory() for k, v in pinned.input_features.items()}
-    return pinned.to(device, non_blocking=True)
+class _DeviceCopies:
+    """Batches sent to a CUDA device without blocking (GraphBolt's ``copy_to``). The loader
+    gathers their rows into pooled page-locked buffers (``DataLoaderOptions.pin_memory``), so
+    the copies need no pinning copy first; each host batch is held until its copies are done,
+    and only then do its buffers go back to the pool to be refilled."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self._in_flight: collections.deque = collections.deque()
+
+    def __call__(self, batch: MiniBatch) -> MiniBatch:
+        moved = batch.to(self.device, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(torch.cuda.current_stream(self.device))
+        self._in_flight.append((done, batch))
+        while self._in_flight and self._in_flight[0][0].query():
+            self._in_flight.popleft()
+        return moved
 
 
 def _check_source_and_sampler(source, sampler):
@@ -172,8 +182,9 @@ class DataLoader:
             time (:class:`NeighborSampler`); a pair's ends and negatives are seeds at the
             pair's time (``PairBatch.time``), and a node at two times is two seeds.
         device: where the batches are delivered (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a
-            ``torch.device``; default: the CPU, where they are prepared). On a CUDA device each
-            batch is pinned and copied without blocking (GraphBolt's ``copy_to``).
+            ``torch.device``; default: the CPU, where they are prepared). On a CUDA device the
+            workers gather rows into page-locked buffers and each batch is copied without
+            blocking (GraphBolt's ``copy_to``).
 
     ``len(loader)`` is the number of batches per epoch; each iteration runs the next epoch.
     Leaving an epoch early (``break``, an exception, Ctrl-C) stops the threads; so does
@@ -212,6 +223,7 @@ class DataLoader:
         options.feature_names = list(features)
         options.label_name = "label" if labels else ""
         options.pyg_layout = bool(pyg_edges)
+        options.pin_memory = self.device.type == "cuda"
         self.sampler = sampler
         self._label_rows = source.label_rows if labels else None
         self._schema = source.schema()
@@ -241,6 +253,7 @@ class DataLoader:
         epoch = self._epoch
         self._epoch += 1
         self._impl.start_epoch(epoch)
+        deliver = _DeviceCopies(self.device) if self.device.type == "cuda" else None
         try:
             while True:
                 batch = self._impl.next()
@@ -251,6 +264,6 @@ class DataLoader:
                     batch._replace_blocks(exclude_pairs(
                         batch.blocks, batch.pairs.src, batch.pairs.dst,
                         self.exclude == "reverse", self.sampler.edge_dir))
-                yield batch if self.device.type == "cpu" else _to_device(batch, self.device)
+                yield batch if deliver is None else deliver(batch)
         finally:
             self._impl.cancel()

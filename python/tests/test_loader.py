@@ -289,6 +289,21 @@ def test_a_device_the_loader_cannot_deliver_to_is_an_option_error(planted, devic
     assert raised.value.field == "device"
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="SKIPPED: no CUDA device")
+def test_batches_delivered_to_a_cuda_device_are_the_cpu_batches(planted):
+    """Rows gathered into pinned pooled buffers and copied without blocking arrive whole, also
+    when the pool refills buffers while earlier copies may still be in flight."""
+    sampler = graphloom.NeighborSampler(planted.graph, fanouts=[3, 3])
+    loaders = [graphloom.DataLoader(planted, planted.splits["train"], sampler, batch_size=16,
+                                    seed=3, device=device, num_workers=2)
+               for device in ("cpu", "cuda")]
+    for on_cpu, on_cuda in zip(*loaders, strict=True):
+        assert on_cuda.input_features["feat"].is_cuda
+        assert torch.equal(on_cuda.seeds.cpu(), on_cpu.seeds)
+        assert torch.equal(on_cuda.input_features["feat"].cpu(), on_cpu.input_features["feat"])
+        assert torch.equal(on_cuda.labels.cpu(), on_cpu.labels)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_cuda_without_a_gpu_says_why(planted):
     sampler = graphloom.NeighborSampler(planted.graph, fanouts=[2])

@@ -93,35 +93,42 @@ bool same_blocks(const sampling::MiniBatch& a, const sampling::MiniBatch& b) {
 }
 
 // The tensor-op sampler on `device`, one caller (its ops are parallel on the CPU and
-// asynchronous on a GPU), against the C++ kernel's `reference` figure; the first batches are
-// compared block for block with the C++ sampler's.
+// asynchronous on a GPU), with the CSC in device memory and, on a GPU, pinned in host memory
+// (zero-copy), against the C++ kernel's `reference` figure; the first batches are compared
+// block for block with the C++ sampler's.
 void bench_tensor_sampler(const io::Dataset& dataset, const sampling::NeighborSampler& cpp,
                           const std::vector<at::Tensor>& seeds, int64_t total,
                           const SamplingBenchOptions& o, const SamplingFigures& reference) {
   const c10::Device device = parse_device(o.device);
-  const sampling::TensorNeighborSource source(dataset.graph, device);
-  const sampling::NeighborSampler sampler(
-      &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
-  const int64_t checked = std::min<int64_t>(total, 8);
-  int64_t equal = 0;
-  for (int64_t i = 0; i < checked; ++i) {
-    equal += same_blocks(cpp.sample(seeds[i], 0, i), sampler.sample(seeds[i], 0, i));
+  std::vector<sampling::CscPlacement> placements = {sampling::CscPlacement::kDevice};
+  if (!device.is_cpu()) placements.push_back(sampling::CscPlacement::kPinned);
+  for (const sampling::CscPlacement placement : placements) {
+    const sampling::TensorNeighborSource source(dataset.graph, device, placement);
+    const sampling::NeighborSampler sampler(
+        &source, {.fanouts = o.fanouts, .replace = o.replace, .seed = o.seed});
+    const int64_t checked = std::min<int64_t>(total, 8);
+    int64_t equal = 0;
+    for (int64_t i = 0; i < checked; ++i) {
+      equal += same_blocks(cpp.sample(seeds[i], 0, i), sampler.sample(seeds[i], 0, i));
+    }
+    sampler.sample(seeds[0].to(device), 0, 0);  // warm-up
+    int64_t edges = 0, done = 0;
+    Timer timer;
+    for (int64_t i = 0; i < total; ++i) {
+      const sampling::MiniBatch batch = sampler.sample(seeds[i].to(device), 0, i);
+      edges += batch.num_sampled_edges();  // reads sizes only: the last batch syncs below
+      done += batch.seeds.numel();
+      if (i + 1 == total) batch.blocks.front().src_ids.sum().item<int64_t>();
+    }
+    const double seconds = timer.seconds();
+    fmt::print(
+        "  tensor-op sampler on {}, graph {}: {:.0f} seeds/s, {:.3g} sampled edges/s; {:.2f}x "
+        "the C++ kernel; blocks equal to the C++ sampler's in {} of {} batches\n",
+        device.str(),
+        placement == sampling::CscPlacement::kPinned ? "pinned in host memory" : "in its memory",
+        done / seconds, edges / seconds, (done / seconds) / (reference.seeds / reference.seconds),
+        equal, checked);
   }
-  sampler.sample(seeds[0].to(device), 0, 0);  // warm-up
-  int64_t edges = 0, done = 0;
-  Timer timer;
-  for (int64_t i = 0; i < total; ++i) {
-    const sampling::MiniBatch batch = sampler.sample(seeds[i].to(device), 0, i);
-    edges += batch.num_sampled_edges();  // reads sizes only: the last batch syncs below
-    done += batch.seeds.numel();
-    if (i + 1 == total) batch.blocks.front().src_ids.sum().item<int64_t>();
-  }
-  const double seconds = timer.seconds();
-  fmt::print(
-      "  tensor-op sampler on {}: {:.0f} seeds/s, {:.3g} sampled edges/s; {:.2f}x the "
-      "C++ kernel; blocks equal to the C++ sampler's in {} of {} batches\n",
-      device.str(), done / seconds, edges / seconds,
-      (done / seconds) / (reference.seeds / reference.seconds), equal, checked);
 }
 
 // Each feature placement's gather of `ids` onto `device` (GB/s), the rows checked against the

@@ -193,9 +193,11 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "dataset's matrix in memory")
       ->transform(byte_size());
   add_enum_option(cmd, "--graph-placement", o.graph_placement,
-                  "Where training batches are sampled: cpu (the C++ sampler, host memory) or "
+                  "Where training batches are sampled: cpu (the C++ sampler, host memory), "
                   "device (the graph copied to --device and sampled there by the tensor-op "
-                  "sampler, which returns the same blocks; a local, untyped graph)");
+                  "sampler, which returns the same blocks), or pinned (sampled on --device too, "
+                  "the per-edge arrays read in place from pinned host memory by zero-copy: "
+                  "device memory for the nodes only). pinned and device need a local graph");
   cmd->add_flag("--checkpoint-layers", o.model.checkpoint_layers,
                 "Recompute each layer's activations in backward instead of keeping them: less "
                 "memory for deep models, one more forward per step");

@@ -1,6 +1,6 @@
 // DeviceRows (device_rows.h): the three placements of a feature matrix behind one gather. The
-// CUDA-only steps go through the seam in cuda/uva.h, which a build without CUDA fills with
-// refusals; on the CPU device no placement reaches it.
+// CUDA-only steps go through base/host_memory.h and the kernel seam in cuda/uva.h, which a
+// build without CUDA fills with refusals; on the CPU device no placement reaches them.
 #include "graphloom/features/device_rows.h"
 
 #include <ATen/ATen.h>
@@ -9,6 +9,7 @@
 #include "cuda/uva.h"
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/host_memory.h"
 
 namespace graphloom::features {
 
@@ -41,20 +42,14 @@ DeviceRows::DeviceRows(EncodedRows table, c10::Device device, FeaturePlacement p
   if (placement_ == FeaturePlacement::kAuto) {
     const int64_t bytes = host_table_.numel() * host_table_.element_size();
     placement_ = choose_feature_placement(
-        bytes, device.is_cpu() ? 0 : cuda::free_device_bytes(device), device);
+        bytes, device.is_cpu() ? 0 : graphloom::free_device_bytes(device), device);
   }
   if (device.is_cpu()) return;  // every placement is the plain gather
   if (placement_ == FeaturePlacement::kDevice) {
     device_table_ = host_table_.to(device);
-  } else if (placement_ == FeaturePlacement::kPinned && host_table_.numel() > 0) {
-    registered_ = cuda::register_host_memory(
-        host_table_.data_ptr(), static_cast<std::size_t>(host_table_.numel()) *
-                                    static_cast<std::size_t>(host_table_.element_size()));
+  } else if (placement_ == FeaturePlacement::kPinned) {
+    device_table_ = host_memory_on_device(host_table_, device, "feature_placement");
   }
-}
-
-DeviceRows::~DeviceRows() {
-  if (registered_) cuda::unregister_host_memory(host_table_.data_ptr());
 }
 
 namespace {
@@ -129,7 +124,7 @@ at::Tensor DeviceRows::gather_by_placement(const at::Tensor& ids) const {
     case FeaturePlacement::kDevice:
       return device_table_.index_select(0, ids.to(device_));
     case FeaturePlacement::kPinned:
-      return cuda::gather_registered_rows(host_table_, ids.to(device_), device_);
+      return cuda::gather_mapped_rows(device_table_, ids.to(device_), device_);
     default: {
       // Gathered on the CPU into pinned memory, so that the copy can overlap compute.
       at::Tensor staged = at::empty(rows_shape(host_table_, ids.numel()),

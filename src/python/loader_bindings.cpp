@@ -273,7 +273,8 @@ void bind_options(py::module_& module) {
       .def_readwrite("threads_per_worker", &loader::DataLoaderOptions::threads_per_worker)
       .def_readwrite("feature_names", &loader::DataLoaderOptions::feature_names)
       .def_readwrite("label_name", &loader::DataLoaderOptions::label_name)
-      .def_readwrite("pyg_layout", &loader::DataLoaderOptions::pyg_layout);
+      .def_readwrite("pyg_layout", &loader::DataLoaderOptions::pyg_layout)
+      .def_readwrite("pin_memory", &loader::DataLoaderOptions::pin_memory);
 }
 
 }  // namespace
@@ -327,10 +328,9 @@ void bind_loader(py::module_& module) {
                        std::shared_ptr<features::DiskDatasetRows> rows, at::Tensor items,
                        sampling::ItemSamplerOptions item_options, loader::DataLoaderOptions options,
                        std::optional<PairStage> pairs, bool timed_items) {
-             return std::make_unique<LoaderHandle>(std::move(sampler), std::move(rows),
-                                                   std::move(items), std::move(item_options),
-                                                   std::move(options), std::move(pairs),
-                                                   timed_items);
+             return std::make_unique<LoaderHandle>(
+                 std::move(sampler), std::move(rows), std::move(items), std::move(item_options),
+                 std::move(options), std::move(pairs), timed_items);
            }),
            py::arg("sampler"), py::arg("source"), py::arg("items"), py::arg("item_options"),
            py::arg("options"), py::arg("pairs") = py::none(), py::arg("timed_items") = false)

@@ -10,6 +10,7 @@
 
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
+#include "graphloom/base/host_memory.h"
 #include "graphloom/graph/weight_alias.h"
 #include "sampling_limits.h"
 #include "tensor_random_streams.h"
@@ -156,18 +157,25 @@ void check_weighted_draws(const SampleOptions& options, const std::vector<int64_
 
 }  // namespace
 
-TensorNeighborSource::TensorNeighborSource(const graph::CscGraph& graph, c10::Device device)
+TensorNeighborSource::TensorNeighborSource(const graph::CscGraph& graph, c10::Device device,
+                                           CscPlacement placement)
     : device_(device), num_nodes_(graph.num_nodes) {
   require_device(device);
+  // One entry per edge: copied, or read in place through pinned host memory.
+  const auto per_edge = [&](const at::Tensor& host) {
+    return placement == CscPlacement::kPinned
+               ? host_memory_on_device(host.contiguous(), device, "graph_placement")
+               : host.to(device);
+  };
   indptr_ = graph.indptr.to(device);
-  indices_ = graph.indices.to(device);
-  if (graph.has_edge_ids()) edge_ids_ = graph.edge_ids.to(device);
+  indices_ = per_edge(graph.indices);
+  if (graph.has_edge_ids()) edge_ids_ = per_edge(graph.edge_ids);
   at::Tensor positive_before;  // positive weights before each position, with a leading 0
   if (graph.has_weights()) {
     at::Tensor alias = graph.weight_alias;
     if (!alias.defined()) alias = graph::with_weight_alias(graph).weight_alias;
     positive_before = at::cat({at::zeros({1}, at::kLong), (alias_keep(alias) > 0).cumsum(0)});
-    alias_ = alias.to(device);
+    alias_ = per_edge(alias);
   }
   // [num_nodes, types + 1]: where each type's segment of a column starts, then its end.
   at::Tensor bounds = at::stack({graph.indptr.slice(0, 0, -1), graph.indptr.slice(0, 1)}, 1);

@@ -75,10 +75,14 @@ std::unique_ptr<sampling::TensorNeighborSource> placed_graph(const TrainingInput
   const auto* local = dynamic_cast<const sampling::LocalNeighborSource*>(inputs.graph);
   if (local == nullptr) {
     throw OptionError("graph_placement",
-                      "device needs the whole training graph in this "
-                      "process (a local dataset, not a partition's servers)");
+                      fmt::format("{} needs the whole training graph in this process (a local "
+                                  "dataset, not a partition's servers)",
+                                  name_of(options.graph_placement)));
   }
-  return std::make_unique<sampling::TensorNeighborSource>(local->graph(), device);
+  return std::make_unique<sampling::TensorNeighborSource>(
+      local->graph(), device,
+      options.graph_placement == GraphPlacement::kPinned ? sampling::CscPlacement::kPinned
+                                                         : sampling::CscPlacement::kDevice);
 }
 
 void add_device_cache_counters(const features::DeviceRows* rows, const TrainOptions& options,

@@ -36,8 +36,9 @@ class AutocastScope {
 std::unique_ptr<features::DeviceRows> placed_rows(const TrainingInputs& inputs,
                                                   const TrainOptions& options, c10::Device device);
 
-// The training graph copied to `device` for the tensor sampler when
-// TrainOptions::graph_placement asks, else null (the C++ kernel samples on the host).
+// The training graph placed on `device` (copied, or pinned for zero-copy reads) for the
+// tensor sampler when TrainOptions::graph_placement asks, else null (the C++ kernel samples
+// on the host).
 std::unique_ptr<sampling::TensorNeighborSource> placed_graph(const TrainingInputs& inputs,
                                                              const TrainOptions& options,
                                                              c10::Device device);

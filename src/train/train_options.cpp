@@ -23,16 +23,16 @@ void check_at_least(const char* field, T value, T least) {
 void TrainOptions::validate() const {
   sampling::check_fanouts(fanouts);
   sampling::check_labor_options(labor);
-  if (sampler == sampling::SamplingMethod::kLabor && graph_placement == GraphPlacement::kDevice) {
+  if (sampler == sampling::SamplingMethod::kLabor && graph_placement != GraphPlacement::kCpu) {
     throw OptionError("sampler",
                       "LABOR is not in the device (tensor-op) sampler yet: use "
                       "graph_placement cpu (--graph-placement cpu)");
   }
   if (temporal && (sampler == sampling::SamplingMethod::kLabor ||
-                   graph_placement == GraphPlacement::kDevice || !edge_type_fanouts.empty())) {
+                   graph_placement != GraphPlacement::kCpu || !edge_type_fanouts.empty())) {
     throw OptionError("temporal",
                       "temporal sampling is built for the neighbor sampler on the CPU over "
-                      "untyped graphs (not --sampler labor, --graph-placement device or "
+                      "untyped graphs (not --sampler labor, --graph-placement pinned|device or "
                       "per-edge-type fanouts)");
   }
   check_at_least("batch_size", batch_size, int64_t{1});

@@ -1,6 +1,8 @@
 // Device names: what parses, and the refusals a CPU-only build or a GPU-less machine gives.
 #include "graphloom/base/device.h"
+#include "graphloom/base/host_memory.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include "graphloom/base/error.h"
@@ -47,6 +49,25 @@ TEST(Device, EachLocalRankGetsItsOwnGpuUnlessOneIsNamed) {
 
 TEST(Device, CudaIndexPastTheLastDeviceIsRefused) {
   EXPECT_THROW(parse_device("cuda:4096"), OptionError);
+}
+
+// On the CPU, host memory "on the device" is the tensor itself: no copy, no registration.
+TEST(Device, HostMemoryOnTheCpuIsTheTensorItself) {
+  const at::Tensor host = at::arange(100, at::kFloat);
+  const at::Tensor view = host_memory_on_device(host, c10::Device("cpu"), "graph_placement");
+  EXPECT_EQ(view.data_ptr(), host.data_ptr());
+  EXPECT_THROW(host_memory_on_device(at::Tensor(), c10::Device("cpu"), "x"), Error);
+}
+
+TEST(Device, HostMemoryOnACudaDeviceIsRefusedByFieldWithoutOne) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  try {
+    host_memory_on_device(at::ones({4}), c10::Device("cuda:0"), "graph_placement");
+    ADD_FAILURE() << "pinned on a machine without CUDA";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "graph_placement");
+  }
+  EXPECT_THROW(free_device_bytes(c10::Device("cuda:0")), OptionError);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <fmt/format.h>
 #include <chrono>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "nccl_backend.h"
 
 #include "graphloom/base/device.h"
+#include "graphloom/base/host_memory.h"
 #include "graphloom/features/device_rows.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/graph/build.h"
@@ -46,25 +48,67 @@ graph::CscGraph hub_graph() {
   return graph::csc_from_coo(input);
 }
 
+// The graph in device memory and pinned in host memory (read by zero-copy), weighted draws
+// through the alias tables included.
 TEST_F(Cuda, TensorSamplerOnTheDevicePicksWhatTheCppKernelPicks) {
-  const graph::CscGraph graph = hub_graph();
+  graph::CscGraph graph = hub_graph();
+  graph.weights =
+      at::rand({graph.num_edges()}).masked_fill_(at::rand({graph.num_edges()}) < 0.2, 0);
   const sampling::LocalNeighborSource cpp(graph);
-  const sampling::TensorNeighborSource gpu(graph, device_);
   const at::Tensor seeds =
       at::cat({at::zeros({3}, at::kLong), at::randint(3000, {2000}, at::kLong)});
-  for (const bool replace : {false, true}) {
-    for (const int64_t fanout : {-1, 1, 10, 25, 100}) {
-      sampling::SampleOptions options;
-      options.replace = replace;
-      options.random_key = 77 + static_cast<uint64_t>(fanout);
-      const sampling::SampledEdges want = cpp.sample_neighbors(seeds, fanout, options);
-      const sampling::SampledEdges got = gpu.sample_neighbors(seeds.to(device_), fanout, options);
-      ASSERT_TRUE(got.neighbors.is_cuda());
-      EXPECT_TRUE(at::equal(want.indptr, got.indptr.cpu())) << replace << " " << fanout;
-      EXPECT_TRUE(at::equal(want.neighbors, got.neighbors.cpu())) << replace << " " << fanout;
-      EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << replace << " " << fanout;
+  for (const auto placement : {sampling::CscPlacement::kDevice, sampling::CscPlacement::kPinned}) {
+    const sampling::TensorNeighborSource gpu(graph, device_, placement);
+    for (const bool replace : {false, true}) {
+      for (const bool weighted : {false, true}) {
+        if (weighted && !replace) continue;  // not in the tensor sampler yet
+        for (const int64_t fanout : {-1, 1, 10, 25, 100}) {
+          sampling::SampleOptions options;
+          options.replace = replace && fanout >= 0;
+          options.weighted = weighted;
+          options.random_key = 77 + static_cast<uint64_t>(fanout);
+          const auto want = cpp.sample_neighbors(seeds, fanout, options);
+          const auto got = gpu.sample_neighbors(seeds.to(device_), fanout, options);
+          const std::string what =
+              fmt::format("placement {} replace {} weighted {} fanout {}",
+                          static_cast<int>(placement), replace, weighted, fanout);
+          ASSERT_TRUE(got.neighbors.is_cuda()) << what;
+          EXPECT_TRUE(at::equal(want.indptr, got.indptr.cpu())) << what;
+          EXPECT_TRUE(at::equal(want.neighbors, got.neighbors.cpu())) << what;
+          EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << what;
+        }
+      }
     }
   }
+}
+
+// A device tensor over host memory reads that memory in place: a later write on the host is
+// what the device sees. Memory registered already (torch's pinned allocator, a wider view) is
+// used as it is; a range that sticks out of another registration is copied to pinned memory;
+// a read-only mapping (a feature file mapped PROT_READ) registers too.
+TEST_F(Cuda, HostMemoryOnTheDeviceIsReadInPlace) {
+  const at::Tensor host = at::zeros({1 << 20}, at::kFloat);
+  const at::Tensor view = host_memory_on_device(host, device_, "test");
+  ASSERT_TRUE(view.is_cuda());
+  host.fill_(2.0f);
+  EXPECT_EQ(view.sum().item<double>(), 2.0 * (1 << 20));
+  const at::Tensor inner = host_memory_on_device(host.narrow(0, 1000, 5000), device_, "test");
+  EXPECT_EQ(inner.sum().item<double>(), 2.0 * 5000);
+  const at::Tensor pinned = at::full({4096}, 3.0f, at::TensorOptions().pinned_memory(true));
+  EXPECT_EQ(host_memory_on_device(pinned, device_, "test").sum().item<double>(), 3.0 * 4096);
+  const at::Tensor wider = at::ones({1 << 21}, at::kFloat);
+  const at::Tensor first = host_memory_on_device(wider.narrow(0, 0, 1 << 20), device_, "test");
+  const at::Tensor overlapping =
+      host_memory_on_device(wider.narrow(0, (1 << 20) - 8, 1 << 20), device_, "test");
+  EXPECT_EQ(overlapping.sum().item<double>(), 1 << 20);
+  const std::size_t bytes = std::size_t{1} << 22;
+  void* memory = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  {
+    const at::Tensor read_only = at::from_blob(memory, {int64_t(bytes / 4)}, at::kFloat);
+    EXPECT_EQ(host_memory_on_device(read_only, device_, "test").sum().item<double>(), 0.0);
+  }
+  ::munmap(memory, bytes);
 }
 
 // Row sizes that take each word width of the kernel: 16-byte, 4-byte and single bytes.

@@ -48,15 +48,17 @@ TrainOptions options() {
 }
 
 // Every placement of the device path in turn: the batch copied, rows placed pinned with a
-// cache, the graph sampled on the device, bf16 autocast.
+// cache, the graph sampled on the device (copied there, or pinned), bf16 autocast.
 std::vector<TrainOptions> device_runs() {
-  std::vector<TrainOptions> runs(4, options());
+  std::vector<TrainOptions> runs(5, options());
   for (TrainOptions& o : runs) o.device = "cuda";
   runs[1].feature_placement = features::FeaturePlacement::kPinned;
   runs[1].device_cache_bytes = 1 << 16;
   runs[2].graph_placement = GraphPlacement::kDevice;
   runs[2].feature_placement = features::FeaturePlacement::kDevice;
-  runs[3].precision = Precision::kBf16;
+  runs[3].graph_placement = GraphPlacement::kPinned;
+  runs[3].feature_placement = features::FeaturePlacement::kPinned;
+  runs[4].precision = Precision::kBf16;
   return runs;
 }
 

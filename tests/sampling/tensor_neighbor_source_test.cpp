@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include <fmt/ranges.h>
@@ -21,6 +22,9 @@ namespace graphloom::sampling {
 namespace {
 
 const c10::Device kCpu(c10::DeviceType::CPU);
+// On the CPU a pinned CSC is the graph's own arrays, read in place: the placement's code path
+// (which arrays are viewed, which copied) runs here as on a GPU.
+constexpr std::array kPlacements = {CscPlacement::kDevice, CscPlacement::kPinned};
 
 std::vector<int64_t> to_vector(const at::Tensor& t) {
   const at::Tensor c = t.to(at::kLong).cpu().contiguous();
@@ -97,21 +101,24 @@ TEST(TensorRandomStreams, KeysAreTheScalarStreamKeys) {
 TEST(TensorNeighborSource, PicksWhatTheCppKernelPicksForEveryFanoutAndMode) {
   const graph::CscGraph graph = mixed_degree_graph();
   const LocalNeighborSource cpp(graph);
-  const TensorNeighborSource tensor(graph, kCpu);
   // Duplicates, hubs, empty columns, in no particular order.
   const at::Tensor seeds =
       at::cat({at::randint(graph.num_nodes, {300}, at::kLong),
                at::tensor({int64_t{3}, int64_t{11}, int64_t{50}, int64_t{3}, int64_t{399}})});
-  for (const bool replace : {false, true}) {
-    for (const int64_t fanout : {-1, 0, 1, 2, 5, 10, 25, 64, 65, 200}) {
-      for (const bool edge_ids : {true, false}) {
-        SampleOptions options;
-        options.replace = replace;
-        options.random_key = 1234 + static_cast<uint64_t>(fanout);
-        options.edge_ids = edge_ids;
-        expect_same(cpp.sample_neighbors(seeds, fanout, options),
-                    tensor.sample_neighbors(seeds, fanout, options),
-                    fmt::format("replace {} fanout {} edge ids {}", replace, fanout, edge_ids));
+  for (const CscPlacement placement : kPlacements) {
+    const TensorNeighborSource tensor(graph, kCpu, placement);
+    for (const bool replace : {false, true}) {
+      for (const int64_t fanout : {-1, 0, 1, 2, 5, 10, 25, 64, 65, 200}) {
+        for (const bool edge_ids : {true, false}) {
+          SampleOptions options;
+          options.replace = replace;
+          options.random_key = 1234 + static_cast<uint64_t>(fanout);
+          options.edge_ids = edge_ids;
+          expect_same(cpp.sample_neighbors(seeds, fanout, options),
+                      tensor.sample_neighbors(seeds, fanout, options),
+                      fmt::format("placement {} replace {} fanout {} edge ids {}",
+                                  static_cast<int>(placement), replace, fanout, edge_ids));
+        }
       }
     }
   }
@@ -129,6 +136,7 @@ TEST(TensorNeighborSource, WeightedPicksWithReplacementAreTheCppKernelsPicks) {
   graph.weights = weights;
   const LocalNeighborSource cpp(graph);
   const TensorNeighborSource tensor(graph, kCpu);
+  const TensorNeighborSource pinned(graph, kCpu, CscPlacement::kPinned);
   const at::Tensor seeds =
       at::cat({at::randint(graph.num_nodes, {300}, at::kLong),
                at::tensor({int64_t{0}, int64_t{3}, int64_t{11}, int64_t{50}, int64_t{3}})});
@@ -140,6 +148,8 @@ TEST(TensorNeighborSource, WeightedPicksWithReplacementAreTheCppKernelsPicks) {
     const SampledEdges want = cpp.sample_neighbors(seeds, fanout, options);
     expect_same(want, tensor.sample_neighbors(seeds, fanout, options),
                 fmt::format("weighted, fanout {}", fanout));
+    expect_same(want, pinned.sample_neighbors(seeds, fanout, options),
+                fmt::format("weighted, pinned, fanout {}", fanout));
     // The law, not only the agreement: a zero weight is never picked.
     if (want.edge_ids.defined() && want.edge_ids.numel() > 0) {
       const at::Tensor by_id = at::empty_like(weights);

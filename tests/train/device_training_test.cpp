@@ -71,17 +71,19 @@ TEST(DeviceTraining, Fp16WithLossScalingTrainsAsFp32Does) {
 }
 
 // The tensor-op sampler returns the C++ sampler's blocks bit for bit, so a run that samples
-// with it (here on the CPU) is the same run.
+// with it (here on the CPU), the graph copied or pinned, is the same run.
 TEST(DeviceTraining, SamplingWithTheGraphOnTheDeviceIsTheSameRun) {
   const io::Dataset data = planted();
   TrainOptions o = options_for(nn::ModelKind::kSage);
   o.model.dropout = 0.5;  // the same masks too: nothing else differs between the runs
   const TrainResult host = train_node_classification(data, o);
-  o.graph_placement = GraphPlacement::kDevice;
-  const TrainResult device = train_node_classification(data, o);
-  EXPECT_EQ(device.test_acc, host.test_acc);
-  EXPECT_EQ(device.best_val_acc, host.best_val_acc);
-  EXPECT_EQ(device.test_f1, host.test_f1);
+  for (const GraphPlacement placement : {GraphPlacement::kDevice, GraphPlacement::kPinned}) {
+    o.graph_placement = placement;
+    const TrainResult device = train_node_classification(data, o);
+    EXPECT_EQ(device.test_acc, host.test_acc) << name_of(placement);
+    EXPECT_EQ(device.best_val_acc, host.best_val_acc) << name_of(placement);
+    EXPECT_EQ(device.test_f1, host.test_f1) << name_of(placement);
+  }
 }
 
 // Link prediction takes the device path too: the batch moved to the training device, the
@@ -135,7 +137,7 @@ TEST(DeviceTraining, LinkPredictionWithPlacedGraphAndRowsIsTheSameRun) {
   TrainOptions o = link_options();
   o.model.dropout = 0.5;  // the same masks too
   const LinkResult host = train_link_prediction(data, o, {});
-  o.graph_placement = GraphPlacement::kDevice;
+  o.graph_placement = GraphPlacement::kPinned;
   o.feature_placement = features::FeaturePlacement::kDevice;
   o.device_cache_bytes = 500 * 16 * 4;  // the 500 busiest nodes' rows
   const LinkResult placed = train_link_prediction(data, o, {});

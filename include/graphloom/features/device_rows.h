@@ -50,7 +50,6 @@ class DeviceRows {
   DeviceRows(at::Tensor table, c10::Device device, FeaturePlacement placement);
   // An encoded table: gathers return its rows decoded to float32 (row_codec.h) on the device.
   DeviceRows(EncodedRows table, c10::Device device, FeaturePlacement placement);
-  ~DeviceRows();
   DeviceRows(const DeviceRows&) = delete;
   DeviceRows& operator=(const DeviceRows&) = delete;
 
@@ -77,16 +76,16 @@ class DeviceRows {
   at::Tensor decoded(at::Tensor rows, const at::Tensor& ids) const;
 
   at::Tensor host_table_;
-  at::Tensor device_table_;  // kDevice only
-  bool decodes_ = false;     // rows are decoded to float32 after the gather
-  at::Tensor row_scale_;     // float32 [num_rows] on the device, or undefined (scale 1)
-  at::Tensor cache_;         // the hot rows, on the device
-  at::Tensor slot_of_row_;   // int32 [num_rows] on the device: row -> its slot in cache_, or -1
+  // kDevice: the matrix copied to the device; kPinned: host_table_'s memory as a device tensor.
+  at::Tensor device_table_;
+  bool decodes_ = false;    // rows are decoded to float32 after the gather
+  at::Tensor row_scale_;    // float32 [num_rows] on the device, or undefined (scale 1)
+  at::Tensor cache_;        // the hot rows, on the device
+  at::Tensor slot_of_row_;  // int32 [num_rows] on the device: row -> its slot in cache_, or -1
   mutable std::atomic<int64_t> lookups_{0};
   mutable std::atomic<int64_t> hits_{0};
   c10::Device device_;
   FeaturePlacement placement_;
-  bool registered_ = false;  // this object registered host_table_'s memory (kPinned)
 };
 
 }  // namespace graphloom::features

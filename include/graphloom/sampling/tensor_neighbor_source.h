@@ -13,6 +13,13 @@
 // one stream, as the C++ kernel does. Weighted sampling (SampleOptions::weighted) reads the
 // graph's alias tables: with replacement, and fanout -1 (every positive weight). Not covered
 // yet (OptionError): weighted sampling without replacement, LABOR and out-edge sampling.
+//
+// Where the CSC lives (CscPlacement): wholly in the device's memory, or "pinned": the arrays of
+// one entry per edge (indices, edge ids, alias tables) stay in host memory, registered for
+// zero-copy access, and the device's kernels read only the entries a batch picks over the bus
+// (GraphBolt's and DGL's UVA sampling); the arrays of one entry per node (indptr, type
+// segments) are copied to the device. The graph then needs device memory per node, not per
+// edge.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,11 +32,15 @@
 
 namespace graphloom::sampling {
 
+enum class CscPlacement { kDevice, kPinned };
+
 class TensorNeighborSource : public NeighborSource {
  public:
-  // Copies the CSC's indptr, indices and edge ids to `device` (no copy when already there).
-  // Throws graphloom::Error when the device is not available.
-  TensorNeighborSource(const graph::CscGraph& graph, c10::Device device);
+  // Puts the CSC on `device` as `placement` says (no copy when already there; on the CPU
+  // device both placements read the graph's own arrays). Throws OptionError("device") when the
+  // device is not available, OptionError("graph_placement") when pinning is not.
+  TensorNeighborSource(const graph::CscGraph& graph, c10::Device device,
+                       CscPlacement placement = CscPlacement::kDevice);
 
   int64_t num_nodes() const override { return num_nodes_; }
   // Seeds may live on any device; the result lives on device().

@@ -30,9 +30,9 @@ enum class EvalMode { kFull, kSampled };
 // the loss in float32); fp16 adds dynamic loss scaling (GradScaler).
 enum class Precision { kFp32, kBf16, kFp16 };
 // Where training batches are sampled: on the host by the C++ kernel, or by the tensor-op
-// sampler (sampling::TensorNeighborSource) with the graph copied to the training device. Both
-// return the same blocks for the same seed.
-enum class GraphPlacement { kCpu, kDevice };
+// sampler (sampling::TensorNeighborSource) on the training device, with the graph copied
+// there or pinned in host memory. All return the same blocks for the same seed.
+enum class GraphPlacement { kCpu, kPinned, kDevice };
 // Where a local dataset's "feat" rows are read from: auto (in memory for one trainer per
 // machine, memory-mapped for several, which share the page cache), memory, mmap, or disk: read
 // from the file on each gather (features::DiskFeatureSource, io_uring and O_DIRECT) for tables
@@ -88,8 +88,10 @@ struct TrainOptions {
   // ones sampling reaches most): gathers read them there and the rest by feature_placement.
   // 0: no cache. Needs the matrix in memory, as pinned and device do.
   int64_t device_cache_bytes = 0;
-  // device: the training graph's CSC on `device`, sampled there (needs the whole graph in this
-  // process; neighbor sampling, typed graphs included, not LABOR).
+  // device: the training graph's CSC on `device`, sampled there; pinned: sampled there too, the
+  // per-edge arrays read in place from pinned host memory (zero-copy), only the per-node ones
+  // on the device. Both need the whole graph in this process; neighbor sampling, typed graphs
+  // included, not LABOR or temporal.
   GraphPlacement graph_placement = GraphPlacement::kCpu;
   FeatureStorage feature_storage = FeatureStorage::kAuto;
   // feature_storage disk: the cache of "feat" rows in front of the reads (policy and
@@ -146,8 +148,10 @@ struct EnumNames<train::Precision> {
 };
 template <>
 struct EnumNames<train::GraphPlacement> {
-  static constexpr std::array<std::pair<std::string_view, train::GraphPlacement>, 2> kNames{
-      {{"cpu", train::GraphPlacement::kCpu}, {"device", train::GraphPlacement::kDevice}}};
+  static constexpr std::array<std::pair<std::string_view, train::GraphPlacement>, 3> kNames{
+      {{"cpu", train::GraphPlacement::kCpu},
+       {"pinned", train::GraphPlacement::kPinned},
+       {"device", train::GraphPlacement::kDevice}}};
 };
 template <>
 struct EnumNames<train::FeatureStorage> {
