@@ -22,6 +22,8 @@ against the same model fed by PyG's NeighborLoader; ``--trim`` computes each lay
 the hops the seeds' outputs still need (PyG's ``trim_to_layer``, with bipartite inputs);
 ``--layout csr`` feeds both a CSR ``adj_t`` instead of ``edge_index``.
 
+``temporal``: graphloom.pyg's NeighborLoader with edge times against PyG's (bench_temporal.py).
+
 ``parity``: test accuracy of one PyG recipe trained on graphloom.pyg's NeighborLoader and on
 PyG's, several seeds (bench_parity.py).
 """
@@ -35,7 +37,7 @@ import time
 import torch
 
 import graphloom
-from graphloom import bench_parity
+from graphloom import bench_parity, bench_temporal
 
 
 def python_epoch(loader):
@@ -354,11 +356,15 @@ def main(argv=None):
         "to_pyg", help="what to_pyg() adds to an epoch of blocks"), "10,25", 100, 5)
     add_run_arguments(commands.add_parser(
         "link", help="graphloom.pyg's LinkNeighborLoader vs PyG's"), "10,10", 20, 3)
+    add_run_arguments(commands.add_parser(
+        "temporal", help="graphloom.pyg's temporal NeighborLoader vs PyG's (pyg-lib)"),
+        "10,10,10", 30, 3)
     bench_parity.add_arguments(commands.add_parser(
         "parity", help="accuracy of a PyG recipe on graphloom's loader vs PyG's (pyg-lib)"))
     args = parser.parse_args(argv)
     {"loader": loader_bench, "train": train_bench, "to_pyg": to_pyg_bench, "link": link_bench,
-     "parity": bench_parity.parity_bench}[args.command](args)
+     "parity": bench_parity.parity_bench,
+     "temporal": bench_temporal.temporal_bench}[args.command](args)
 
 
 if __name__ == "__main__":

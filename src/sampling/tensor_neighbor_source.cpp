@@ -14,6 +14,8 @@
 #include "graphloom/graph/weight_alias.h"
 #include "sampling_limits.h"
 #include "tensor_random_streams.h"
+#include "tensor_weighted_picks.h"
+#include "weighted_picks.h"
 
 namespace graphloom::sampling {
 namespace {
@@ -81,34 +83,6 @@ at::Tensor leading_positions(const at::Tensor& begin, const at::Tensor& counts) 
          first_slot.index_select(0, column);
 }
 
-// The `keep` of packed alias entries (graph/weight_alias.h: its float32 bits low, `other`
-// high; little-endian here and on CUDA): positive exactly where the weight is.
-at::Tensor alias_keep(const at::Tensor& entries) {
-  return entries.contiguous().view(at::kFloat).view({-1, 2}).select(1, 0);
-}
-
-at::Tensor alias_other(const at::Tensor& entries) {
-  return entries.contiguous().view(at::kInt).view({-1, 2}).select(1, 1).to(at::kLong);
-}
-
-// The C++ kernel's weighted picks with replacement (weighted_picks.h): per pick, a position j
-// of the column and a coin that keeps j or takes its alias; the table is read only at the
-// picked positions, so a hub costs its picks.
-at::Tensor weighted_picks_with_replacement(TensorRandomStreams& rng, const at::Tensor& alias,
-                                           const at::Tensor& begin, const at::Tensor& degree,
-                                           int64_t picks) {
-  const at::Tensor all = at::ones_like(degree, at::kBool);
-  at::Tensor out = at::empty({degree.size(0), picks}, degree.options());
-  for (int64_t n = 0; n < picks; ++n) {
-    const at::Tensor j = rng.uniform(degree, all);
-    const at::Tensor entry = alias.index_select(0, begin + j);
-    const at::Tensor coin = rng.uniform_real(all);
-    out.select(1, n).copy_(
-        at::where(coin < alias_keep(entry).to(at::kDouble), j, alias_other(entry)));
-  }
-  return out;
-}
-
 void check_supported(const SampleOptions& options, int64_t fanout, bool has_weights, bool typed) {
   check_fanout(fanout, options.replace, "fanout");
   for (const int64_t type_fanout : options.edge_type_fanouts) {
@@ -148,10 +122,13 @@ std::vector<int64_t> segment_fanouts(const SampleOptions& options, int64_t fanou
 void check_weighted_draws(const SampleOptions& options, const std::vector<int64_t>& fanouts) {
   if (!options.weighted || options.replace) return;
   for (const int64_t fanout : fanouts) {
-    if (fanout > 0)
-      throw OptionError("weighted",
-                        "sampling without replacement is not in the tensor sampler yet (with "
-                        "replacement, and fanout -1, are); sample on the CPU");
+    if (fanout > kMaxSuccessivePicks)
+      throw OptionError(
+          "weighted",
+          fmt::format("sampling without replacement of more than {} neighbors per node (fanout "
+                      "{}) is not in the tensor sampler: the C++ kernel draws them by keys that "
+                      "take logarithms, which differ by device; sample on the CPU",
+                      kMaxSuccessivePicks, fanout));
   }
 }
 
@@ -176,6 +153,7 @@ TensorNeighborSource::TensorNeighborSource(const graph::CscGraph& graph, c10::De
     if (!alias.defined()) alias = graph::with_weight_alias(graph).weight_alias;
     positive_before = at::cat({at::zeros({1}, at::kLong), (alias_keep(alias) > 0).cumsum(0)});
     alias_ = per_edge(alias);
+    weights_ = per_edge(graph.weights);
   }
   // [num_nodes, types + 1]: where each type's segment of a column starts, then its end.
   at::Tensor bounds = at::stack({graph.indptr.slice(0, 0, -1), graph.indptr.slice(0, 1)}, 1);
@@ -242,8 +220,11 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
   // take their positive weights.
   const at::Tensor flat_begin = begin.flatten(), flat_counts = counts.flatten();
   at::Tensor positions;
-  if (weighted && fanout_of.lt(0).any().item<bool>()) {
-    const at::Tensor every = (fanout_of < 0).expand_as(counts).flatten();
+  // Weighted segments with fewer positive weights than a fanout take them all, too.
+  at::Tensor takes_every = (fanout_of < 0).expand_as(counts);
+  if (weighted && !options.replace) takes_every = takes_every.logical_or(available < fanout_of);
+  if (weighted && takes_every.any().item<bool>()) {
+    const at::Tensor every = takes_every.flatten();
     const at::Tensor taken = at::where(every, degree.flatten(), flat_counts);
     const at::Tensor candidates = leading_positions(flat_begin, taken);
     const at::Tensor from_every = every.repeat_interleave(taken);
@@ -279,7 +260,9 @@ void TensorNeighborSource::draw_picks(const at::Tensor& global, const at::Tensor
     if (f <= 0) continue;
     const at::Tensor column_available = available.select(1, static_cast<int64_t>(r));
     const at::Tensor column_degree = degree.select(1, static_cast<int64_t>(r));
-    drawing[r] = options.replace ? column_available > 0 : column_degree > f;
+    drawing[r] = options.replace    ? column_available > 0
+                 : options.weighted ? column_available >= f
+                                    : column_degree > f;
     any.logical_or_(drawing[r]);
   }
   const at::Tensor seeds_drawing = any.nonzero().squeeze(1);
@@ -300,8 +283,11 @@ void TensorNeighborSource::draw_picks(const at::Tensor& global, const at::Tensor
     const at::Tensor lane_begin = begin.select(1, type).index_select(0, seeds_r);
     const at::Tensor lane_degree = degree.select(1, type).index_select(0, seeds_r);
     const at::Tensor picked =
-        options.weighted  ? weighted_picks_with_replacement(rng, alias_, lane_begin, lane_degree, f)
-        : options.replace ? picks_with_replacement(rng, lane_degree, f)
+        options.weighted && options.replace
+            ? weighted_picks_with_replacement(rng, alias_, lane_begin, lane_degree, f)
+        : options.weighted
+            ? weighted_picks_without_replacement(rng, alias_, weights_, lane_begin, lane_degree, f)
+        : options.replace     ? picks_with_replacement(rng, lane_degree, f)
         : f <= kFloydMaxPicks ? floyd_picks(rng, lane_degree, f)
                               : fisher_yates_picks(rng, lane_degree, f);
     streams.assign(lanes, rng);

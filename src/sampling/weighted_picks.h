@@ -18,6 +18,14 @@ namespace graphloom::sampling {
 // checked by scanning the picks so far, O(k^2)); more by one pass of Efraimidis-Spirakis keys.
 constexpr int64_t kMaxSuccessivePicks = 64;
 
+// A positive weight in units of 2^-32 of `largest` (the segment's largest weight), rounded up
+// and at least 1; 0 for a weight that is not positive. Division, a power-of-two scale and
+// ceil are exact IEEE operations: the same integer on every device.
+inline int64_t fixed_point_weight(double weight, double largest) {
+  if (!(weight > 0)) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(weight / largest * 0x1.0p32)));
+}
+
 template <typename Weight>
 class WeightedColumn {
  public:
@@ -65,22 +73,28 @@ class WeightedColumn {
     }
   }
 
-  // One pass over the segment: position j with probability weight / unpicked weight.
+  // Position j with probability weight / unpicked weight, over fixed-point weights: each
+  // positive weight as a multiple of 2^-32 of the segment's largest, rounded up (at least 1).
+  // Integer sums are exact in any order, so the tensor sampler on a GPU, which sums in
+  // parallel, draws the same pick (tensor_neighbor_source.cpp); a double sum would not.
   int64_t pick_unpicked(RandomStream& rng, const int64_t* picked, int64_t num_picked) const {
     const auto unpicked = [&](int64_t j) {
       return std::find(picked, picked + num_picked, j) == picked + num_picked;
     };
-    double remaining = 0;
-    for (int64_t j = 0; j < degree_; ++j) remaining += unpicked(j) ? positive(j) : 0.0;
-    double target = rng.uniform_real() * remaining;
-    int64_t last = -1;
+    double largest = 0;
+    for (int64_t j = 0; j < degree_; ++j) largest = std::max(largest, positive(j));
+    int64_t remaining = 0;
     for (int64_t j = 0; j < degree_; ++j) {
-      if (!(positive(j) > 0) || !unpicked(j)) continue;
-      last = j;
-      target -= positive(j);
+      if (unpicked(j)) remaining += fixed_point_weight(positive(j), largest);
+    }
+    // picks <= the positive weights, so one is left unpicked and remaining >= 1.
+    auto target = static_cast<int64_t>(rng.uniform(static_cast<uint64_t>(remaining)));
+    for (int64_t j = 0; j < degree_; ++j) {
+      if (!unpicked(j)) continue;
+      target -= fixed_point_weight(positive(j), largest);
       if (target < 0) return j;
     }
-    return last;  // rounding left the target at the very end
+    return degree_ - 1;  // not reached: the targets sum to remaining
   }
 
   // Efraimidis-Spirakis: the `picks` largest keys log(u) / w, one pass over the column.

@@ -11,8 +11,10 @@
 // a hub's other edges are never touched. Typed graphs sample each edge type's segment of a
 // column with its own fanout (SampleOptions::edge_type_fanouts), in type order from the seed's
 // one stream, as the C++ kernel does. Weighted sampling (SampleOptions::weighted) reads the
-// graph's alias tables: with replacement, and fanout -1 (every positive weight). Not covered
-// yet (OptionError): weighted sampling without replacement, LABOR and out-edge sampling.
+// graph's alias tables: with replacement, without (up to 64 picks per column: redraws, then
+// one draw over fixed-point weights whose integer sums are exact on any device), and fanout
+// -1 (every positive weight). Not covered yet (OptionError): weighted sampling without
+// replacement of more than 64 picks per column (logarithms), LABOR and out-edge sampling.
 //
 // Where the CSC lives (CscPlacement): wholly in the device's memory, or "pinned": the arrays of
 // one entry per edge (indices, edge ids, alias tables) stay in host memory, registered for
@@ -62,6 +64,7 @@ class TensorNeighborSource : public NeighborSource {
   // With weights: the packed alias tables (graph/weight_alias.h), int64 [num_edges], and each
   // segment's count of positive weights, int64 [num_nodes, num_types]; undefined without.
   at::Tensor alias_, positive_counts_;
+  at::Tensor weights_;  // the graph's weights per CSC position (weighted picks' fallback)
 
   void draw_picks(const at::Tensor& global, const at::Tensor& begin, const at::Tensor& degree,
                   const at::Tensor& available, const std::vector<int64_t>& fanouts,
