@@ -88,6 +88,12 @@ def pyg_loader(dataset, items, fanouts, batch_size, with_features, transform=Non
                           transform=transform)
 
 
+def print_round(round_index, results):
+    """One line per round: each run's latest figure."""
+    print(f"  round {round_index + 1}: " +
+          "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+
+
 def seeds_per_second(run):
     start = time.perf_counter()
     seeds = run()
@@ -134,8 +140,7 @@ def loader_bench(args):
     for round_index in range(args.rounds):
         for name, run in runs.items():
             results[name].append(run())
-        print(f"  round {round_index + 1}: " +
-              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+        print_round(round_index, results)
     # Per-round ratios: the runs of one round are seconds apart, so they share the host's
     # current speed, which drifts by 20% or more over minutes.
     reference = results["c++ (same loader)"]
@@ -175,8 +180,7 @@ def to_pyg_bench(args):
     for round_index in range(args.rounds):
         for name, run in runs.items():
             results[name].append(seeds_per_second(run))
-        print(f"  round {round_index + 1}: " +
-              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+        print_round(round_index, results)
     reference = results["blocks"]
     for name, values in results.items():
         extra = [ref / value - 1 for value, ref in zip(values, reference)]
@@ -220,8 +224,7 @@ def link_bench(args):
     for round_index in range(args.rounds):
         for name, loader in loaders.items():
             results[name].append(seeds_per_second(lambda: epoch(loader)))
-        print(f"  round {round_index + 1}: " +
-              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+        print_round(round_index, results)
     reference = results["pyg LinkNeighborLoader"]
     for name, values in results.items():
         ratios = [value / ref for value, ref in zip(values, reference)]
@@ -305,8 +308,7 @@ def train_bench(args):
     for round_index in range(args.rounds):
         for name, run in runs.items():
             results[name].append(seeds_per_second(run))
-        print(f"  round {round_index + 1}: " +
-              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in results.items()))
+        print_round(round_index, results)
     reference = results.get("pyg NeighborLoader")
     for name, values in results.items():
         line = f"{name:>20}: {statistics.median(values):10,.0f} seeds/s (median; range " \

@@ -73,8 +73,7 @@ def temporal_bench(args):
             rate, per_batch = _epoch(loader)
             rates[name].append(rate)
             nodes[name].append(per_batch)
-        print(f"  round {round_index + 1}: " +
-              "  ".join(f"{name} {values[-1]:,.0f}" for name, values in rates.items()))
+        bench.print_round(round_index, rates)
     reference = rates["pyg NeighborLoader"]
     for name, values in rates.items():
         ratios = [value / ref for value, ref in zip(values, reference)]

@@ -46,6 +46,15 @@ def test_link_bench_compares_both_link_loaders(planted_dir):
     assert "ratio to pyg" in result.stdout
 
 
+def test_temporal_bench_compares_both_temporal_loaders(planted_dir):
+    command = ["temporal", "--data", planted_dir, "--rounds", "1", "--batches", "2",
+               "--batch-size", "64", "--fanouts", "3,3"]
+    pyg_lib_or_skip(command)
+    result = run_python("-m", "graphloom.bench", *command)
+    assert result.returncode == 0, result.stderr
+    assert "ratio to pyg" in result.stdout and "nodes per batch" in result.stdout
+
+
 def test_to_pyg_bench_prints_the_overhead_of_both_layouts(planted_dir):
     pytest.importorskip("torch_geometric", reason="SKIPPED: torch_geometric is not installed")
     result = run_python("-m", "graphloom.bench", "to_pyg", "--data", planted_dir, "--rounds",
