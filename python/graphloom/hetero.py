@@ -83,7 +83,8 @@ def _per_type_positions(types, num_types):
 def to_hetero_data(batch, schema: Schema) -> Any:
     """``batch`` (a :class:`graphloom.MiniBatch` of a typed graph) as PyG's ``NeighborLoader``
     yields a ``HeteroData``: per node type ``n_id`` (ids within the type), ``x``, ``y`` and
-    ``num_sampled_nodes``; ``batch_size`` on the seeds' types; per edge type ``edge_index``
+    ``num_sampled_nodes``; ``batch_size`` (and, sampled by time, ``seed_time``) on the seeds'
+    types; per edge type ``edge_index``
     (local ids of its end types), ``e_id`` and ``num_sampled_edges``."""
     from torch_geometric.data import HeteroData
 
@@ -110,6 +111,8 @@ def to_hetero_data(batch, schema: Schema) -> Any:
         seeds_of_type = int((seed_types == t).sum())
         if seeds_of_type:
             store.batch_size = seeds_of_type
+            if batch.seed_times is not None and batch.pairs is None:  # PyG's temporal batches
+                store.seed_time = batch.seed_times[seed_types == t]
     hop_of_edge = torch.repeat_interleave(torch.arange(len(edge_counts)),
                                           torch.tensor(edge_counts, dtype=torch.int64))
     for r, triple in enumerate(schema.edge_types):

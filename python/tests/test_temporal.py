@@ -106,6 +106,57 @@ def test_refusals_name_the_argument(timed, planted):
     assert error.value.field == "node_time"
 
 
+@pytest.fixture(scope="module")
+def typed_timed(typed_planted_dir, tmp_path_factory):
+    """The typed planted graph (items, users; three edge types) with a time per node."""
+    import json
+    import shutil
+
+    import numpy as np
+
+    path = tmp_path_factory.mktemp("typed") / "timed"
+    shutil.copytree(typed_planted_dir, path)
+    metadata = json.loads((path / "metadata.json").read_text())
+    num_nodes = int(np.load(path / "indptr.npy").shape[0]) - 1
+    node_time = np.random.default_rng(3).integers(0, 1000, num_nodes)
+    np.save(path / "node_timestamp.npy", node_time)
+    metadata["node_timestamp"] = "node_timestamp.npy"
+    (path / "metadata.json").write_text(json.dumps(metadata))
+    return graphloom.load_dataset(path), torch.from_numpy(node_time)
+
+
+def test_typed_graphs_sample_each_edge_type_by_time(typed_timed):
+    """Per-edge-type fanouts over each type's usable edges only, at every hop."""
+    dataset, node_time = typed_timed
+    sampler = graphloom.NeighborSampler(
+        dataset, [3, 3], edge_type_fanouts={"likes": [2, 4], "related": [0, 5]}, node_time=True)
+    loader = graphloom.DataLoader(dataset, dataset.splits["train"], sampler, batch_size=40,
+                                  features=())
+    checked = 0
+    for batch in loader:
+        checked += _check_times(batch, node_time, None)
+        assert batch.blocks[-1].edge_types is not None
+    assert checked > 1000
+
+
+def test_pyg_neighbor_loader_gives_typed_temporal_batches_their_seed_times(typed_timed):
+    pytest.importorskip("torch_geometric.data", reason="SKIPPED: torch_geometric is not installed")
+    from graphloom.pyg import NeighborLoader
+
+    dataset, node_time = typed_timed
+    seeds = dataset.splits["train"]
+    loader = NeighborLoader(dataset, num_neighbors=[4, 4], input_nodes=seeds, time_attr="time",
+                            batch_size=50)
+    seed_type = dataset.schema().types_of(seeds[:1])
+    name = dataset.schema().node_types[int(seed_type[0])]
+    batch = next(iter(loader))
+    store = batch[name]
+    assert store.seed_time.numel() == store.batch_size
+    # The seeds' own node times (no input_time given).
+    global_ids = dataset.schema().global_ids(int(seed_type[0]), store.n_id[: store.batch_size])
+    assert torch.equal(store.seed_time, node_time[global_ids])
+
+
 def _pyg_data_class():
     return pytest.importorskip("torch_geometric.data",
                                reason="SKIPPED: torch_geometric is not installed").Data

@@ -29,9 +29,6 @@ CscGraph sorted_by_time(const CscGraph& graph, const at::Tensor& node_time,
                         const at::Tensor& edge_time) {
   GL_CHECK(node_time.defined() || edge_time.defined(),
            "temporal sampling needs node times or edge times (node_timestamp or edge_timestamp)");
-  GL_CHECK(!graph.type_per_edge.defined(),
-           "temporal sampling of typed graphs is not built (their columns are sorted by edge "
-           "type); sample a homogeneous graph");
   const int64_t num_edges = graph.num_edges();
   at::Tensor key;
   if (edge_time.defined()) key = checked_times(edge_time, num_edges, "edge times");
@@ -44,10 +41,17 @@ CscGraph sorted_by_time(const CscGraph& graph, const at::Tensor& node_time,
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
   at::Tensor order = at::arange(num_edges, at::kLong);
   int64_t* position = order.data_ptr<int64_t>();
+  // Typed columns stay sorted by edge type (the samplers read type segments) and are sorted by
+  // time within each segment.
+  const at::Tensor types =
+      graph.type_per_edge.defined() ? graph.type_per_edge.to(at::kLong).contiguous() : at::Tensor();
+  const int64_t* type = types.defined() ? types.data_ptr<int64_t>() : nullptr;
 #pragma omp parallel for schedule(dynamic, 4096)
   for (int64_t v = 0; v < graph.num_nodes; ++v) {
-    std::stable_sort(position + indptr[v], position + indptr[v + 1],
-                     [time](int64_t a, int64_t b) { return time[a] < time[b]; });
+    std::stable_sort(position + indptr[v], position + indptr[v + 1], [&](int64_t a, int64_t b) {
+      if (type != nullptr && type[a] != type[b]) return type[a] < type[b];
+      return time[a] < time[b];
+    });
   }
   CscGraph with_key = graph;
   with_key.edge_time = key;

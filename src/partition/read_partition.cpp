@@ -34,17 +34,21 @@ at::Tensor load_checked(const fs::path& file, int64_t rows, bool integer) {
   return t;
 }
 
-// edge_time.npy: int64, one per edge, each column non-decreasing (the temporal kernel's binary
-// search trusts it).
+// edge_time.npy: int64, one per edge, non-decreasing within each column (each edge-type
+// segment of a typed graph's column): the temporal kernel's binary search trusts it.
 at::Tensor load_edge_times(const fs::path& dir, const graph::CscGraph& graph) {
   const fs::path file = dir / "edge_time.npy";
   const at::Tensor times = load_checked(file, graph.num_edges(), true).to(at::kLong).contiguous();
   const int64_t* time = times.data_ptr<int64_t>();
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  const at::Tensor types = graph.type_per_edge.defined()
+                               ? graph.type_per_edge.to(at::kLong).contiguous()
+                               : at::zeros({graph.num_edges()}, at::kLong);
+  const int64_t* type = types.data_ptr<int64_t>();
   for (int64_t v = 0; v < graph.num_nodes; ++v) {
     for (int64_t e = indptr[v] + 1; e < indptr[v + 1]; ++e) {
-      GL_CHECK(time[e - 1] <= time[e], "'{}': the times of local column {} are not sorted",
-               file.string(), v);
+      GL_CHECK(type[e - 1] != type[e] || time[e - 1] <= time[e],
+               "'{}': the times of local column {} are not sorted", file.string(), v);
     }
   }
   return times;
@@ -232,7 +236,6 @@ Partition load_partition(const fs::path& path, int64_t part) {
   p.orig_node_ids = load_checked(dir / "orig_node_ids.npy", owned, true);
   if (fs::exists(dir / "weights.npy"))
     p.graph.weights = load_checked(dir / "weights.npy", edges, false);
-  if (fs::exists(dir / "edge_time.npy")) p.graph.edge_time = load_edge_times(dir, p.graph);
   if (fs::exists(dir / "node_timestamp.npy")) {
     p.node_timestamp = load_checked(dir / "node_timestamp.npy", owned, true).to(at::kLong);
   }
@@ -248,6 +251,7 @@ Partition load_partition(const fs::path& path, int64_t part) {
     p.graph.node_type_offset =
         at::tensor(info.node_type_ranges[static_cast<std::size_t>(part)], at::kLong) - p.node_begin;
   }
+  if (fs::exists(dir / "edge_time.npy")) p.graph.edge_time = load_edge_times(dir, p.graph);
   for (const auto& [name, schema] : info.features) {
     p.features[name] = load_checked(dir / fmt::format("feat_{}.npy", name), owned, false);
     check_declared_feature(p.features[name], schema, dir / fmt::format("feat_{}.npy", name), name);

@@ -62,10 +62,6 @@ PartitionInfo write_partitions(const io::Dataset& dataset, const at::Tensor& ass
   // (and the servers that map them) carry columns ready for it, with each edge's usable-from
   // time in edge_time.npy.
   const bool timed = dataset.node_timestamp.defined() || dataset.graph.edge_time.defined();
-  GL_CHECK(!timed || dataset.schema.empty(),
-           "'{}': temporal sampling of typed graphs is not built, so their timestamps cannot be "
-           "partitioned; drop node_timestamp/edge_timestamp from metadata.json",
-           dataset.name);
   const graph::CscGraph graph =
       timed ? graph::sorted_by_time(dataset.graph, dataset.node_timestamp, dataset.graph.edge_time)
             : dataset.graph;

@@ -1,11 +1,14 @@
-// Temporal one-hop sampling. Columns are sorted by edge time (graph::sorted_by_time), so the
-// edges a seed may use are a prefix of its column, found by binary search; the picks are then
-// those of the plain uniform kernel over that prefix, or its last `fanout` edges.
+// Temporal one-hop sampling. Columns are sorted by edge time (graph::sorted_by_time; typed
+// graphs by edge type, then time), so the edges a seed may use are a prefix of its column (of
+// each type segment), found by binary search; the picks are then those of the plain uniform
+// kernel over that prefix, or its last `fanout` edges.
 #include "temporal_kernel.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "graphloom/base/dispatch.h"
 #include "graphloom/base/error.h"
@@ -15,6 +18,37 @@
 
 namespace graphloom::sampling {
 namespace {
+
+// The picks among a segment's `usable` edges (its prefix of time <= the seed's).
+int64_t temporal_pick_count(int64_t usable, int64_t fanout, bool replace) {
+  if (fanout < 0) return usable;
+  if (replace) return usable > 0 ? fanout : 0;
+  return std::min(usable, fanout);
+}
+
+// Writes the CSC positions of `picks` picks (for `fanout`) among the `usable` edges from
+// `begin`: all of them, the latest (`last`), or drawn uniformly from the seed's stream, made
+// on first use.
+template <typename MakeStream>
+void fill_temporal_picks(int64_t begin, int64_t usable, int64_t fanout, int64_t picks, bool replace,
+                         bool last, std::optional<RandomStream>& rng, MakeStream&& make_stream,
+                         int64_t* positions) {
+  // All of them: fanout -1 (as in the plain kernel, with replacement too), or as many picks as
+  // edges without replacement (also `last` below its fanout).
+  if (fanout < 0 || (picks == usable && !replace)) {
+    for (int64_t j = 0; j < picks; ++j) positions[j] = begin + j;
+  } else if (last) {
+    for (int64_t j = 0; j < picks; ++j) positions[j] = begin + usable - picks + j;
+  } else {
+    if (!rng) rng.emplace(make_stream());
+    if (replace) {
+      for (int64_t j = 0; j < picks; ++j)
+        positions[j] = begin + static_cast<int64_t>(rng->uniform(usable));
+    } else {
+      pick_uniform_without_replacement(begin, usable, picks, *rng, positions);
+    }
+  }
+}
 
 template <typename Index>
 SampledEdges run_temporal_kernel(const graph::CscGraph& graph, const at::Tensor& seeds,
@@ -58,13 +92,7 @@ SampledEdges run_temporal_kernel(const graph::CscGraph& graph, const at::Tensor&
     }
     const int64_t* begin = time + begin_of[i];
     usable[i] = std::upper_bound(begin, begin + usable[i], seed_time[i]) - begin;
-    if (fanout < 0) {
-      counts[i + 1] = usable[i];
-    } else if (options.replace) {
-      counts[i + 1] = usable[i] > 0 ? fanout : 0;
-    } else {
-      counts[i + 1] = std::min(usable[i], fanout);
-    }
+    counts[i + 1] = temporal_pick_count(usable[i], fanout, options.replace);
   }
   sum_pick_counts(counts, num_seeds, fanout, options.max_picks);
   const int64_t* offset = counts;
@@ -78,24 +106,97 @@ SampledEdges run_temporal_kernel(const graph::CscGraph& graph, const at::Tensor&
     const int64_t begin = begin_of[i];
     const int64_t picks = offset[i + 1] - offset[i];
     int64_t* positions = ids + offset[i];
-    if (picks == usable[i] && !options.replace) {  // all of them (also `last` below its fanout)
-      for (int64_t j = 0; j < picks; ++j) positions[j] = begin + j;
-    } else if (last) {
-      for (int64_t j = 0; j < picks; ++j) positions[j] = begin + usable[i] - picks + j;
-    } else {
-      RandomStream rng(
-          stream_key({options.random_key, static_cast<uint64_t>(seed[i] + options.first_node)}));
-      if (options.replace) {
-        for (int64_t j = 0; j < picks; ++j)
-          positions[j] = begin + static_cast<int64_t>(rng.uniform(usable[i]));
-      } else {
-        pick_uniform_without_replacement(begin, usable[i], picks, rng, positions);
-      }
-    }
+    std::optional<RandomStream> rng;
+    fill_temporal_picks(
+        begin, usable[i], fanout, picks, options.replace, last, rng,
+        [&] {
+          return RandomStream(stream_key(
+              {options.random_key, static_cast<uint64_t>(seed[i] + options.first_node)}));
+        },
+        positions);
     for (int64_t j = 0; j < picks; ++j) {
       const int64_t e = positions[j];
       neighbors[offset[i] + j] = indices[e];
       positions[j] = edge_ids != nullptr ? edge_ids[e] : e;
+    }
+  }
+  return out;
+}
+
+// Typed graphs: each column is a run of edge-type segments (graph::sorted_by_time sorts by
+// type, then time), and each segment's usable prefix gets its type's fanout, as in the plain
+// typed kernel; a seed's one stream serves its segments in type order.
+template <typename Index, typename Type>
+SampledEdges run_typed_temporal_kernel(const graph::CscGraph& graph, const at::Tensor& seeds,
+                                       int64_t fanout, const SampleOptions& options) {
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  const Index* indices = graph.indices.data_ptr<Index>();
+  const int64_t* edge_ids = graph.has_edge_ids() ? graph.edge_ids.data_ptr<int64_t>() : nullptr;
+  const int64_t* time = graph.edge_time.data_ptr<int64_t>();
+  const Type* type = graph.type_per_edge.data_ptr<Type>();
+  const bool last = options.temporal_strategy == TemporalStrategy::kLast;
+  const std::vector<int64_t>& type_fanouts = options.edge_type_fanouts;
+  const auto fanout_of = [&](int64_t r) {
+    if (type_fanouts.empty()) return fanout;
+    return r < static_cast<int64_t>(type_fanouts.size()) ? type_fanouts[r] : int64_t{0};
+  };
+  const int64_t num_seeds = seeds.numel();
+  const int64_t* seed = seeds.data_ptr<int64_t>();
+  const at::Tensor seed_times = options.seed_times.contiguous();
+  const int64_t* seed_time = seed_times.data_ptr<int64_t>();
+  // Calls visit(begin, usable edges, type) for each type segment of seed i's column.
+  const auto for_each_segment = [&](int64_t i, auto&& visit) {
+    const Type* end = type + indptr[seed[i] + 1];
+    for (const Type* first = type + indptr[seed[i]]; first != end;) {
+      const Type* past = std::upper_bound(first, end, *first);
+      const int64_t begin = first - type;
+      const int64_t usable =
+          std::upper_bound(time + begin, time + (past - type), seed_time[i]) - (time + begin);
+      visit(begin, usable, static_cast<int64_t>(*first));
+      first = past;
+    }
+  };
+  SampledEdges out;
+  out.indptr = at::empty({num_seeds + 1}, at::kLong);
+  int64_t* counts = out.indptr.data_ptr<int64_t>();
+  counts[0] = 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    int64_t picks = 0;
+    for_each_segment(i, [&](int64_t, int64_t usable, int64_t r) {
+      picks += temporal_pick_count(usable, fanout_of(r), options.replace);
+    });
+    counts[i + 1] = picks;
+  }
+  sum_pick_counts(counts, num_seeds, fanout, options.max_picks);
+  const int64_t* offset = counts;
+  const int64_t total = offset[num_seeds];
+  out.neighbors = at::empty({total}, at::kLong);
+  out.edge_ids = at::empty({total}, at::kLong);
+  out.edge_types = at::empty({total}, at::kLong);
+  int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
+  int64_t* ids = out.edge_ids.data_ptr<int64_t>();
+  int64_t* types = out.edge_types.data_ptr<int64_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    std::optional<RandomStream> rng;
+    const auto make_stream = [&] {
+      return RandomStream(
+          stream_key({options.random_key, static_cast<uint64_t>(seed[i] + options.first_node)}));
+    };
+    int64_t at = offset[i];
+    for_each_segment(i, [&](int64_t begin, int64_t usable, int64_t r) {
+      const int64_t segment_fanout = fanout_of(r);
+      const int64_t picks = temporal_pick_count(usable, segment_fanout, options.replace);
+      fill_temporal_picks(begin, usable, segment_fanout, picks, options.replace, last, rng,
+                          make_stream, ids + at);
+      std::fill(types + at, types + at + picks, r);
+      at += picks;
+    });
+    for (int64_t j = offset[i]; j < offset[i + 1]; ++j) {
+      const int64_t e = ids[j];
+      neighbors[j] = indices[e];
+      ids[j] = edge_ids != nullptr ? edge_ids[e] : e;
     }
   }
   return out;
@@ -122,8 +223,8 @@ void check_temporal_request(const graph::CscGraph& graph, const at::Tensor& seed
     throw OptionError("weighted", "temporal sampling by edge weights is not built");
   if (options.labor.enabled)
     throw OptionError("method", "temporal sampling with LABOR is not built");
-  if (!options.edge_type_fanouts.empty() || graph.type_per_edge.defined())
-    throw OptionError("edge_type_fanouts", "temporal sampling of typed graphs is not built");
+  if (!options.edge_type_fanouts.empty() && !graph.type_per_edge.defined())
+    throw OptionError("edge_type_fanouts", "need a graph with edge types (type_per_edge)");
   if (options.temporal_strategy == TemporalStrategy::kLast && options.replace) {
     throw OptionError(
         "temporal_strategy",
@@ -134,7 +235,23 @@ void check_temporal_request(const graph::CscGraph& graph, const at::Tensor& seed
 SampledEdges sample_temporal_csc(const graph::CscGraph& graph, const at::Tensor& seeds,
                                  int64_t fanout, const SampleOptions& options) {
   return dispatch_index_type(graph.indices.scalar_type(), "graph indices", [&](auto index_tag) {
-    return run_temporal_kernel<decltype(index_tag)>(graph, seeds, fanout, options);
+    using Index = decltype(index_tag);
+    if (!graph.type_per_edge.defined()) {
+      return run_temporal_kernel<Index>(graph, seeds, fanout, options);
+    }
+    switch (graph.type_per_edge.scalar_type()) {
+      case at::kChar:
+        return run_typed_temporal_kernel<Index, int8_t>(graph, seeds, fanout, options);
+      case at::kShort:
+        return run_typed_temporal_kernel<Index, int16_t>(graph, seeds, fanout, options);
+      case at::kInt:
+        return run_typed_temporal_kernel<Index, int32_t>(graph, seeds, fanout, options);
+      case at::kLong:
+        return run_typed_temporal_kernel<Index, int64_t>(graph, seeds, fanout, options);
+      default:
+        throw Error(fmt::format("type_per_edge: expected an integer dtype, got {}",
+                                c10::toString(graph.type_per_edge.scalar_type())));
+    }
   });
 }
 

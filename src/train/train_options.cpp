@@ -28,12 +28,11 @@ void TrainOptions::validate() const {
                       "LABOR is not in the device (tensor-op) sampler yet: use "
                       "graph_placement cpu (--graph-placement cpu)");
   }
-  if (temporal && (sampler == sampling::SamplingMethod::kLabor ||
-                   graph_placement != GraphPlacement::kCpu || !edge_type_fanouts.empty())) {
+  if (temporal &&
+      (sampler == sampling::SamplingMethod::kLabor || graph_placement != GraphPlacement::kCpu)) {
     throw OptionError("temporal",
-                      "temporal sampling is built for the neighbor sampler on the CPU over "
-                      "untyped graphs (not --sampler labor, --graph-placement pinned|device or "
-                      "per-edge-type fanouts)");
+                      "temporal sampling is built for the neighbor sampler on the CPU (not "
+                      "--sampler labor or --graph-placement pinned|device)");
   }
   check_at_least("batch_size", batch_size, int64_t{1});
   check_at_least("epochs", epochs, int64_t{1});

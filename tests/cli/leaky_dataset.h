@@ -14,8 +14,9 @@ namespace graphloom::testing {
 
 // Seed v has kPerSide in-edges from helpers of its own class at time 1e6 (the future) and
 // kPerSide from helpers of random class at time -1 (the past): its label is in its future.
-// Splits: 600 / 200 / 200 of the seeds.
-inline void write_leaky_dataset(const std::filesystem::path& dir) {
+// Splits: 600 / 200 / 200 of the seeds. `typed`: one node type and two edge types, each edge's
+// drawn at random, so that either relation carries both the future and the past.
+inline void write_leaky_dataset(const std::filesystem::path& dir, bool typed = false) {
   constexpr int64_t kSeeds = 1000;    // nodes 0..999, at times 0..999, with no features
   constexpr int64_t kHelpers = 1000;  // nodes 1000..1999: a one-hot feature of their class
   constexpr int64_t kPerSide = 8;     // in-edges per seed from the future and from the past
@@ -37,12 +38,19 @@ inline void write_leaky_dataset(const std::filesystem::path& dir) {
       {at::ones({kSeeds * kPerSide}, at::kBool), at::zeros({kSeeds * kPerSide}, at::kBool)});
   io::Dataset dataset;
   dataset.name = "leaky";
-  dataset.graph =
-      graph::csc_from_coo({.src = at::cat(src),
-                           .dst = at::cat(dst),
-                           .num_nodes = n,
-                           .edge_time = at::where(is_future, int64_t{1000000}, int64_t{-1}),
-                           .keep_edge_ids = false});
+  const int64_t num_edges = 2 * kSeeds * kPerSide;
+  dataset.graph = graph::csc_from_coo(
+      {.src = at::cat(src),
+       .dst = at::cat(dst),
+       .num_nodes = n,
+       .edge_types = typed ? at::randint(2, {num_edges}, at::kLong).to(at::kChar) : at::Tensor(),
+       .edge_time = at::where(is_future, int64_t{1000000}, int64_t{-1}),
+       .keep_edge_ids = false});
+  if (typed) {
+    dataset.graph.node_type_offset = at::tensor({int64_t{0}, n}, at::kLong);
+    dataset.schema.node_types = {"node"};
+    dataset.schema.edge_types = {{"node", "cites", "node"}, {"node", "follows", "node"}};
+  }
   at::Tensor features = at::zeros({n, 2}, at::kFloat);
   features.slice(0, kSeeds).scatter_(1, helper_class.unsqueeze(1), 1.0);
   dataset.node_features["feat"] = features;

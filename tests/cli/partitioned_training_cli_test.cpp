@@ -227,11 +227,18 @@ TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {
 }
 
 // Temporal sampling on the graph servers: labels readable only from future neighbors are read
-// without --temporal and not with it, in training and in (sampled) evaluation on 2 machines.
-TEST(PartitionedTrainingCli, TemporalTrainingOnTwoMachinesCannotReadTheFuture) {
+// without --temporal and not with it, in training and in (sampled) evaluation on 2 machines;
+// the typed graph's parts keep each edge-type segment sorted by time.
+class PartitionedTemporalCli : public ::testing::TestWithParam<bool> {};
+
+INSTANTIATE_TEST_SUITE_P(UntypedAndTyped, PartitionedTemporalCli, ::testing::Bool());
+
+TEST_P(PartitionedTemporalCli, TemporalTrainingOnTwoMachinesCannotReadTheFuture) {
   TempDir dir;
-  write_leaky_dataset(dir / "leaky");
+  const bool typed = GetParam();
+  write_leaky_dataset(dir / "leaky", typed);
   const std::string flags =
+      std::string(typed ? "--model rgcn " : "") +
       "--epochs 15 --fanouts 10 --hidden 16 --lr 0.02 --batch-size 64 --seed 2 --eval sampled";
   const auto accuracy = [](const std::string& output) {
     return printed_number(output, "validation accuracy");

@@ -1,6 +1,6 @@
-// `train --temporal`: on a graph whose labels can only be read from the future, a model
-// trained and evaluated with temporal sampling is at chance, and the same run without it
-// reads the answer; what temporal sampling cannot serve is refused by name.
+// `train --temporal`: on a graph whose labels can only be read from the future (typed or not),
+// a model trained and evaluated with temporal sampling is at chance, and the same run without
+// it reads the answer; what temporal sampling cannot serve is refused by name.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -29,6 +29,25 @@ TEST(CliTemporal, AModelSamplingThePastCannotReadTheFuture) {
     EXPECT_GE(accuracy, 0) << timed.output;
     EXPECT_LT(accuracy, 0.7) << strategy << ": the future leaked\n" << timed.output;
   }
+}
+
+// The same on a typed graph with a relational model: each edge type's segment of a column is
+// sampled among its own past edges, with per-edge-type fanouts.
+TEST(CliTemporal, RelationalModelsOnATypedGraphCannotReadTheFutureEither) {
+  TempDir dir;
+  write_leaky_dataset(dir / "leaky", /*typed=*/true);
+  const std::string train =
+      "train --data leaky --model rgcn --epochs 15 --fanouts 10 --hidden 16 --lr 0.02 "
+      "--batch-size 64 --no-progress --seed 2 ";
+  const CommandResult leaky = run_graphloom(train, dir.path());
+  ASSERT_EQ(leaky.exit_code, 0) << leaky.output;
+  EXPECT_GT(printed_number(leaky.output, "validation accuracy"), 0.9) << leaky.output;
+  const CommandResult timed = run_graphloom(
+      train + "--temporal --edge-type-fanout cites=6 --edge-type-fanout follows=6", dir.path());
+  ASSERT_EQ(timed.exit_code, 0) << timed.output;
+  const double accuracy = printed_number(timed.output, "validation accuracy");
+  EXPECT_GE(accuracy, 0) << timed.output;
+  EXPECT_LT(accuracy, 0.7) << "the future leaked\n" << timed.output;
 }
 
 TEST(CliTemporal, WhatItCannotServeIsRefusedByName) {

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -161,6 +162,95 @@ TEST(TemporalSampling, ANodeReachedAtTwoTimesIsTwoSources) {
   // The workspace was left clean by the throw: the next batch relabels as before.
   EXPECT_TRUE(at::equal(
       sampler.sample(seeds, at::tensor({5, 6}, at::kLong), 0, 0).blocks[0].src_ids, apart.src_ids));
+}
+
+// A typed graph: the random graph's edges in three types (int8), its CSC sorted by type.
+graph::CscGraph typed_graph() {
+  const graph::CscGraph plain = testing::random_graph(500, 12000);
+  graph::CooInput input;
+  input.src = plain.indices.to(at::kLong);
+  input.dst = plain.destinations();
+  input.edge_types = at::randint(3, {plain.num_edges()}, at::kLong).to(at::kChar);
+  input.num_nodes = plain.num_nodes;
+  input.keep_edge_ids = true;
+  return graph::csc_from_coo(input);
+}
+
+// With every edge usable (all times equal, so the sort keeps each column's order), typed
+// temporal sampling is the typed kernel: the same streams, segments and picks.
+TEST(TypedTemporalSampling, WithEveryEdgeUsableItPicksWhatTheTypedKernelPicks) {
+  const graph::CscGraph graph = typed_graph();
+  const LocalNeighborSource plain(graph);
+  const LocalNeighborSource timed(
+      graph::sorted_by_time(graph, at::Tensor(), at::zeros({graph.num_edges()}, at::kLong)));
+  const at::Tensor seeds = at::randint(500, {200}, at::kLong);
+  for (const bool replace : {false, true}) {
+    for (const std::vector<int64_t>& per_type : {std::vector<int64_t>{}, {2, 0, -1}, {5, 40, 1}}) {
+      SampleOptions options{.replace = replace, .random_key = 17, .edge_type_fanouts = per_type};
+      const SampledEdges want = plain.sample_neighbors(seeds, 4, options);
+      options.seed_times = at::zeros({seeds.numel()}, at::kLong);
+      const SampledEdges got = timed.sample_neighbors(seeds, 4, options);
+      EXPECT_TRUE(at::equal(want.indptr, got.indptr)) << replace;
+      EXPECT_TRUE(at::equal(want.neighbors, got.neighbors)) << replace;
+      EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids)) << replace;
+      EXPECT_TRUE(at::equal(want.edge_types, got.edge_types)) << replace;
+    }
+  }
+}
+
+// Random times: each type segment gives min(its usable edges, its fanout) picks, all of its
+// type and no later than the seed; `last` takes each segment's latest usable edges.
+TEST(TypedTemporalSampling, EachTypeTakesItsFanoutAmongItsUsableEdges) {
+  const graph::CscGraph graph = typed_graph();
+  at::manual_seed(9);
+  const at::Tensor edge_time = at::randint(1000, {graph.num_edges()}, at::kLong);
+  const graph::CscGraph sorted = graph::sorted_by_time(graph, at::Tensor(), edge_time);
+  const auto* indptr = sorted.indptr.data_ptr<int64_t>();
+  const auto* sorted_type = sorted.type_per_edge.data_ptr<int8_t>();
+  const auto* sorted_time = sorted.edge_time.data_ptr<int64_t>();
+  for (int64_t v = 0; v < sorted.num_nodes; ++v) {  // by type, then time
+    for (int64_t e = indptr[v] + 1; e < indptr[v + 1]; ++e) {
+      ASSERT_TRUE(sorted_type[e - 1] < sorted_type[e] ||
+                  (sorted_type[e - 1] == sorted_type[e] && sorted_time[e - 1] <= sorted_time[e]));
+    }
+  }
+  const LocalNeighborSource source(sorted);
+  const at::Tensor seeds = at::arange(500, at::kLong);
+  const at::Tensor seed_times = at::randint(1000, {500}, at::kLong);
+  const std::vector<int64_t> fanouts = {3, 1, 6};
+  // Picks carry the graph's edge ids (COO order); its types and times are in CSC order.
+  const at::Tensor position_of = at::empty_like(graph.edge_ids);
+  position_of.index_put_({graph.edge_ids}, at::arange(graph.num_edges(), at::kLong));
+  const at::Tensor type_of = graph.type_per_edge.to(at::kLong);
+  for (const TemporalStrategy strategy : {TemporalStrategy::kUniform, TemporalStrategy::kLast}) {
+    const SampledEdges picks = source.sample_neighbors(
+        seeds, 0,
+        {.edge_type_fanouts = fanouts, .seed_times = seed_times, .temporal_strategy = strategy});
+    const auto* offset = picks.indptr.data_ptr<int64_t>();
+    for (int64_t s = 0; s < 500; ++s) {
+      const int64_t now = seed_times[s].item<int64_t>();
+      for (int64_t r = 0; r < 3; ++r) {
+        std::vector<int64_t> usable;  // times of the seed's usable edges of type r
+        for (int64_t e = indptr[s]; e < indptr[s + 1]; ++e) {
+          if (sorted_type[e] == r && sorted_time[e] <= now) usable.push_back(sorted_time[e]);
+        }
+        std::vector<int64_t> picked;
+        for (int64_t j = offset[s]; j < offset[s + 1]; ++j) {
+          const int64_t id = position_of[picks.edge_ids[j].item<int64_t>()].item<int64_t>();
+          if (picks.edge_types[j].item<int64_t>() != r) continue;
+          ASSERT_EQ(type_of[id].item<int64_t>(), r);
+          ASSERT_LE(edge_time[id].item<int64_t>(), now);
+          picked.push_back(edge_time[id].item<int64_t>());
+        }
+        ASSERT_EQ(static_cast<int64_t>(picked.size()),
+                  std::min<int64_t>(static_cast<int64_t>(usable.size()), fanouts[r]));
+        if (strategy == TemporalStrategy::kLast && !picked.empty()) {
+          EXPECT_EQ(*std::min_element(picked.begin(), picked.end()),
+                    usable[usable.size() - picked.size()]);
+        }
+      }
+    }
+  }
 }
 
 TEST(TemporalSampling, RefusesWhatItCannotServe) {

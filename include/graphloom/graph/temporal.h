@@ -15,9 +15,9 @@ namespace graphloom::graph {
 // order) and its source's (`node_time`, int64 [num_nodes]), the later of the two where both
 // are given (PyG's node time_attr: a neighbor no later than the seed). At least one must be
 // defined. Edge ids, weights and indices follow the sort (edge ids are materialized, so ids
-// stay those of the original graph); alias tables are dropped (rebuilt on demand). Throws
-// graphloom::Error on wrong lengths or dtypes, and for typed graphs, whose columns are sorted
-// by edge type.
+// stay those of the original graph); alias tables are dropped (rebuilt on demand). Typed
+// graphs' columns stay sorted by edge type, each type segment sorted by time. Throws
+// graphloom::Error on wrong lengths or dtypes.
 CscGraph sorted_by_time(const CscGraph& graph, const at::Tensor& node_time,
                         const at::Tensor& edge_time);
 
