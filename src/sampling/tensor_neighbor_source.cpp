@@ -11,6 +11,7 @@
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/host_memory.h"
+#include "graphloom/graph/transforms.h"
 #include "graphloom/graph/weight_alias.h"
 #include "sampling_limits.h"
 #include "tensor_random_streams.h"
@@ -94,9 +95,6 @@ void check_supported(const SampleOptions& options, int64_t fanout, bool has_weig
     throw OptionError("weighted", "sampling needs edge weights, but the graph has none");
   if (!options.edge_type_fanouts.empty() && !typed)
     throw OptionError("edge_type_fanouts", "need a graph with edge types (type_per_edge)");
-  if (options.direction != EdgeDirection::kIn)
-    throw OptionError("direction",
-                      "out-edge sampling is not in the tensor sampler yet; sample on the CPU");
   if (options.labor.enabled)
     throw OptionError("sampler", "LABOR is not in the tensor sampler yet; sample on the CPU");
   if (options.seed_times.defined())
@@ -136,52 +134,67 @@ void check_weighted_draws(const SampleOptions& options, const std::vector<int64_
 
 TensorNeighborSource::TensorNeighborSource(const graph::CscGraph& graph, c10::Device device,
                                            CscPlacement placement)
-    : device_(device), num_nodes_(graph.num_nodes) {
+    : device_(device), placement_(placement), num_nodes_(graph.num_nodes), host_graph_(graph) {
   require_device(device);
+  in_ = place(graph, device, placement);
+}
+
+const TensorNeighborSource::Csc& TensorNeighborSource::csc_for(EdgeDirection direction) const {
+  if (direction == EdgeDirection::kIn) return in_;
+  std::call_once(out_once_,
+                 [this] { out_ = place(graph::reverse(host_graph_), device_, placement_); });
+  return out_;
+}
+
+TensorNeighborSource::Csc TensorNeighborSource::place(const graph::CscGraph& graph,
+                                                      c10::Device device, CscPlacement placement) {
   // One entry per edge: copied, or read in place through pinned host memory.
   const auto per_edge = [&](const at::Tensor& host) {
     return placement == CscPlacement::kPinned
                ? host_memory_on_device(host.contiguous(), device, "graph_placement")
                : host.to(device);
   };
-  indptr_ = graph.indptr.to(device);
-  indices_ = per_edge(graph.indices);
-  if (graph.has_edge_ids()) edge_ids_ = per_edge(graph.edge_ids);
+  Csc csc;
+  csc.indptr = graph.indptr.to(device);
+  csc.indices = per_edge(graph.indices);
+  if (graph.has_edge_ids()) csc.edge_ids = per_edge(graph.edge_ids);
   at::Tensor positive_before;  // positive weights before each position, with a leading 0
   if (graph.has_weights()) {
     at::Tensor alias = graph.weight_alias;
     if (!alias.defined()) alias = graph::with_weight_alias(graph).weight_alias;
     positive_before = at::cat({at::zeros({1}, at::kLong), (alias_keep(alias) > 0).cumsum(0)});
-    alias_ = per_edge(alias);
-    weights_ = per_edge(graph.weights);
+    csc.alias = per_edge(alias);
+    csc.weights = per_edge(graph.weights);
   }
   // [num_nodes, types + 1]: where each type's segment of a column starts, then its end.
   at::Tensor bounds = at::stack({graph.indptr.slice(0, 0, -1), graph.indptr.slice(0, 1)}, 1);
   if (graph.type_per_edge.defined()) {
     const at::Tensor type = graph.type_per_edge.to(at::kLong);
-    num_types_ = graph.num_edges() > 0 ? type.max().item<int64_t>() + 1 : 1;
+    csc.num_types = graph.num_edges() > 0 ? type.max().item<int64_t>() + 1 : 1;
     GL_CHECK(type.numel() == 0 || type.min().item<int64_t>() >= 0,
              "type_per_edge holds a negative edge type");
     // Columns are sorted by type: (column, type) keys are sorted over the whole graph.
     const at::Tensor column =
         at::repeat_interleave(graph.indptr.slice(0, 1) - graph.indptr.slice(0, 0, -1));
-    const at::Tensor keys = column * num_types_ + type;
-    const at::Tensor queries = at::arange(num_nodes_, at::kLong).unsqueeze(1) * num_types_ +
-                               at::arange(num_types_ + 1, at::kLong);
-    bounds = at::searchsorted(keys, queries.flatten()).view({num_nodes_, num_types_ + 1});
-    typed_ = true;
+    const at::Tensor keys = column * csc.num_types + type;
+    const at::Tensor queries = at::arange(graph.num_nodes, at::kLong).unsqueeze(1) * csc.num_types +
+                               at::arange(csc.num_types + 1, at::kLong);
+    bounds = at::searchsorted(keys, queries.flatten()).view({graph.num_nodes, csc.num_types + 1});
+    csc.typed = true;
   }
   if (positive_before.defined()) {
     const at::Tensor at_bounds = positive_before.index_select(0, bounds.flatten()).view_as(bounds);
-    positive_counts_ = at_bounds.diff(1, 1).to(device);
+    csc.positive_counts = at_bounds.diff(1, 1).to(device);
   }
-  if (typed_) segment_bounds_ = bounds.to(device);
+  if (csc.typed) csc.segment_bounds = bounds.to(device);
+  return csc;
 }
 
 SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                     const SampleOptions& options) const {
-  check_supported(options, fanout, alias_.defined(), typed_);
-  const std::vector<int64_t> fanouts = segment_fanouts(options, fanout, num_types_);
+  const Csc& csc = csc_for(options.direction);
+  check_supported(options, fanout, csc.alias.defined(), csc.typed);
+  const std::vector<int64_t> fanouts = segment_fanouts(options, fanout, csc.num_types);
   check_weighted_draws(options, fanouts);
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
            "seeds must be a 1-D int64 tensor, got {} with {} dims",
@@ -198,13 +211,15 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
   }
   // Segments: [seeds, types], row-major in the order the C++ kernel fills them.
   const at::Tensor bounds =
-      typed_ ? segment_bounds_.index_select(0, local)
-             : at::stack({indptr_.index_select(0, local), indptr_.index_select(0, local + 1)}, 1);
-  const at::Tensor begin = bounds.narrow(1, 0, num_types_);
+      csc.typed
+          ? csc.segment_bounds.index_select(0, local)
+          : at::stack({csc.indptr.index_select(0, local), csc.indptr.index_select(0, local + 1)},
+                      1);
+  const at::Tensor begin = bounds.narrow(1, 0, csc.num_types);
   const at::Tensor degree = bounds.diff(1, 1);
   const bool weighted = options.weighted;
   // Weighted sampling picks among the positive weights only.
-  const at::Tensor available = weighted ? positive_counts_.index_select(0, local) : degree;
+  const at::Tensor available = weighted ? csc.positive_counts.index_select(0, local) : degree;
   const at::Tensor fanout_of = at::tensor(fanouts, at::kLong).to(device_).unsqueeze(0);
   const at::Tensor counts = at::where(
       fanout_of < 0, available,
@@ -229,18 +244,18 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
     const at::Tensor candidates = leading_positions(flat_begin, taken);
     const at::Tensor from_every = every.repeat_interleave(taken);
     positions = candidates.masked_select(
-        from_every.logical_not().logical_or(alias_keep(alias_.index_select(0, candidates)) > 0));
+        from_every.logical_not().logical_or(alias_keep(csc.alias.index_select(0, candidates)) > 0));
   } else {
     positions = leading_positions(flat_begin, flat_counts);
   }
-  draw_picks(global, begin, degree, available, fanouts, options,
+  draw_picks(csc, global, begin, degree, available, fanouts, options,
              flat_counts.cumsum(0) - flat_counts, positions);
-  out.neighbors = indices_.index_select(0, positions).to(at::kLong);
+  out.neighbors = csc.indices.index_select(0, positions).to(at::kLong);
   if (options.edge_ids) {
-    out.edge_ids = edge_ids_.defined() ? edge_ids_.index_select(0, positions) : positions;
+    out.edge_ids = csc.edge_ids.defined() ? csc.edge_ids.index_select(0, positions) : positions;
   }
-  if (typed_) {
-    const at::Tensor type = at::arange(num_types_, at::kLong).to(device_).repeat(num_seeds);
+  if (csc.typed) {
+    const at::Tensor type = at::arange(csc.num_types, at::kLong).to(device_).repeat(num_seeds);
     out.edge_types = type.repeat_interleave(flat_counts);
   }
   return out;
@@ -248,8 +263,9 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
 
 // The seeds' streams, served segment by segment in type order as in the C++ kernel: the lanes
 // that draw in segment type r run together, and their picks overwrite the leading positions.
-void TensorNeighborSource::draw_picks(const at::Tensor& global, const at::Tensor& begin,
-                                      const at::Tensor& degree, const at::Tensor& available,
+void TensorNeighborSource::draw_picks(const Csc& csc, const at::Tensor& global,
+                                      const at::Tensor& begin, const at::Tensor& degree,
+                                      const at::Tensor& available,
                                       const std::vector<int64_t>& fanouts,
                                       const SampleOptions& options, const at::Tensor& first_slot,
                                       at::Tensor& positions) const {
@@ -284,14 +300,14 @@ void TensorNeighborSource::draw_picks(const at::Tensor& global, const at::Tensor
     const at::Tensor lane_degree = degree.select(1, type).index_select(0, seeds_r);
     const at::Tensor picked =
         options.weighted && options.replace
-            ? weighted_picks_with_replacement(rng, alias_, lane_begin, lane_degree, f)
-        : options.weighted
-            ? weighted_picks_without_replacement(rng, alias_, weights_, lane_begin, lane_degree, f)
+            ? weighted_picks_with_replacement(rng, csc.alias, lane_begin, lane_degree, f)
+        : options.weighted    ? weighted_picks_without_replacement(rng, csc.alias, csc.weights,
+                                                                   lane_begin, lane_degree, f)
         : options.replace     ? picks_with_replacement(rng, lane_degree, f)
         : f <= kFloydMaxPicks ? floyd_picks(rng, lane_degree, f)
                               : fisher_yates_picks(rng, lane_degree, f);
     streams.assign(lanes, rng);
-    const at::Tensor segment = seeds_r * num_types_ + type;
+    const at::Tensor segment = seeds_r * csc.num_types + type;
     const at::Tensor slots =
         first_slot.index_select(0, segment).unsqueeze(1) + at::arange(f, global.options());
     positions.index_put_({slots.flatten()}, (lane_begin.unsqueeze(1) + picked).flatten());

@@ -246,6 +246,34 @@ TEST(TensorNeighborSource, TypedGraphsPickWhatTheCppKernelPicksPerEdgeType) {
   }
 }
 
+// Out-edges: both sources sample the reversed graph (the tensor one places it on first use),
+// plain and weighted alike.
+TEST(TensorNeighborSource, OutEdgesPickWhatTheCppKernelPicks) {
+  graph::CscGraph graph = mixed_degree_graph();
+  graph.weights = at::rand({graph.num_edges()}, at::kFloat)
+                      .masked_fill_(at::rand({graph.num_edges()}) < 0.2, 0.0f);
+  const LocalNeighborSource cpp(graph);
+  const at::Tensor seeds = at::randint(graph.num_nodes, {300}, at::kLong);
+  for (const CscPlacement placement : kPlacements) {
+    const TensorNeighborSource tensor(graph, kCpu, placement);
+    for (const bool replace : {false, true}) {
+      for (const bool weighted : {false, true}) {
+        for (const int64_t fanout : {-1, 1, 4, 30}) {
+          SampleOptions options;
+          options.direction = EdgeDirection::kOut;
+          options.replace = replace;
+          options.weighted = weighted;
+          options.random_key = 8 + static_cast<uint64_t>(fanout);
+          expect_same(cpp.sample_neighbors(seeds, fanout, options),
+                      tensor.sample_neighbors(seeds, fanout, options),
+                      fmt::format("out-edges, placement {} replace {} weighted {} fanout {}",
+                                  static_cast<int>(placement), replace, weighted, fanout));
+        }
+      }
+    }
+  }
+}
+
 TEST(TensorNeighborSource, KeysAPartitionsStreamsByGlobalId) {
   graph::CscGraph graph = mixed_degree_graph();
   graph.edge_ids = at::Tensor();  // ids are then CSC positions
@@ -294,9 +322,9 @@ TEST(TensorNeighborSource, RefusesWhatItCannotSampleYetAndBadRequestsByName) {
   const TensorNeighborSource unweighted(testing::star_graph(100), kCpu);
   weighted.replace = true;
   EXPECT_THROW(unweighted.sample_neighbors(seeds, 5, weighted), OptionError);
-  SampleOptions out_edges;
-  out_edges.direction = EdgeDirection::kOut;
-  EXPECT_THROW(tensor.sample_neighbors(seeds, 5, out_edges), OptionError);
+  SampleOptions timed;
+  timed.seed_times = at::zeros({4}, at::kLong);
+  EXPECT_THROW(tensor.sample_neighbors(seeds, 5, timed), OptionError);
   EXPECT_THROW(tensor.sample_neighbors(at::tensor({int64_t{101}}), 5, {}), RangeError);
   EXPECT_THROW(tensor.sample_neighbors(seeds, -2, {}), OptionError);
   SampleOptions small_budget;

@@ -13,8 +13,10 @@
 // one stream, as the C++ kernel does. Weighted sampling (SampleOptions::weighted) reads the
 // graph's alias tables: with replacement, without (up to 64 picks per column: redraws, then
 // one draw over fixed-point weights whose integer sums are exact on any device), and fanout
-// -1 (every positive weight). Not covered yet (OptionError): weighted sampling without
-// replacement of more than 64 picks per column (logarithms), LABOR and out-edge sampling.
+// -1 (every positive weight). Out-edges (SampleOptions::direction) sample the reversed graph,
+// placed on the device on first use, as LocalNeighborSource reverses its own. Not covered yet
+// (OptionError): weighted sampling without replacement of more than 64 picks per column
+// (logarithms), LABOR and temporal sampling.
 //
 // Where the CSC lives (CscPlacement): wholly in the device's memory, or "pinned": the arrays of
 // one entry per edge (indices, edge ids, alias tables) stay in host memory, registered for
@@ -27,6 +29,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <mutex>
 #include <vector>
 
 #include "graphloom/graph/csc_graph.h"
@@ -51,25 +54,37 @@ class TensorNeighborSource : public NeighborSource {
   c10::Device device() const { return device_; }
 
  private:
-  c10::Device device_;
-  int64_t num_nodes_;
-  at::Tensor indptr_;    // int64 [num_nodes + 1]
-  at::Tensor indices_;   // int32 or int64 [num_edges]
-  at::Tensor edge_ids_;  // int64 [num_edges], or undefined: a pick's id is its position
-  // Typed graphs: each column's segments, one per edge type (empty where the column has no
-  // edge of that type): int64 [num_nodes, num_types + 1], starts then the column's end.
-  bool typed_ = false;
-  int64_t num_types_ = 1;
-  at::Tensor segment_bounds_;
-  // With weights: the packed alias tables (graph/weight_alias.h), int64 [num_edges], and each
-  // segment's count of positive weights, int64 [num_nodes, num_types]; undefined without.
-  at::Tensor alias_, positive_counts_;
-  at::Tensor weights_;  // the graph's weights per CSC position (weighted picks' fallback)
+  // One direction's CSC on the device.
+  struct Csc {
+    at::Tensor indptr;    // int64 [num_nodes + 1]
+    at::Tensor indices;   // int32 or int64 [num_edges]
+    at::Tensor edge_ids;  // int64 [num_edges], or undefined: a pick's id is its position
+    // Typed graphs: each column's segments, one per edge type (empty where the column has no
+    // edge of that type): int64 [num_nodes, num_types + 1], starts then the column's end.
+    bool typed = false;
+    int64_t num_types = 1;
+    at::Tensor segment_bounds;
+    // With weights: the packed alias tables (graph/weight_alias.h), int64 [num_edges], each
+    // segment's count of positive weights, int64 [num_nodes, num_types], and the weights per
+    // CSC position (the fallback of picks without replacement); undefined without.
+    at::Tensor alias, positive_counts, weights;
+  };
 
-  void draw_picks(const at::Tensor& global, const at::Tensor& begin, const at::Tensor& degree,
-                  const at::Tensor& available, const std::vector<int64_t>& fanouts,
-                  const SampleOptions& options, const at::Tensor& first_slot,
-                  at::Tensor& positions) const;
+  static Csc place(const graph::CscGraph& graph, c10::Device device, CscPlacement placement);
+  // The in-edge CSC, or the out-edge one (the reversed graph, placed on first use).
+  const Csc& csc_for(EdgeDirection direction) const;
+  void draw_picks(const Csc& csc, const at::Tensor& global, const at::Tensor& begin,
+                  const at::Tensor& degree, const at::Tensor& available,
+                  const std::vector<int64_t>& fanouts, const SampleOptions& options,
+                  const at::Tensor& first_slot, at::Tensor& positions) const;
+
+  c10::Device device_;
+  CscPlacement placement_;
+  int64_t num_nodes_;
+  graph::CscGraph host_graph_;  // the in-edge graph, for the out-edge CSC
+  Csc in_;
+  mutable std::once_flag out_once_;
+  mutable Csc out_;
 };
 
 }  // namespace graphloom::sampling
