@@ -13,6 +13,7 @@
 #include "graphloom/base/host_memory.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/graph/weight_alias.h"
+#include "graphloom/sampling/labor.h"
 #include "sampling_limits.h"
 #include "tensor_random_streams.h"
 #include "tensor_weighted_picks.h"
@@ -95,8 +96,12 @@ void check_supported(const SampleOptions& options, int64_t fanout, bool has_weig
     throw OptionError("weighted", "sampling needs edge weights, but the graph has none");
   if (!options.edge_type_fanouts.empty() && !typed)
     throw OptionError("edge_type_fanouts", "need a graph with edge types (type_per_edge)");
-  if (options.labor.enabled)
-    throw OptionError("sampler", "LABOR is not in the tensor sampler yet; sample on the CPU");
+  check_labor_request(options);
+  if (options.labor.enabled && options.labor.blend)
+    throw OptionError("batch_dependency",
+                      "LABOR's batch dependency (normal variates through erfc) is not in the "
+                      "tensor sampler: its floating-point functions differ by device; sample on "
+                      "the CPU or use batch_dependency 1");
   if (options.seed_times.defined())
     throw OptionError("seed_times",
                       "temporal sampling is not in the tensor sampler yet; sample on the CPU");
@@ -112,6 +117,36 @@ std::vector<int64_t> segment_fanouts(const SampleOptions& options, int64_t fanou
     const auto& given = options.edge_type_fanouts;
     out[r] = r < static_cast<int64_t>(given.size()) ? given[r] : 0;
   }
+  return out;
+}
+
+// LABOR-0's picks in the segments that have more edges than their fanout (the others take
+// every edge): edge e of segment s is kept when its source's variate u < fanout / degree, in
+// float64 as the C++ kernel compares, so the kept edges are the same on every device.
+struct LaborPicks {
+  at::Tensor segments;   // flat segment indices that decide by variates
+  at::Tensor kept;       // their kept edges' counts
+  at::Tensor positions;  // the kept CSC positions, segment by segment in column order
+};
+
+LaborPicks labor_picks(const at::Tensor& indices, const LaborVariates& labor,
+                       const at::Tensor& begin, const at::Tensor& degree,
+                       const at::Tensor& fanout_of) {
+  LaborPicks out;
+  const at::Tensor fanout = fanout_of.expand_as(degree).flatten();
+  const at::Tensor flat_degree = degree.flatten();
+  out.segments = (fanout >= 0).logical_and(flat_degree > fanout).nonzero().squeeze(1);
+  const at::Tensor segment_degree = flat_degree.index_select(0, out.segments);
+  const at::Tensor candidates =
+      leading_positions(begin.flatten().index_select(0, out.segments), segment_degree);
+  const at::Tensor owner =
+      at::arange(out.segments.numel(), degree.options()).repeat_interleave(segment_degree);
+  const at::Tensor u = keyed_uniform_real(labor.key, indices.index_select(0, candidates));
+  const at::Tensor keep =
+      u.mul(segment_degree.index_select(0, owner).to(at::kDouble))
+          .lt(fanout.index_select(0, out.segments).index_select(0, owner).to(at::kDouble));
+  out.kept = at::zeros_like(segment_degree).index_add_(0, owner, keep.to(at::kLong));
+  out.positions = candidates.masked_select(keep);
   return out;
 }
 
@@ -221,9 +256,14 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
   // Weighted sampling picks among the positive weights only.
   const at::Tensor available = weighted ? csc.positive_counts.index_select(0, local) : degree;
   const at::Tensor fanout_of = at::tensor(fanouts, at::kLong).to(device_).unsqueeze(0);
-  const at::Tensor counts = at::where(
+  at::Tensor counts = at::where(
       fanout_of < 0, available,
       options.replace ? at::where(available > 0, fanout_of, 0) : at::minimum(available, fanout_of));
+  LaborPicks labor;
+  if (options.labor.enabled) {
+    labor = labor_picks(csc.indices, options.labor, begin, degree, fanout_of);
+    counts.view(-1).index_put_({labor.segments}, labor.kept);
+  }
   // The counts come from the request: summed on the host with the C++ kernel's checks.
   at::Tensor indptr = at::zeros({num_seeds + 1}, at::kLong);
   indptr.narrow(0, 1, num_seeds).copy_(counts.sum(1));
@@ -248,8 +288,14 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
   } else {
     positions = leading_positions(flat_begin, flat_counts);
   }
-  draw_picks(csc, global, begin, degree, available, fanouts, options,
-             flat_counts.cumsum(0) - flat_counts, positions);
+  const at::Tensor first_slot = flat_counts.cumsum(0) - flat_counts;
+  if (options.labor.enabled) {  // no draws: LABOR's segments keep by variates, others take all
+    positions.index_put_(
+        {leading_positions(first_slot.index_select(0, labor.segments), labor.kept)},
+        labor.positions);
+  } else {
+    draw_picks(csc, global, begin, degree, available, fanouts, options, first_slot, positions);
+  }
   out.neighbors = csc.indices.index_select(0, positions).to(at::kLong);
   if (options.edge_ids) {
     out.edge_ids = csc.edge_ids.defined() ? csc.edge_ids.index_select(0, positions) : positions;

@@ -64,6 +64,13 @@ at::Tensor stream_keys(uint64_t key, const at::Tensor& parts) {
   return mix64_tensor(at::bitwise_xor(mix64_tensor(parts), bits(first)));
 }
 
+at::Tensor keyed_uniform_real(uint64_t key, const at::Tensor& nodes) {
+  const at::Tensor hashed =
+      mix64_tensor(nodes.to(at::kLong) * bits(0x9e3779b97f4a7c15ULL) + bits(key));
+  // Below 2^53 the conversion and the power-of-two scale are exact on every device.
+  return shift_right(hashed, 11).to(at::kDouble).mul_(0x1.0p-53);
+}
+
 TensorRandomStreams::TensorRandomStreams(const at::Tensor& keys) {
   at::Tensor key = keys;
   for (at::Tensor& word : state_) {

@@ -17,6 +17,10 @@ at::Tensor mix64_tensor(const at::Tensor& x);
 // stream_key({key, part}) of every element of `parts`.
 at::Tensor stream_keys(uint64_t key, const at::Tensor& parts);
 
+// labor_variate (labor.h) of every node id in `nodes` under `key`: the float64 in [0, 1) from
+// the top 53 bits of mix64(key + node * kGolden).
+at::Tensor keyed_uniform_real(uint64_t key, const at::Tensor& nodes);
+
 class TensorRandomStreams {
  public:
   // One xoshiro256** stream per element of the int64 tensor `keys`.

@@ -23,10 +23,11 @@ void check_at_least(const char* field, T value, T least) {
 void TrainOptions::validate() const {
   sampling::check_fanouts(fanouts);
   sampling::check_labor_options(labor);
-  if (sampler == sampling::SamplingMethod::kLabor && graph_placement != GraphPlacement::kCpu) {
-    throw OptionError("sampler",
-                      "LABOR is not in the device (tensor-op) sampler yet: use "
-                      "graph_placement cpu (--graph-placement cpu)");
+  if (sampler == sampling::SamplingMethod::kLabor && graph_placement != GraphPlacement::kCpu &&
+      labor.batch_dependency > 1) {
+    throw OptionError("batch_dependency",
+                      "LABOR's batch dependency is not in the device (tensor-op) sampler: use "
+                      "--batch-dependency 1 or --graph-placement cpu");
   }
   if (temporal &&
       (sampler == sampling::SamplingMethod::kLabor || graph_placement != GraphPlacement::kCpu)) {

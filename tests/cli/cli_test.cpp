@@ -336,8 +336,8 @@ TEST(CliTrain, LaborTrainsAsWellAsNeighborSampling) {
   EXPECT_GT(reference, 0.9);
   EXPECT_NEAR(accuracy("--sampler labor"), reference, 0.03);
   EXPECT_NEAR(accuracy("--sampler labor --layer-dependency --batch-dependency 8"), reference, 0.03);
-  auto result =
-      run_graphloom("train --data g --sampler labor --graph-placement device", dir.path());
+  auto result = run_graphloom(
+      "train --data g --sampler labor --graph-placement device --batch-dependency 8", dir.path());
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("--graph-placement cpu"), std::string::npos) << result.output;
   result = run_graphloom("train --data g --sampler labor --batch-dependency 0", dir.path());

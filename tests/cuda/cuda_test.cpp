@@ -20,6 +20,7 @@
 #include "graphloom/graph/build.h"
 #include "graphloom/loader/buffer_pool.h"
 #include "graphloom/loader/device_stager.h"
+#include "graphloom/sampling/labor.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
 
@@ -80,6 +81,15 @@ TEST_F(Cuda, TensorSamplerOnTheDevicePicksWhatTheCppKernelPicks) {
           EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << what;
         }
       }
+    }
+    // LABOR-0: the same kept edges from the same keyed variates.
+    for (const int64_t fanout : {2, 10, 40}) {
+      sampling::SampleOptions options;
+      options.labor = sampling::labor_variates(3, 0, static_cast<uint64_t>(fanout), 1, {});
+      const auto want = cpp.sample_neighbors(seeds, fanout, options);
+      const auto got = gpu.sample_neighbors(seeds.to(device_), fanout, options);
+      EXPECT_TRUE(at::equal(want.indptr, got.indptr.cpu())) << "labor " << fanout;
+      EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << "labor " << fanout;
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
 #include "graphloom/graph/build.h"
+#include "graphloom/sampling/labor.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "sampling_fixtures.h"
@@ -274,6 +275,39 @@ TEST(TensorNeighborSource, OutEdgesPickWhatTheCppKernelPicks) {
   }
 }
 
+// LABOR-0: the variates of the neighbors' global ids decide, in float64 on either source;
+// typed graphs decide per edge-type segment with its own fanout.
+TEST(TensorNeighborSource, LaborKeepsWhatTheCppKernelKeeps) {
+  const graph::CscGraph plain = mixed_degree_graph();
+  graph::CooInput input;
+  input.src = plain.indices.to(at::kLong);
+  input.dst = plain.destinations();
+  input.edge_types = at::randint(2, {plain.num_edges()}, at::kLong).to(at::kShort);
+  input.num_nodes = plain.num_nodes;
+  const graph::CscGraph typed = graph::csc_from_coo(input);
+  const at::Tensor seeds = at::cat({at::randint(plain.num_nodes, {300}, at::kLong),
+                                    at::tensor({int64_t{3}, int64_t{11}, int64_t{50}})});
+  for (const graph::CscGraph* graph : {&plain, &typed}) {
+    const LocalNeighborSource cpp(*graph);
+    const TensorNeighborSource tensor(*graph, kCpu);
+    for (const int64_t fanout : {-1, 0, 2, 10, 64}) {
+      SampleOptions options;
+      options.labor = labor_variates(5, 1, static_cast<uint64_t>(fanout + 1), 0, {});
+      options.first_node = 0;
+      if (graph == &typed) options.edge_type_fanouts = {fanout, 3};
+      const SampledEdges want = cpp.sample_neighbors(seeds, fanout, options);
+      const SampledEdges got = tensor.sample_neighbors(seeds, fanout, options);
+      expect_same(want, got, fmt::format("labor, typed {}, fanout {}", graph == &typed, fanout));
+      if (graph == &typed) {
+        EXPECT_EQ(to_vector(want.edge_types), to_vector(got.edge_types));
+      }
+    }
+  }
+  SampleOptions blended;
+  blended.labor = labor_variates(5, 1, 1, 0, {.batch_dependency = 4});
+  EXPECT_THROW(TensorNeighborSource(plain, kCpu).sample_neighbors(seeds, 5, blended), OptionError);
+}
+
 TEST(TensorNeighborSource, KeysAPartitionsStreamsByGlobalId) {
   graph::CscGraph graph = mixed_degree_graph();
   graph.edge_ids = at::Tensor();  // ids are then CSC positions
@@ -319,6 +353,10 @@ TEST(TensorNeighborSource, RefusesWhatItCannotSampleYetAndBadRequestsByName) {
   SampleOptions weighted;
   weighted.weighted = true;  // without replacement, over 64 picks: logarithms, not yet
   EXPECT_THROW(tensor.sample_neighbors(seeds, 65, weighted), OptionError);
+  SampleOptions labor_with_replacement;
+  labor_with_replacement.labor = labor_variates(1, 0, 0, 0, {});
+  labor_with_replacement.replace = true;  // refused by the C++ kernel alike
+  EXPECT_THROW(tensor.sample_neighbors(seeds, 5, labor_with_replacement), OptionError);
   const TensorNeighborSource unweighted(testing::star_graph(100), kCpu);
   weighted.replace = true;
   EXPECT_THROW(unweighted.sample_neighbors(seeds, 5, weighted), OptionError);

@@ -1,6 +1,7 @@
 // Training on a device, tested where there is none: the path a GPU takes (ATen's generic ops,
 // batches moved by to_device, fp16 with loss scaling) run on the CPU against the native one,
 // and the refusals of devices this build or machine cannot use.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -11,6 +12,7 @@
 #include "graphloom/io/link_splits.h"
 #include "graphloom/nn/sparse_ops.h"
 #include "graphloom/sampling/block.h"
+#include "graphloom/sampling/labor.h"
 #include "graphloom/train/link_prediction.h"
 #include "graphloom/train/node_classification.h"
 
@@ -71,18 +73,25 @@ TEST(DeviceTraining, Fp16WithLossScalingTrainsAsFp32Does) {
 }
 
 // The tensor-op sampler returns the C++ sampler's blocks bit for bit, so a run that samples
-// with it (here on the CPU), the graph copied or pinned, is the same run.
+// with it (here on the CPU), the graph copied or pinned, by neighbor sampling or LABOR, is the
+// same run.
 TEST(DeviceTraining, SamplingWithTheGraphOnTheDeviceIsTheSameRun) {
   const io::Dataset data = planted();
   TrainOptions o = options_for(nn::ModelKind::kSage);
   o.model.dropout = 0.5;  // the same masks too: nothing else differs between the runs
-  const TrainResult host = train_node_classification(data, o);
-  for (const GraphPlacement placement : {GraphPlacement::kDevice, GraphPlacement::kPinned}) {
-    o.graph_placement = placement;
-    const TrainResult device = train_node_classification(data, o);
-    EXPECT_EQ(device.test_acc, host.test_acc) << name_of(placement);
-    EXPECT_EQ(device.best_val_acc, host.best_val_acc) << name_of(placement);
-    EXPECT_EQ(device.test_f1, host.test_f1) << name_of(placement);
+  for (const sampling::SamplingMethod method :
+       {sampling::SamplingMethod::kNeighbor, sampling::SamplingMethod::kLabor}) {
+    o.sampler = method;
+    o.graph_placement = GraphPlacement::kCpu;
+    const TrainResult host = train_node_classification(data, o);
+    for (const GraphPlacement placement : {GraphPlacement::kDevice, GraphPlacement::kPinned}) {
+      o.graph_placement = placement;
+      const TrainResult device = train_node_classification(data, o);
+      const std::string what = fmt::format("{} {}", name_of(method), name_of(placement));
+      EXPECT_EQ(device.test_acc, host.test_acc) << what;
+      EXPECT_EQ(device.best_val_acc, host.best_val_acc) << what;
+      EXPECT_EQ(device.test_f1, host.test_f1) << what;
+    }
   }
 }
 
