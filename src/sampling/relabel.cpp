@@ -120,6 +120,11 @@ class TimedIds {
 
 Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
                         const at::Tensor& neighbors, const at::Tensor& neighbor_times) {
+  if (!neighbors.is_cpu()) {
+    const c10::Device device = neighbors.device();
+    return relabel_with_tensor_ops(dst.to(device), neighbors, dst_times.to(device),
+                                   neighbor_times.to(device));
+  }
   const int64_t num_dst = dst.numel();
   const int64_t num_picks = neighbors.numel();
   const at::Tensor dst_c = dst.contiguous();
@@ -157,17 +162,29 @@ Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
   return {src_ids.slice(0, 0, count), indices, src_times.slice(0, 0, count)};
 }
 
-// Sorting dst and the picks together (stably) groups each node's occurrences with its first
-// one in front; numbering the groups by the position of that first occurrence gives the table
-// pass's first-appearance order.
-Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neighbors) {
+// Sorting dst and the picks together (stably) groups each node's (each (node, time) pair's)
+// occurrences with its first one in front; numbering the groups by the position of that first
+// occurrence gives the table pass's first-appearance order.
+Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neighbors,
+                                  const at::Tensor& dst_times, const at::Tensor& neighbor_times) {
   const int64_t num_dst = dst.numel();
+  const bool timed = dst_times.defined();
   const at::Tensor all = at::cat({dst, neighbors});
-  if (all.numel() == 0) return {all, neighbors.clone()};
-  const auto [sorted, order] = all.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const at::Tensor all_times = timed ? at::cat({dst_times, neighbor_times}) : at::Tensor();
+  if (all.numel() == 0) return {all, neighbors.clone(), all_times};
+  // Lexicographic (node, time) order: by time, then stably by node.
+  at::Tensor order = at::arange(all.numel(), all.options());
+  if (timed) order = std::get<1>(all_times.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
+  order = order.index_select(
+      0, std::get<1>(all.index_select(0, order).sort(/*stable=*/true, /*dim=*/0, false)));
+  const at::Tensor sorted = all.index_select(0, order);
+  at::Tensor differs = sorted.slice(0, 1) != sorted.slice(0, 0, sorted.numel() - 1);
+  if (timed) {
+    const at::Tensor sorted_times = all_times.index_select(0, order);
+    differs.logical_or_(sorted_times.slice(0, 1) != sorted_times.slice(0, 0, sorted.numel() - 1));
+  }
   const at::Tensor starts_group =
-      at::cat({at::ones({1}, sorted.options().dtype(at::kBool)),
-               sorted.slice(0, 1) != sorted.slice(0, 0, sorted.numel() - 1)});
+      at::cat({at::ones({1}, sorted.options().dtype(at::kBool)), differs});
   const at::Tensor group = starts_group.cumsum(0) - 1;
   const at::Tensor first_position = order.masked_select(starts_group);
   const auto [src_positions, group_by_rank] = first_position.sort();
@@ -179,9 +196,15 @@ Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neigh
   const at::Tensor repeated =
       (local.slice(0, 0, num_dst) != at::arange(num_dst, order.options())).nonzero();
   if (repeated.numel() > 0) {
-    GL_THROW("duplicate seed node {} in one mini-batch", dst[repeated[0][0]].item<int64_t>());
+    const int64_t at = repeated[0][0].item<int64_t>();
+    if (timed) {
+      GL_THROW("duplicate seed node {} at time {} in one mini-batch", dst[at].item<int64_t>(),
+               dst_times[at].item<int64_t>());
+    }
+    GL_THROW("duplicate seed node {} in one mini-batch", dst[at].item<int64_t>());
   }
-  return {all.index_select(0, src_positions), local.slice(0, num_dst)};
+  return {all.index_select(0, src_positions), local.slice(0, num_dst),
+          timed ? all_times.index_select(0, src_positions) : at::Tensor()};
 }
 
 }  // namespace graphloom::sampling

@@ -15,6 +15,7 @@
 #include "graphloom/graph/weight_alias.h"
 #include "graphloom/sampling/labor.h"
 #include "sampling_limits.h"
+#include "temporal_kernel.h"
 #include "tensor_random_streams.h"
 #include "tensor_weighted_picks.h"
 #include "weighted_picks.h"
@@ -102,9 +103,6 @@ void check_supported(const SampleOptions& options, int64_t fanout, bool has_weig
                       "LABOR's batch dependency (normal variates through erfc) is not in the "
                       "tensor sampler: its floating-point functions differ by device; sample on "
                       "the CPU or use batch_dependency 1");
-  if (options.seed_times.defined())
-    throw OptionError("seed_times",
-                      "temporal sampling is not in the tensor sampler yet; sample on the CPU");
 }
 
 // Each segment type's fanout, as the C++ typed kernel reads it: the per-type fanouts when
@@ -118,6 +116,25 @@ std::vector<int64_t> segment_fanouts(const SampleOptions& options, int64_t fanou
     out[r] = r < static_cast<int64_t>(given.size()) ? given[r] : 0;
   }
   return out;
+}
+
+// Temporal sampling: the edges of each segment no later than its seed's time, a prefix (each
+// segment is sorted by time), found by binary searches run in lock step: the C++ kernel's
+// upper_bound.
+at::Tensor usable_edges(const at::Tensor& edge_time, const at::Tensor& begin,
+                        const at::Tensor& degree, const at::Tensor& seed_time) {
+  if (edge_time.numel() == 0) return at::zeros_like(degree);
+  const at::Tensor now = seed_time.unsqueeze(1).expand_as(begin);
+  at::Tensor low = begin.clone(), high = begin + degree;
+  for (at::Tensor open = low < high; open.any().item<bool>(); open = low < high) {
+    const at::Tensor middle = at::bitwise_right_shift(low + high, 1);
+    const at::Tensor later =
+        edge_time.index_select(0, middle.flatten().clamp_max(edge_time.numel() - 1))
+            .view_as(middle) > now;
+    low = at::where(open.logical_and(later.logical_not()), middle + 1, low);
+    high = at::where(open.logical_and(later), middle, high);
+  }
+  return low - begin;
 }
 
 // LABOR-0's picks in the segments that have more edges than their fanout (the others take
@@ -193,6 +210,7 @@ TensorNeighborSource::Csc TensorNeighborSource::place(const graph::CscGraph& gra
   csc.indptr = graph.indptr.to(device);
   csc.indices = per_edge(graph.indices);
   if (graph.has_edge_ids()) csc.edge_ids = per_edge(graph.edge_ids);
+  if (graph.edge_time.defined()) csc.edge_time = per_edge(graph.edge_time);
   at::Tensor positive_before;  // positive weights before each position, with a leading 0
   if (graph.has_weights()) {
     at::Tensor alias = graph.weight_alias;
@@ -229,6 +247,8 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
                                                     const SampleOptions& options) const {
   const Csc& csc = csc_for(options.direction);
   check_supported(options, fanout, csc.alias.defined(), csc.typed);
+  const bool temporal = options.seed_times.defined();
+  if (temporal) check_temporal_request(host_graph_, seeds, options);
   const std::vector<int64_t> fanouts = segment_fanouts(options, fanout, csc.num_types);
   check_weighted_draws(options, fanouts);
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,
@@ -251,7 +271,10 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
           : at::stack({csc.indptr.index_select(0, local), csc.indptr.index_select(0, local + 1)},
                       1);
   const at::Tensor begin = bounds.narrow(1, 0, csc.num_types);
-  const at::Tensor degree = bounds.diff(1, 1);
+  // Temporal sampling picks within each segment's usable prefix as if it were the segment.
+  const at::Tensor degree = temporal ? usable_edges(csc.edge_time, begin, bounds.diff(1, 1),
+                                                    options.seed_times.to(device_))
+                                     : bounds.diff(1, 1);
   const bool weighted = options.weighted;
   // Weighted sampling picks among the positive weights only.
   const at::Tensor available = weighted ? csc.positive_counts.index_select(0, local) : degree;
@@ -293,6 +316,9 @@ SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int
     positions.index_put_(
         {leading_positions(first_slot.index_select(0, labor.segments), labor.kept)},
         labor.positions);
+  } else if (temporal && options.temporal_strategy == TemporalStrategy::kLast) {
+    // The latest usable edges, in time order (every segment below its fanout takes them all).
+    positions = leading_positions(flat_begin + degree.flatten() - flat_counts, flat_counts);
   } else {
     draw_picks(csc, global, begin, degree, available, fanouts, options, first_slot, positions);
   }

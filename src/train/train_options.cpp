@@ -29,11 +29,9 @@ void TrainOptions::validate() const {
                       "LABOR's batch dependency is not in the device (tensor-op) sampler: use "
                       "--batch-dependency 1 or --graph-placement cpu");
   }
-  if (temporal &&
-      (sampler == sampling::SamplingMethod::kLabor || graph_placement != GraphPlacement::kCpu)) {
+  if (temporal && sampler == sampling::SamplingMethod::kLabor) {
     throw OptionError("temporal",
-                      "temporal sampling is built for the neighbor sampler on the CPU (not "
-                      "--sampler labor or --graph-placement pinned|device)");
+                      "temporal sampling is built for the neighbor sampler (not --sampler labor)");
   }
   check_at_least("batch_size", batch_size, int64_t{1});
   check_at_least("epochs", epochs, int64_t{1});

@@ -28,6 +28,11 @@ TEST(CliTemporal, AModelSamplingThePastCannotReadTheFuture) {
     const double accuracy = printed_number(timed.output, "validation accuracy");
     EXPECT_GE(accuracy, 0) << timed.output;
     EXPECT_LT(accuracy, 0.7) << strategy << ": the future leaked\n" << timed.output;
+    // Sampled by the tensor-op sampler (the device path, here on the CPU): the same run.
+    const CommandResult placed = run_graphloom(
+        train + "--temporal --graph-placement device --temporal-strategy " + strategy, dir.path());
+    ASSERT_EQ(placed.exit_code, 0) << placed.output;
+    EXPECT_EQ(printed_number(placed.output, "validation accuracy"), accuracy) << placed.output;
   }
 }
 

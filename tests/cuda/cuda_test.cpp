@@ -18,10 +18,12 @@
 #include "graphloom/features/device_rows.h"
 #include "graphloom/features/row_codec.h"
 #include "graphloom/graph/build.h"
+#include "graphloom/graph/temporal.h"
 #include "graphloom/loader/buffer_pool.h"
 #include "graphloom/loader/device_stager.h"
 #include "graphloom/sampling/labor.h"
 #include "graphloom/sampling/local_neighbor_source.h"
+#include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
 
 namespace graphloom {
@@ -90,6 +92,30 @@ TEST_F(Cuda, TensorSamplerOnTheDevicePicksWhatTheCppKernelPicks) {
       const auto got = gpu.sample_neighbors(seeds.to(device_), fanout, options);
       EXPECT_TRUE(at::equal(want.indptr, got.indptr.cpu())) << "labor " << fanout;
       EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << "labor " << fanout;
+    }
+  }
+}
+
+// Temporal sampling on the device: each column's usable prefix by binary search, the picks,
+// and multi-hop blocks of (node, time) sources relabeled by sorting, as on the CPU.
+TEST_F(Cuda, TemporalSamplingOnTheDeviceBuildsTheCpuBlocks) {
+  const graph::CscGraph plain = hub_graph();
+  const graph::CscGraph graph =
+      graph::sorted_by_time(plain, at::Tensor(), at::randint(1000, {plain.num_edges()}, at::kLong));
+  const sampling::LocalNeighborSource cpp(graph);
+  const sampling::NeighborSamplerOptions options{.fanouts = {5, 10}, .seed = 4};
+  const sampling::NeighborSampler cpp_sampler(&cpp, options);
+  const at::Tensor seeds = at::randperm(3000, at::kLong).slice(0, 0, 500);
+  const at::Tensor times = at::randint(1000, {500}, at::kLong);
+  for (const auto placement : {sampling::CscPlacement::kDevice, sampling::CscPlacement::kPinned}) {
+    const sampling::TensorNeighborSource gpu(graph, device_, placement);
+    const sampling::NeighborSampler gpu_sampler(&gpu, options);
+    const sampling::MiniBatch want = cpp_sampler.sample(seeds, times, 0, 1);
+    const sampling::MiniBatch got = gpu_sampler.sample(seeds.to(device_), times.to(device_), 0, 1);
+    for (std::size_t l = 0; l < want.blocks.size(); ++l) {
+      EXPECT_TRUE(at::equal(want.blocks[l].src_ids, got.blocks[l].src_ids.cpu())) << l;
+      EXPECT_TRUE(at::equal(want.blocks[l].src_times, got.blocks[l].src_times.cpu())) << l;
+      EXPECT_TRUE(at::equal(want.blocks[l].indices, got.blocks[l].indices.cpu())) << l;
     }
   }
 }

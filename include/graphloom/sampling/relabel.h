@@ -42,7 +42,11 @@ Relabeled relabel_timed(const at::Tensor& dst, const at::Tensor& dst_times,
                         const at::Tensor& neighbors, const at::Tensor& neighbor_times);
 
 // The same relabeling by sorting, in tensor ops that run on any device: the same src_ids and
-// indices as the table pass. Throws graphloom::Error on a repeated destination node.
-Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neighbors);
+// indices as the table pass. Throws graphloom::Error on a repeated destination node. With
+// times (both or neither defined), relabel_timed's pairs: the same src_ids, src_times and
+// indices as its hash table; relabel_timed calls it for tensors off the CPU.
+Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neighbors,
+                                  const at::Tensor& dst_times = {},
+                                  const at::Tensor& neighbor_times = {});
 
 }  // namespace graphloom::sampling

@@ -14,9 +14,11 @@
 // graph's alias tables: with replacement, without (up to 64 picks per column: redraws, then
 // one draw over fixed-point weights whose integer sums are exact on any device), and fanout
 // -1 (every positive weight). Out-edges (SampleOptions::direction) sample the reversed graph,
-// placed on the device on first use, as LocalNeighborSource reverses its own. Not covered yet
-// (OptionError): weighted sampling without replacement of more than 64 picks per column
-// (logarithms), LABOR and temporal sampling.
+// placed on the device on first use, as LocalNeighborSource reverses its own. LABOR-0 keeps
+// edges by its keyed variates (not batch dependency: OptionError). Temporal sampling
+// (SampleOptions::seed_times, a graph sorted by time) binary-searches each segment's usable
+// prefix and picks there, uniformly or the latest. Not covered (OptionError): weighted
+// sampling without replacement of more than 64 picks per column (logarithms).
 //
 // Where the CSC lives (CscPlacement): wholly in the device's memory, or "pinned": the arrays of
 // one entry per edge (indices, edge ids, alias tables) stay in host memory, registered for
@@ -56,9 +58,10 @@ class TensorNeighborSource : public NeighborSource {
  private:
   // One direction's CSC on the device.
   struct Csc {
-    at::Tensor indptr;    // int64 [num_nodes + 1]
-    at::Tensor indices;   // int32 or int64 [num_edges]
-    at::Tensor edge_ids;  // int64 [num_edges], or undefined: a pick's id is its position
+    at::Tensor indptr;     // int64 [num_nodes + 1]
+    at::Tensor indices;    // int32 or int64 [num_edges]
+    at::Tensor edge_ids;   // int64 [num_edges], or undefined: a pick's id is its position
+    at::Tensor edge_time;  // int64 [num_edges] (graph::sorted_by_time), or undefined
     // Typed graphs: each column's segments, one per edge type (empty where the column has no
     // edge of that type): int64 [num_nodes, num_types + 1], starts then the column's end.
     bool typed = false;
