@@ -38,6 +38,11 @@ class _DeviceCopies:
             self._in_flight.popleft()
         return moved
 
+    def drain(self) -> None:
+        """Waits for the copies still in flight, so that the pool may refill their buffers."""
+        while self._in_flight:
+            self._in_flight.popleft()[0].synchronize()
+
 
 def _check_source_and_sampler(source, sampler):
     """The source's node count, once the source is a graph source and the sampler samples a
@@ -266,4 +271,6 @@ class DataLoader:
                         self.exclude == "reverse", self.sampler.edge_dir))
                 yield batch if deliver is None else deliver(batch)
         finally:
+            if deliver is not None:
+                deliver.drain()
             self._impl.cancel()

@@ -163,6 +163,8 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, const at::Tensor& see
     }
     Relabeled relabeled;
     if (frontier_times.defined()) {  // each pick at its destination's time
+      // The first hop's times come from the caller (the host) when a device samples.
+      frontier_times = frontier_times.to(picks.indptr.device());
       const at::Tensor pick_times = at::repeat_interleave(
           frontier_times, picks.indptr.slice(0, 1) - picks.indptr.slice(0, 0, -1));
       relabeled = relabel_timed(frontier, frontier_times, picks.neighbors, pick_times);

@@ -245,10 +245,11 @@ TensorNeighborSource::Csc TensorNeighborSource::place(const graph::CscGraph& gra
 
 SampledEdges TensorNeighborSource::sample_neighbors(const at::Tensor& seeds, int64_t fanout,
                                                     const SampleOptions& options) const {
-  const Csc& csc = csc_for(options.direction);
-  check_supported(options, fanout, csc.alias.defined(), csc.typed);
+  // Checked before csc_for, which may place the reversed graph.
+  check_supported(options, fanout, host_graph_.has_weights(), host_graph_.type_per_edge.defined());
   const bool temporal = options.seed_times.defined();
   if (temporal) check_temporal_request(host_graph_, seeds, options);
+  const Csc& csc = csc_for(options.direction);
   const std::vector<int64_t> fanouts = segment_fanouts(options, fanout, csc.num_types);
   check_weighted_draws(options, fanouts);
   GL_CHECK(seeds.scalar_type() == at::kLong && seeds.dim() == 1,

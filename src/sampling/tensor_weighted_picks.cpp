@@ -36,8 +36,8 @@ at::Tensor pick_unpicked(TensorRandomStreams& rng, const at::Tensor& weights,
   at::Tensor fixed = at::where(
       weight > 0,
       (weight / largest.index_select(0, owner) * 0x1.0p32).ceil_().clamp_min_(1).to(at::kLong), 0);
-  const at::Tensor taken = (picked.index_select(0, owner) == local.unsqueeze(1)).any(1);
-  fixed.masked_fill_(taken, 0);
+  // The picks so far weigh nothing: lanes x picks entries, not a column x picks comparison.
+  fixed.index_fill_(0, (first.unsqueeze(1) + picked).flatten(), 0);
   const at::Tensor remaining = at::zeros({lanes}, options).index_add_(0, owner, fixed);
   const at::Tensor target = rng.uniform(remaining, at::ones({lanes}, options.dtype(at::kBool)));
   // The first position whose running sum passes the lane's target.

@@ -15,9 +15,11 @@ namespace graphloom {
 // A tensor on `device` whose storage is the memory of `host` (a CPU tensor, made contiguous:
 // process memory, a memory-mapped file or shared memory). Kernels on the device read it over
 // the bus without a copy. The memory stays registered as pinned and mapped while the returned
-// tensor, or any view of it, lives, and keeps `host` alive as long; memory that torch's pinned
-// allocator made is used as it is. Where part of the range is already registered by someone
-// else (a neighbour on its first or last page), the tensor is copied once into pinned memory.
+// tensor, or any view of it, lives (a range inside one graphloom registered earlier shares
+// it), and keeps `host` alive as long; when the last view goes, it waits for the device before
+// unregistering. Memory that torch's pinned allocator made is used as it is. Where the range
+// overlaps another registration without lying inside it (a neighbour on its first or last
+// page), the tensor is copied once into pinned memory.
 //
 // For the CPU device it returns `host` itself: pinned memory is plain memory there, so code
 // written over such tensors runs, and is tested, on the CPU.

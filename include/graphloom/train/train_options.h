@@ -90,8 +90,8 @@ struct TrainOptions {
   int64_t device_cache_bytes = 0;
   // device: the training graph's CSC on `device`, sampled there; pinned: sampled there too, the
   // per-edge arrays read in place from pinned host memory (zero-copy), only the per-node ones
-  // on the device. Both need the whole graph in this process; neighbor sampling, typed graphs
-  // included, not LABOR or temporal.
+  // on the device. Both need the whole graph in this process; neighbor sampling (typed,
+  // weighted, temporal) and LABOR without batch dependency.
   GraphPlacement graph_placement = GraphPlacement::kCpu;
   FeatureStorage feature_storage = FeatureStorage::kAuto;
   // feature_storage disk: the cache of "feat" rows in front of the reads (policy and

@@ -6,7 +6,9 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
@@ -52,13 +54,69 @@ bool register_range(void* data, std::size_t bytes, c10::Device device) {
   return true;
 }
 
-// A device tensor over `bytes` at `device_data`, shaped and typed as `host`; `keep` lives as
-// long as its storage.
+// What an alias keeps alive: the host tensor and, when graphloom registered its memory, the
+// registration. The last alias to go waits for the device (a kernel still queued may read the
+// memory), then unregisters what it registered, then lets the host memory go.
+struct Mapping {
+  at::Tensor host;
+  void* registered = nullptr;  // the start of graphloom's own registration, or null
+  std::size_t bytes = 0;
+  std::shared_ptr<Mapping> within;  // the registration this range lies in, if another's
+  ~Mapping() {
+    if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+    if (registered != nullptr && cudaHostUnregister(registered) != cudaSuccess) {
+      (void)cudaGetLastError();
+    }
+  }
+};
+
+// graphloom's live registrations by start address: a later request inside one shares it (and
+// so keeps it registered), a request that overlaps one without lying inside is copied instead.
+struct Registry {
+  std::mutex mutex;
+  std::map<const char*, std::weak_ptr<Mapping>> by_start;
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+// The live registration holding [first, first + bytes), or null; sets `overlaps` when a live
+// one overlaps the range without holding it. Call with the registry's mutex held.
+std::shared_ptr<Mapping> registration_holding(Registry& r, const char* first, std::size_t bytes,
+                                              bool& overlaps) {
+  overlaps = false;
+  for (auto it = r.by_start.begin(); it != r.by_start.end();) {
+    std::shared_ptr<Mapping> live = it->second.lock();
+    if (live == nullptr) {
+      it = r.by_start.erase(it);
+      continue;
+    }
+    const char* start = it->first;
+    const char* end = start + live->bytes;
+    if (first >= start && first + bytes <= end) return live;
+    overlaps = overlaps || (first < end && first + bytes > start);
+    ++it;
+  }
+  return nullptr;
+}
+
+// A device tensor over `device_data`, shaped and typed as `host`, keeping `mapping` alive.
 at::Tensor alias_on_device(const at::Tensor& host, void* device_data, c10::Device device,
-                           std::shared_ptr<void> keep) {
+                           std::shared_ptr<Mapping> mapping) {
   return at::from_blob(
-      device_data, host.sizes(), host.strides(), [keep = std::move(keep)](void*) {},
+      device_data, host.sizes(), host.strides(), [mapping = std::move(mapping)](void*) {},
       host.options().device(device), device);
+}
+
+// `table` copied into torch's pinned memory (mapped into every device on this system).
+at::Tensor pinned_copy_on_device(const at::Tensor& table, c10::Device device) {
+  auto mapping = std::make_shared<Mapping>();
+  mapping->host = table.pin_memory();
+  void* mapped = mapped_address(mapping->host.data_ptr());
+  GL_CHECK(mapped != nullptr, "pinned memory from torch is not mapped into the device");
+  return alias_on_device(mapping->host, mapped, device, std::move(mapping));
 }
 
 }  // namespace
@@ -69,32 +127,41 @@ at::Tensor host_memory_on_device(const at::Tensor& host, c10::Device device, con
   if (device.is_cpu()) return host;
   if (!device.has_index()) device = c10::Device(device.type(), c10::cuda::current_device());
   const c10::cuda::CUDAGuard guard(device);
-  at::Tensor table = host.contiguous();
+  const at::Tensor table = host.contiguous();
   if (table.numel() == 0) return at::empty(table.sizes(), table.options().device(device));
   const std::size_t bytes =
       static_cast<std::size_t>(table.numel()) * static_cast<std::size_t>(table.element_size());
   auto* first = static_cast<char*>(table.data_ptr());
-  // Memory registered already, wholly (torch's pinned allocator, an earlier view): used as is.
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  bool overlaps = false;
+  if (std::shared_ptr<Mapping> shared = registration_holding(r, first, bytes, overlaps)) {
+    auto mapping = std::make_shared<Mapping>();  // keeps `table` and the registration alive
+    mapping->host = table;
+    mapping->within = std::move(shared);
+    void* mapped = mapped_address(first);
+    GL_CHECK(mapped != nullptr, "registered host memory is not mapped into the device");
+    return alias_on_device(table, mapped, device, std::move(mapping));
+  }
+  if (overlaps) return pinned_copy_on_device(table, device);
+  // Registered by someone else, wholly (torch's pinned allocator, whose block lives as long as
+  // `table`): used as is.
   if (void* mapped = mapped_address(first);
       mapped != nullptr && mapped_address(first + bytes - 1)) {
-    return alias_on_device(table, mapped, device, std::make_shared<at::Tensor>(table));
+    auto mapping = std::make_shared<Mapping>();
+    mapping->host = table;
+    return alias_on_device(table, mapped, device, std::move(mapping));
   }
-  if (!register_range(first, bytes, device)) {
-    // Part of the range belongs to another registration: pinned memory of its own instead.
-    table = table.pin_memory();
-    void* mapped = mapped_address(table.data_ptr());
-    GL_CHECK(mapped != nullptr, "pinned memory from torch is not mapped into the device");
-    return alias_on_device(table, mapped, device, std::make_shared<at::Tensor>(table));
-  }
-  // Unregisters when the last alias goes, before `table` (which the deleter owns) is freed.
-  std::shared_ptr<void> registration(new at::Tensor(table), [first](void* owned) {
-    if (cudaHostUnregister(first) != cudaSuccess) (void)cudaGetLastError();
-    delete static_cast<at::Tensor*>(owned);
-  });
+  if (!register_range(first, bytes, device)) return pinned_copy_on_device(table, device);
+  auto mapping = std::make_shared<Mapping>();
+  mapping->host = table;
+  mapping->registered = first;
+  mapping->bytes = bytes;
+  r.by_start[first] = mapping;
   void* device_data = nullptr;
   check(cudaHostGetDevicePointer(&device_data, first, 0),
         "cudaHostGetDevicePointer of registered host memory");
-  return alias_on_device(table, device_data, device, std::move(registration));
+  return alias_on_device(table, device_data, device, std::move(mapping));
 }
 
 int64_t free_device_bytes(c10::Device device) {
