@@ -316,10 +316,7 @@ SampledEdges run_typed_kernel(const graph::CscGraph& graph, const at::Tensor& se
     indptr[i + 1] = picks;
   }
   sum_pick_counts(indptr, num_seeds, fanout, options.max_picks);
-  const int64_t total = indptr[num_seeds];
-  out.neighbors = at::empty({total}, at::kLong);
-  out.edge_ids = at::empty({total}, at::kLong);
-  out.edge_types = at::empty({total}, at::kLong);
+  out = typed_pick_arrays(std::move(out.indptr));
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
   int64_t* ids = out.edge_ids.data_ptr<int64_t>();
   int64_t* types = out.edge_types.data_ptr<int64_t>();
@@ -350,20 +347,10 @@ SampledEdges run_any_kernel(const graph::CscGraph& graph, const at::Tensor& seed
   if (!graph.type_per_edge.defined()) {
     return run_kernel<Index, Weight, kReplace, kWeighted>(graph, seeds, fanout, options);
   }
-  switch (graph.type_per_edge.scalar_type()) {
-    case at::kChar:
-      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int8_t>(graph, seeds, fanout,
-                                                                          options);
-    case at::kShort:
-      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int16_t>(graph, seeds, fanout,
-                                                                           options);
-    case at::kInt:
-      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int32_t>(graph, seeds, fanout,
-                                                                           options);
-    default:
-      return run_typed_kernel<Index, Weight, kReplace, kWeighted, int64_t>(graph, seeds, fanout,
-                                                                           options);
-  }
+  return dispatch_integer_type(graph.type_per_edge.scalar_type(), "type_per_edge", [&](auto type) {
+    return run_typed_kernel<Index, Weight, kReplace, kWeighted, decltype(type)>(graph, seeds,
+                                                                                fanout, options);
+  });
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The sampling front's limits (sampling_limits.h).
 #include "sampling_limits.h"
 
+#include <ATen/ATen.h>
+
 #include <fmt/format.h>
 
 #include "graphloom/base/error.h"
@@ -28,6 +30,16 @@ void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t
                                                 max_picks, num_seeds, fanout, i + 1));
     }
   }
+}
+
+SampledEdges typed_pick_arrays(at::Tensor indptr) {
+  const int64_t total = indptr[-1].item<int64_t>();
+  SampledEdges out;
+  out.indptr = std::move(indptr);
+  out.neighbors = at::empty({total}, at::kLong);
+  out.edge_ids = at::empty({total}, at::kLong);
+  out.edge_types = at::empty({total}, at::kLong);
+  return out;
 }
 
 void check_labor_request(const SampleOptions& options) {

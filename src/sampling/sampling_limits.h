@@ -23,6 +23,10 @@ void check_fanout(int64_t fanout, bool replace, const char* field);
 // counts come from the request (with replacement, seeds x fanout), not from the graph.
 void sum_pick_counts(int64_t* indptr, int64_t num_seeds, int64_t fanout, int64_t max_picks);
 
+// A typed kernel's output for `indptr` (offsets, as sum_pick_counts leaves them): the picks'
+// neighbors, edge ids and edge types, allocated for its last offset, to be filled.
+SampledEdges typed_pick_arrays(at::Tensor indptr);
+
 // OptionError unless a LABOR call (options.labor.enabled) samples without replacement and
 // weights and its mix lies in [0, 1) (it may come from the network).
 void check_labor_request(const SampleOptions& options);

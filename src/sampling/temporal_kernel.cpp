@@ -170,10 +170,7 @@ SampledEdges run_typed_temporal_kernel(const graph::CscGraph& graph, const at::T
   }
   sum_pick_counts(counts, num_seeds, fanout, options.max_picks);
   const int64_t* offset = counts;
-  const int64_t total = offset[num_seeds];
-  out.neighbors = at::empty({total}, at::kLong);
-  out.edge_ids = at::empty({total}, at::kLong);
-  out.edge_types = at::empty({total}, at::kLong);
+  out = typed_pick_arrays(std::move(out.indptr));
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
   int64_t* ids = out.edge_ids.data_ptr<int64_t>();
   int64_t* types = out.edge_types.data_ptr<int64_t>();
@@ -239,19 +236,10 @@ SampledEdges sample_temporal_csc(const graph::CscGraph& graph, const at::Tensor&
     if (!graph.type_per_edge.defined()) {
       return run_temporal_kernel<Index>(graph, seeds, fanout, options);
     }
-    switch (graph.type_per_edge.scalar_type()) {
-      case at::kChar:
-        return run_typed_temporal_kernel<Index, int8_t>(graph, seeds, fanout, options);
-      case at::kShort:
-        return run_typed_temporal_kernel<Index, int16_t>(graph, seeds, fanout, options);
-      case at::kInt:
-        return run_typed_temporal_kernel<Index, int32_t>(graph, seeds, fanout, options);
-      case at::kLong:
-        return run_typed_temporal_kernel<Index, int64_t>(graph, seeds, fanout, options);
-      default:
-        throw Error(fmt::format("type_per_edge: expected an integer dtype, got {}",
-                                c10::toString(graph.type_per_edge.scalar_type())));
-    }
+    return dispatch_integer_type(
+        graph.type_per_edge.scalar_type(), "type_per_edge", [&](auto type) {
+          return run_typed_temporal_kernel<Index, decltype(type)>(graph, seeds, fanout, options);
+        });
   });
 }
 

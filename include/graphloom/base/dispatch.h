@@ -23,6 +23,23 @@ decltype(auto) dispatch_index_type(c10::ScalarType dtype, const char* what, Fn&&
   }
 }
 
+// Calls `fn(T{})` with T = int8_t, int16_t, int32_t or int64_t matching `dtype` (edge types).
+template <typename Fn>
+decltype(auto) dispatch_integer_type(c10::ScalarType dtype, const char* what, Fn&& fn) {
+  switch (dtype) {
+    case c10::ScalarType::Char:
+      return fn(int8_t{});
+    case c10::ScalarType::Short:
+      return fn(int16_t{});
+    case c10::ScalarType::Int:
+      return fn(int32_t{});
+    case c10::ScalarType::Long:
+      return fn(int64_t{});
+    default:
+      GL_THROW("{} must be int8, int16, int32 or int64, got {}", what, c10::toString(dtype));
+  }
+}
+
 // Calls `fn(T{})` with T = float or double matching `dtype`.
 template <typename Fn>
 decltype(auto) dispatch_float_type(c10::ScalarType dtype, const char* what, Fn&& fn) {
