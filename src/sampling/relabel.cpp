@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <tuple>
 #include <vector>
 
 #include "graphloom/base/error.h"
@@ -172,12 +173,16 @@ Relabeled relabel_with_tensor_ops(const at::Tensor& dst, const at::Tensor& neigh
   const at::Tensor all = at::cat({dst, neighbors});
   const at::Tensor all_times = timed ? at::cat({dst_times, neighbor_times}) : at::Tensor();
   if (all.numel() == 0) return {all, neighbors.clone(), all_times};
-  // Lexicographic (node, time) order: by time, then stably by node.
-  at::Tensor order = at::arange(all.numel(), all.options());
-  if (timed) order = std::get<1>(all_times.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false));
-  order = order.index_select(
-      0, std::get<1>(all.index_select(0, order).sort(/*stable=*/true, /*dim=*/0, false)));
-  const at::Tensor sorted = all.index_select(0, order);
+  // By node, stably; with times lexicographic (node, time): by time first, then by node.
+  at::Tensor sorted, order;
+  if (timed) {
+    const at::Tensor by_time = std::get<1>(all_times.sort(/*stable=*/true, /*dim=*/0, false));
+    const auto [nodes, by_node] = all.index_select(0, by_time).sort(/*stable=*/true, 0, false);
+    sorted = nodes;
+    order = by_time.index_select(0, by_node);
+  } else {
+    std::tie(sorted, order) = all.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+  }
   at::Tensor differs = sorted.slice(0, 1) != sorted.slice(0, 0, sorted.numel() - 1);
   if (timed) {
     const at::Tensor sorted_times = all_times.index_select(0, order);

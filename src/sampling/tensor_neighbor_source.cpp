@@ -167,8 +167,8 @@ LaborPicks labor_picks(const at::Tensor& indices, const LaborVariates& labor,
   return out;
 }
 
-// Weighted sampling without replacement draws by successive redraws and Efraimidis-Spirakis
-// keys, whose float sums and logarithms are not the same bits on every device.
+// Weighted sampling without replacement above kMaxSuccessivePicks draws Efraimidis-Spirakis
+// keys, whose logarithms are not the same bits on every device.
 void check_weighted_draws(const SampleOptions& options, const std::vector<int64_t>& fanouts) {
   if (!options.weighted || options.replace) return;
   for (const int64_t fanout : fanouts) {
