@@ -3,11 +3,12 @@
 
 Two tables:
 - `graphloom bench sample --sampler labor` on both reference graphs, for LABOR-0,
-  layer_dependency and batch_dependency=32: each run alternates LABOR and the neighbor sampler
-  (3 rounds, medians) and checks the first hop against the closed form of both samplers.
+  layer_dependency, batch_dependency=32, LABOR-1 and LABOR-* (importance sampling, one round
+  and until converged): each run alternates LABOR and the neighbor sampler (3 rounds, medians)
+  and checks the first hop against the closed form of both samplers.
 - `graphloom train` on Cora, CiteSeer and Tolokers (../shared/datasets), neighbor sampling
-  against LABOR-0 with the same fanouts, over 3 seeds: the test score per seed and the mean
-  (accuracy; ROC-AUC on Tolokers, whose accuracy stays near its 78% majority rate).
+  against LABOR-0 and LABOR-* with the same fanouts, over 3 seeds: the test score per seed and
+  the mean (accuracy; ROC-AUC on Tolokers, whose accuracy stays near its 78% majority rate).
 Prints Markdown to stdout.
 """
 import argparse
@@ -20,8 +21,13 @@ import tempfile
 
 from bench_all import run
 
-VARIANTS = (("LABOR-0", []), ("layer_dependency", ["--layer-dependency"]),
-            ("batch_dependency=32", ["--batch-dependency", "32"]))
+VARIANTS = {"LABOR-0": [], "layer_dependency": ["--layer-dependency"],
+            "batch_dependency=32": ["--batch-dependency", "32"],
+            "LABOR-1": ["--importance-sampling", "1"],  # one importance-sampling round
+            "LABOR-*": ["--importance-sampling", "-1"]}  # rounds until converged
+# The samplers the accuracy table compares, by their train flags.
+SAMPLERS = {"neighbor": [], "LABOR-0": ["--sampler", "labor"],
+            "LABOR-*": ["--sampler", "labor", "--importance-sampling", "-1"]}
 ROWS = ("input nodes per batch", "sampled edges per batch", "seeds/s",
         "first hop: ratio measured", "fetched, SIEVE cache of 10%")
 # Per dataset: the training recipe both samplers share (GraphSAGE, fanouts 10,10).
@@ -35,15 +41,16 @@ RECIPE = ["--model", "sage", "--fanouts", "10,10", "--hidden", "64", "--lr", "0.
 SEEDS = (1, 2, 3)
 
 
-def sampling_rows(cli, graphs):
+def sampling_rows(cli, graphs, variants):
     """One Markdown row per graph, variant and figure, from bench sample's LABOR table."""
     rows = []
     for graph, data in graphs.items():
-        for variant, flags in VARIANTS:
+        for variant in variants:
+            flags = VARIANTS[variant]
             text = run([cli, "bench", "sample", "--data", data, "--sampler", "labor", *flags])
             for line in text.splitlines():
                 name = next((row for row in ROWS if line.strip().startswith(row)), None)
-                if name is None:
+                if name is None or line.rstrip().endswith("per thread)"):  # the run's own line
                     continue
                 if name.startswith("first hop"):  # "ratio measured 0.996x, closed form ..."
                     rows.append(f"| {graph} | {variant} | first hop vs closed form | "
@@ -62,15 +69,15 @@ def accuracy_rows(cli, datasets_root, scratch):
     for name, recipe in DATASETS.items():
         source = os.path.join(datasets_root, name)
         if not os.path.isdir(source):
-            rows.append(f"| {name} | SKIPPED: {source} is absent | | | | | |")
+            rows.append(f"| {name} | SKIPPED: {source} is absent |")
             continue
         data = os.path.join(scratch, name)
         run([cli, "convert", "--from", "shared", source, data])
-        scores = {"neighbor": [], "labor": []}
+        scores = {sampler: [] for sampler in SAMPLERS}
         for seed in SEEDS:
-            for sampler in scores:
+            for sampler, flags in SAMPLERS.items():
                 result = os.path.join(scratch, f"{name}-{sampler}-{seed}.json")
-                run([cli, "train", "--data", data, *RECIPE, *recipe, "--sampler", sampler,
+                run([cli, "train", "--data", data, *RECIPE, *recipe, *flags,
                      "--seed", str(seed), "--result-json", result])
                 with open(result) as file:
                     figures = json.load(file)
@@ -81,9 +88,11 @@ def accuracy_rows(cli, datasets_root, scratch):
         means = {sampler: statistics.mean(values) for sampler, values in scores.items()}
         per_seed = {sampler: " / ".join(f"{v:.3f}" for v in values)
                     for sampler, values in scores.items()}
-        rows.append(f"| {name} | {metric.replace('test_', '')} | {per_seed['neighbor']} | {per_seed['labor']} | "
-                    f"{means['neighbor']:.4f} | {means['labor']:.4f} | "
-                    f"{100 * (means['labor'] - means['neighbor']):+.2f} |")
+        cells = [per_seed[sampler] for sampler in SAMPLERS]
+        cells += [f"{means[sampler]:.4f}" for sampler in SAMPLERS]
+        cells += [f"{100 * (means[sampler] - means['neighbor']):+.2f}"
+                  for sampler in SAMPLERS if sampler != "neighbor"]
+        rows.append(f"| {name} | {metric.replace('test_', '')} | {' | '.join(cells)} |")
         print(f"bench-labor: {name} done", file=sys.stderr)
     return rows
 
@@ -95,6 +104,9 @@ def main():
     parser.add_argument("--graphloom", default="build/graphloom")
     parser.add_argument("--datasets", default="../shared/datasets")
     parser.add_argument("--skip-sampling", action="store_true", help="only the accuracy table")
+    parser.add_argument("--skip-accuracy", action="store_true", help="only the sampling table")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
+                        help="the sampling table's LABOR variants (default: all)")
     args = parser.parse_args()
     print("## LABOR\n")
     if not args.skip_sampling:
@@ -106,13 +118,18 @@ def main():
               "medians.\n")
         print("| graph | variant | figure | LABOR | neighbor | ratio |")
         print("|---|---|---|---|---|---|")
-        print("\n".join(sampling_rows(args.graphloom, graphs)))
+        print("\n".join(sampling_rows(args.graphloom, graphs, args.variants)))
+    if args.skip_accuracy:
+        return
     print(f"\n`graphloom train {' '.join(RECIPE)}` and each dataset's batch size and epochs: "
           f"the test score (accuracy; ROC-AUC on two classes), seeds "
           f"{', '.join(map(str, SEEDS))}.\n")
-    print("| dataset | metric | neighbor (per seed) | LABOR-0 (per seed) | neighbor mean | LABOR-0 mean "
-          "| LABOR - neighbor (points) |")
-    print("|---|---|---|---|---|---|---|")
+    others = [sampler for sampler in SAMPLERS if sampler != "neighbor"]
+    header = ([f"{sampler} (per seed)" for sampler in SAMPLERS] +
+              [f"{sampler} mean" for sampler in SAMPLERS] +
+              [f"{sampler} - neighbor (points)" for sampler in others])
+    print(f"| dataset | metric | {' | '.join(header)} |")
+    print("|" + "---|" * (2 + len(header)))
     with tempfile.TemporaryDirectory() as scratch:
         print("\n".join(accuracy_rows(args.graphloom, args.datasets, scratch)))
 

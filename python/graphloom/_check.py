@@ -119,6 +119,12 @@ def positive(name, value):
     return value
 
 
+def integer(name, value):
+    if not _is_integer(value):
+        raise _bad(name, f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
 def non_negative(name, value):
     if not _is_integer(value) or value < 0:
         raise _bad(name, f"{name} must be a non-negative integer, got {value!r}")

@@ -30,6 +30,11 @@ class Block:
         edge_types: int64 ``[num_edges]`` on typed graphs, else None.
         src_times: temporal batches: int64 ``[num_src]``, the time each source was sampled at
             (its seed's; a node reached at two times is two sources), else None.
+        edge_weights: LABOR-* batches (``importance_sampling``): float32 ``[num_edges]``
+            importance weights, scaled to sum to each destination's edge count (per edge type),
+            so that a mean weighted by them is the paper's estimator; else None.
+        edata: DGL's per-edge data: ``"_ID"`` the edge ids and ``"edge_weights"`` (DGL's
+            LaborSampler name) the importance weights, where the batch has them.
         srcdata, dstdata: DGL's per-node data of the block's sources and destinations, as
             dicts: ``"_ID"`` (``dgl.NID``) holds the global ids; a loader's batch adds the
             input features to the first block's ``srcdata`` and the labels to the last
@@ -37,7 +42,9 @@ class Block:
     """
 
     __slots__ = ("src_ids", "num_dst", "indptr", "indices", "edge_ids", "edge_types", "src_times",
-                 "srcdata", "dstdata")
+                 "edge_weights", "srcdata", "dstdata", "edata")
+    _TENSORS = ("src_ids", "indptr", "indices", "edge_ids", "edge_types", "src_times",
+                "edge_weights")
 
     def __init__(self, impl):
         self.src_ids = impl.src_ids
@@ -47,8 +54,16 @@ class Block:
         self.edge_ids = _check.optional_tensor(impl.edge_ids)
         self.edge_types = _check.optional_tensor(impl.edge_types)
         self.src_times = _check.optional_tensor(impl.src_times)
+        self.edge_weights = _check.optional_tensor(impl.edge_weights)
         self.srcdata = {"_ID": self.src_ids}
         self.dstdata = {"_ID": self.dst_ids}
+        self.edata = self._edge_data()
+
+    def _edge_data(self):
+        """DGL's ``edata`` of the edge attributes this block has (the same tensors)."""
+        return {name: value for name, value in (("_ID", self.edge_ids),
+                                                ("edge_weights", self.edge_weights))
+                if value is not None}
 
     def num_src_nodes(self):
         """DGL's name: the number of source nodes."""
@@ -86,10 +101,11 @@ class Block:
         move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)
         moved = object.__new__(Block)
         moved.num_dst = self.num_dst
-        for name in ("src_ids", "indptr", "indices", "edge_ids", "edge_types", "src_times"):
+        for name in self._TENSORS:
             setattr(moved, name, move(getattr(self, name)))
         moved.srcdata = {name: move(value) for name, value in self.srcdata.items()}
         moved.dstdata = {name: move(value) for name, value in self.dstdata.items()}
+        moved.edata = moved._edge_data()
         return moved
 
     def edge_index(self):
@@ -301,7 +317,7 @@ class MiniBatch:
 
     def to_dgl(self):
         """The blocks as DGL blocks (``dgl.create_block``), ``srcdata``/``dstdata`` with
-        ``dgl.NID``, ``edata`` with ``dgl.EID``; the first block's ``srcdata`` holds the input
+        ``dgl.NID``, ``edata`` with ``dgl.EID`` (and LABOR-*'s ``"edge_weights"``); the first block's ``srcdata`` holds the input
         features and the last one's ``dstdata['label']`` the labels."""
         try:
             import dgl
@@ -315,6 +331,8 @@ class MiniBatch:
             graph.dstdata[dgl.NID] = block.dst_ids
             if block.edge_ids is not None:
                 graph.edata[dgl.EID] = block.edge_ids
+            if block.edge_weights is not None:  # LABOR-*'s, as DGL's LaborSampler names them
+                graph.edata["edge_weights"] = block.edge_weights
             blocks.append(graph)
         if blocks:
             blocks[0].srcdata.update(self.input_features)

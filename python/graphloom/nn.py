@@ -42,8 +42,11 @@ class SAGEConv(torch.nn.Module):
         bias: add a learned bias.
         norm, activation: callables applied to the output, in that order (None: none).
 
-    ``forward(block, feat)``: ``feat`` holds one row per source node of the block (destination
-    nodes first), or is ``(feat_src, feat_dst)``; returns one row per destination node.
+    ``forward(block, feat, edge_weight=None)``: ``feat`` holds one row per source node of the
+    block (destination nodes first), or is ``(feat_src, feat_dst)``; returns one row per
+    destination node. ``edge_weight`` (DGL's argument, ``[num_edges]``) multiplies each message
+    of the mean and gcn aggregators; by default the block's LABOR-* importance weights
+    (``block.edge_weights``) weigh the mean, as the estimator needs.
     """
 
     def __init__(self, in_feats, out_feats, aggregator_type="mean", feat_drop=0.0, bias=True,
@@ -63,25 +66,41 @@ class SAGEConv(torch.nn.Module):
         self.fc_neigh = torch.nn.Linear(src_feats, out_feats, bias=False)
         self.bias = torch.nn.Parameter(torch.zeros(out_feats)) if bias else None
 
-    def forward(self, block, feat):
+    def forward(self, block, feat, edge_weight=None):
+        if edge_weight is not None and self.aggregator_type in ("pool", "lstm"):
+            raise Error(f"edge_weight: the {self.aggregator_type} aggregator takes no edge "
+                        f"weights (mean and gcn do)")
         h_src, h_dst, _ = _split_features(block, feat, self.feat_drop)
         destinations = block.dst_positions()
         degree = block.indptr.diff().unsqueeze(1).to(h_src.dtype)
         if self.aggregator_type == "gcn":
-            summed = self._sum(block, h_src[block.indices], destinations) + h_dst
-            out = self.fc_neigh(summed / (degree + 1))
+            summed = self._sum(block, self._messages(block, h_src, edge_weight), destinations)
+            out = self.fc_neigh((summed + h_dst) / (degree + 1))
         else:
-            out = self.fc_self(h_dst) + self.fc_neigh(self._aggregate(block, h_src, destinations,
-                                                                      degree))
+            if edge_weight is None and self.aggregator_type == "mean":
+                edge_weight = getattr(block, "edge_weights", None)
+            out = self.fc_self(h_dst) + self.fc_neigh(self._aggregate(
+                block, h_src, destinations, degree, edge_weight))
         if self.bias is not None:
             out = out + self.bias
         if self.activation is not None:
             out = self.activation(out)
         return out if self.norm is None else self.norm(out)
 
-    def _aggregate(self, block, h_src, destinations, degree):
+    @staticmethod
+    def _messages(block, h_src, edge_weight):
+        messages = h_src[block.indices]
+        if edge_weight is None:
+            return messages
+        if edge_weight.shape != (block.num_edges,):
+            raise Error(f"edge_weight must hold one value per edge ([{block.num_edges}]), got "
+                        f"shape {list(edge_weight.shape)}")
+        return messages * edge_weight.to(messages.dtype).unsqueeze(1)
+
+    def _aggregate(self, block, h_src, destinations, degree, edge_weight):
         if self.aggregator_type == "mean":
-            return self._sum(block, h_src[block.indices], destinations) / degree.clamp(min=1)
+            messages = self._messages(block, h_src, edge_weight)
+            return self._sum(block, messages, destinations) / degree.clamp(min=1)
         if self.aggregator_type == "pool":
             messages = torch.relu(self.fc_pool(h_src))[block.indices]
             index = destinations.unsqueeze(1).expand(-1, messages.shape[1])

@@ -120,6 +120,22 @@ def exclude_pairs(blocks, src, dst, reverse, edge_dir="in"):
     return [_without_keys(block, keys, base, edge_dir) for block in blocks]
 
 
+
+def _rescaled(weights, destinations, edge_types):
+    """LABOR-*'s importance weights of the edges left, scaled again to sum to each destination's
+    (per edge type) count of them, as the sampler scales them."""
+    if weights.numel() == 0:
+        return weights
+    key = destinations
+    if edge_types is not None:
+        key = destinations * (int(edge_types.max()) + 1) + edge_types
+    _, slot = torch.unique(key, return_inverse=True)
+    groups = int(slot.max()) + 1
+    count = torch.zeros(groups, dtype=weights.dtype).index_add_(0, slot, torch.ones_like(weights))
+    total = torch.zeros(groups, dtype=weights.dtype).index_add_(0, slot, weights)
+    return weights * (count / total)[slot]
+
+
 def _without_keys(block, keys, base, edge_dir):
     destinations = block.dst_positions()
     sources, targets = block.src_ids[block.indices], block.src_ids[destinations]
@@ -134,7 +150,12 @@ def _without_keys(block, keys, base, edge_dir):
         0, destinations, keep.to(torch.int64))
     kept.indptr = torch.cat([block.indptr[:1], torch.cumsum(counts, 0)])
     kept.indices = block.indices[keep]
-    kept.edge_ids = None if block.edge_ids is None else block.edge_ids[keep]
-    kept.edge_types = None if block.edge_types is None else block.edge_types[keep]
+    for name in ("edge_ids", "edge_types", "edge_weights"):
+        value = getattr(block, name)
+        setattr(kept, name, None if value is None else value[keep])
+    if kept.edge_weights is not None:
+        kept.edge_weights = _rescaled(kept.edge_weights, destinations[keep], kept.edge_types)
+    kept.src_times = block.src_times
     kept.srcdata, kept.dstdata = dict(block.srcdata), dict(block.dstdata)
+    kept.edata = kept._edge_data()
     return kept

@@ -208,6 +208,7 @@ class NeighborSampler:
             options.method = self._method
             options.layer_dependency = getattr(self, "layer_dependency", False)
             options.batch_dependency = getattr(self, "batch_dependency", 1)
+            options.importance_sampling = getattr(self, "importance_sampling", 0)
             options.temporal_strategy = self.temporal_strategy
             self._handles[seed] = _C.NeighborSampler(self._graph_impl, options)
         return self._handles[seed]
@@ -231,7 +232,7 @@ class NeighborSampler:
 
 
 class LayerNeighborSampler(NeighborSampler):
-    """LABOR-0, layer-neighbor sampling (GraphBolt's ``LayerNeighborSampler``, DGL's
+    """LABOR, layer-neighbor sampling (GraphBolt's ``LayerNeighborSampler``, DGL's
     ``LaborSampler``; Balin & Catalyurek, NeurIPS 2023).
 
     Every candidate neighbor draws one random number per layer, shared by all the nodes that
@@ -240,7 +241,11 @@ class LayerNeighborSampler(NeighborSampler):
     but nodes with common neighbors keep the same ones, so a batch reaches far fewer distinct
     nodes and gathers far fewer feature rows than with :class:`NeighborSampler` at the same
     fanouts. LABOR-0's importance weights are equal among one node's kept neighbors, so the
-    models' mean aggregation needs no reweighting.
+    models' mean aggregation needs no reweighting. LABOR-* (``importance_sampling``) goes
+    further: it raises the probability of neighbors that many nodes share and lowers the
+    rest's, and its blocks carry the importance weights (``Block.edge_weights``, DGL's
+    ``edata["edge_weights"]``) that :class:`graphloom.nn.SAGEConv`'s mean and the built-in
+    models' mean aggregations apply.
 
     Args:
         graph, fanouts, edge_dir, edge_type_fanouts: as :class:`NeighborSampler`.
@@ -249,7 +254,11 @@ class LayerNeighborSampler(NeighborSampler):
         batch_dependency: random numbers that drift over this many consecutive batches (1: new
             ones every batch). Consecutive batches then reach overlapping nodes, and a feature
             cache hits more; each batch's sample stays uniform.
-        importance_sampling: GraphBolt's LABOR-* iterations; only 0 (LABOR-0) is built.
+        importance_sampling: LABOR-*'s rounds of probability optimization over each layer's
+            candidates (GraphBolt's argument): 0 is LABOR-0; a negative value runs rounds until
+            the expected number of sampled nodes stops falling (at most 100 rounds). The
+            layer's candidates are read once, every neighbor of every node; the rounds then
+            run over them in memory.
 
     LABOR samples without replacement and without edge weights.
     """
@@ -260,15 +269,13 @@ class LayerNeighborSampler(NeighborSampler):
                  batch_dependency: int = 1, importance_sampling: int = 0,
                  edge_dir: str = "in",
                  edge_type_fanouts: Optional[Mapping[str, Sequence[int]]] = None):
-        if importance_sampling != 0:
-            raise OptionError(f"importance_sampling={importance_sampling}: LABOR-* (importance "
-                              f"sampling iterations) is not in graphloom yet; 0 gives LABOR-0",
-                              "importance_sampling")
         super().__init__(graph, fanouts, edge_dir=edge_dir, edge_type_fanouts=edge_type_fanouts)
         self.layer_dependency = bool(layer_dependency)
         self.batch_dependency = _check.positive("batch_dependency", batch_dependency)
+        self.importance_sampling = _check.integer("importance_sampling", importance_sampling)
 
     def __repr__(self):
         return (f"LayerNeighborSampler(fanouts={self.fanouts}, "
                 f"layer_dependency={self.layer_dependency}, "
-                f"batch_dependency={self.batch_dependency}, edge_dir={self.edge_dir!r})")
+                f"batch_dependency={self.batch_dependency}, "
+                f"importance_sampling={self.importance_sampling}, edge_dir={self.edge_dir!r})")

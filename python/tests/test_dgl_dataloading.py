@@ -63,6 +63,10 @@ def test_labor_sampler_runs(planted):
     loader = dgl.dataloading.DataLoader(planted, planted.splits["train"], sampler,
                                         batch_size=100)
     assert sum(1 for _ in loader) == 3
+    star = dgl.dataloading.LaborSampler([5, 5], importance_sampling=1)
+    loader = dgl.dataloading.DataLoader(planted, planted.splits["train"], star, batch_size=100)
+    for _, _, blocks in loader:
+        assert all(block.edata["edge_weights"].shape == (block.num_edges,) for block in blocks)
 
 
 def test_use_ddp_needs_a_process_group(planted):

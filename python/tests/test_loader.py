@@ -250,7 +250,60 @@ def test_labor_trains_through_the_loader(planted):
     assert "layer_dependency=True" in repr(sampler)
 
 
-@pytest.mark.parametrize("kwargs, field", [({"importance_sampling": 2}, "importance_sampling"),
+def skewed_graph(num_nodes=600):
+    """In-degrees of 2..39, sources skewed toward low ids: seeds share some neighbors much
+    more than others (on a graph of equal degrees LABOR-* keeps LABOR-0's probabilities)."""
+    generator = torch.Generator().manual_seed(1)
+    degrees = torch.randint(2, 40, (num_nodes,), generator=generator)
+    sources = (torch.rand(int(degrees.sum()), generator=generator) ** 2 * num_nodes).long()
+    return graphloom.CSCGraph(torch.cat([torch.zeros(1, dtype=torch.long), degrees.cumsum(0)]),
+                           sources)
+
+
+def test_labor_star_blocks_carry_importance_weights_that_sage_means_apply():
+    graph = skewed_graph()
+    seeds = torch.arange(0, 600, 2)
+    star = graphloom.LayerNeighborSampler(graph, fanouts=[3, 3], importance_sampling=-1)
+    batch = star.sample(seeds, epoch=0, batch=0)
+    labor0 = graphloom.LayerNeighborSampler(graph, fanouts=[3, 3]).sample(seeds, epoch=0, batch=0)
+    assert labor0.blocks[0].edge_weights is None
+    assert batch.input_nodes.numel() <= labor0.input_nodes.numel()
+    block = batch.blocks[-1]
+    weights = block.edata["edge_weights"]
+    assert float(weights.std()) > 0.01
+    assert weights is block.edge_weights and weights.shape == (block.num_edges,)
+    # Each destination's weights sum to its number of kept edges.
+    sums = torch.zeros(block.num_dst).index_add_(0, block.dst_positions(), weights)
+    assert torch.allclose(sums, block.indptr.diff().float(), atol=1e-4)
+    # SAGEConv's mean weighs each message by them (DGL's edge_weight), by default.
+    conv = graphloom.nn.SAGEConv(4, 2)
+    x = torch.randn(block.num_src, 4)
+    weighted = conv(block, x)
+    assert torch.allclose(weighted, conv(block, x, edge_weight=weights))
+    assert not torch.allclose(weighted, conv(block, x, edge_weight=torch.ones_like(weights)))
+    with pytest.raises(graphloom.Error, match="edge_weight"):
+        graphloom.nn.SAGEConv(4, 2, "pool")(block, x, edge_weight=weights)
+    assert "importance_sampling=-1" in repr(star)
+    moved = block.to("cpu")
+    assert moved.edata["edge_weights"] is moved.edge_weights
+
+
+def test_excluding_seed_edges_rescales_labor_star_weights():
+    from graphloom.pairs import exclude_pairs
+    seeds = torch.arange(0, 600, 2)
+    batch = graphloom.LayerNeighborSampler(skewed_graph(), fanouts=[5],
+                                           importance_sampling=2).sample(seeds, epoch=0, batch=0)
+    block = batch.blocks[0]
+    src = block.src_ids[block.indices][::3]  # every third sampled edge, as seed pairs
+    dst = block.dst_ids[block.dst_positions()][::3]
+    kept = exclude_pairs([block], src, dst, reverse=False)[0]
+    assert kept.num_edges < block.num_edges
+    sums = torch.zeros(kept.num_dst).index_add_(0, kept.dst_positions(), kept.edge_weights)
+    assert torch.allclose(sums, kept.indptr.diff().float(), atol=1e-4)
+    assert kept.edata["edge_weights"] is kept.edge_weights
+
+
+@pytest.mark.parametrize("kwargs, field", [({"importance_sampling": 1.5}, "importance_sampling"),
                                            ({"batch_dependency": 0}, "batch_dependency")])
 def test_bad_labor_arguments_name_the_keyword(planted, kwargs, field):
     with pytest.raises(graphloom.OptionError, match=field):

@@ -1,7 +1,8 @@
 // LABOR against the neighbor sampler (labor_bench.h). The closed form checks the sampler, not
-// only its speed: for the seeds S of a batch and fanout k, seed s of degree d_s keeps each
-// neighbor with probability p_s = min(1, k / d_s), so the first hop's distinct nodes are
-//   LABOR:    sum over t of min(1, max_{s in S, t in N(s)} p_s)   (one shared variate u_t)
+// only its speed: for the seeds S of a batch, LABOR keeps edge t -> s with probability p_st
+// (LABOR-0: min(1, k / d_s); LABOR-*: labor_inclusion_probabilities) by one shared variate u_t,
+// and the neighbor sampler keeps k of d_s uniformly, so the first hop's distinct nodes are
+//   LABOR:    sum over t of max_{s in S, t in N(s)} p_st
 //   neighbor: sum over t of 1 - prod_{s} C(d_s - m_st, k) / C(d_s, k)   (independent seeds)
 // where m_st counts the edges t -> s (multi-edges).
 #include "labor_bench.h"
@@ -14,6 +15,7 @@
 
 #include "graphloom/features/cached_feature_source.h"
 #include "graphloom/features/tensor_feature_source.h"
+#include "graphloom/sampling/labor_importance.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "sampling_measure.h"
 
@@ -34,9 +36,22 @@ double miss_probability(int64_t d, int64_t m, int64_t k) {
   return q;
 }
 
-HopOne closed_form_hop_one(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t k) {
+// LABOR's side: the candidates' probabilities, the highest per distinct node.
+double labor_hop_one(const sampling::NeighborSource& source, const at::Tensor& seeds, int64_t k,
+                     int64_t rounds) {
+  const sampling::SampledEdges all = source.sample_neighbors(seeds, -1, {.edge_ids = false});
+  const at::Tensor p = sampling::labor_inclusion_probabilities(
+      {all.indptr, all.neighbors, at::full({seeds.numel()}, k, at::kLong)}, rounds);
+  const auto unique = at::_unique2(all.neighbors, /*sorted=*/false, /*return_inverse=*/true);
+  return at::zeros({std::get<0>(unique).numel()}, p.options())
+      .scatter_reduce_(0, std::get<1>(unique), p, "amax", /*include_self=*/false)
+      .sum()
+      .item<double>();
+}
+
+double neighbor_hop_one(const graph::CscGraph& graph, const at::Tensor& seeds, int64_t k) {
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
-  std::unordered_map<int64_t, double> labor_keep, neighbor_miss;
+  std::unordered_map<int64_t, double> neighbor_miss;
   std::vector<int64_t> column;
   for (const int64_t s :
        std::vector<int64_t>(seeds.data_ptr<int64_t>(), seeds.data_ptr<int64_t>() + seeds.numel())) {
@@ -44,20 +59,16 @@ HopOne closed_form_hop_one(const graph::CscGraph& graph, const at::Tensor& seeds
     const at::Tensor neighbors = graph.indices.slice(0, indptr[s], indptr[s + 1]).to(at::kLong);
     column.assign(neighbors.data_ptr<int64_t>(), neighbors.data_ptr<int64_t>() + d);
     std::sort(column.begin(), column.end());
-    const double p = k < 0 ? 1.0 : std::min(1.0, static_cast<double>(k) / static_cast<double>(d));
     for (std::size_t i = 0; i < column.size();) {
       std::size_t j = i;
       while (j < column.size() && column[j] == column[i]) ++j;
-      double& keep = labor_keep[column[i]];
-      keep = std::max(keep, p);
       const auto [it, fresh] = neighbor_miss.try_emplace(column[i], 1.0);
       it->second *= k < 0 ? 0.0 : miss_probability(d, static_cast<int64_t>(j - i), k);
       i = j;
     }
   }
-  HopOne expected;
-  for (const auto& [node, keep] : labor_keep) expected.labor += keep;
-  for (const auto& [node, miss] : neighbor_miss) expected.neighbor += 1.0 - miss;
+  double expected = 0;
+  for (const auto& [node, miss] : neighbor_miss) expected += 1.0 - miss;
   return expected;
 }
 
@@ -110,9 +121,9 @@ void bench_labor(const io::Dataset& dataset, const sampling::NeighborSource& sou
     return static_cast<double>(f.*field) / static_cast<double>(total);
   };
   fmt::print(
-      "labor: layer_dependency={}, batch_dependency={} ({} rounds alternating with the "
-      "neighbor sampler, medians)\n",
-      o.labor.layer_dependency, o.labor.batch_dependency, kRounds);
+      "labor: layer_dependency={}, batch_dependency={}, importance_sampling={} ({} rounds "
+      "alternating with the neighbor sampler, medians)\n",
+      o.labor.layer_dependency, o.labor.batch_dependency, o.labor.importance_sampling, kRounds);
   fmt::print("  {:<34} {:>12} {:>12} {:>8}\n", "", "labor", "neighbor", "ratio");
   const SamplingFigures& l = labor_runs.front();
   const SamplingFigures& n = neighbor_runs.front();
@@ -126,9 +137,9 @@ void bench_labor(const io::Dataset& dataset, const sampling::NeighborSource& sou
   const int64_t checked = std::min<int64_t>(total, 16);
   HopOne expected, measured;
   for (int64_t i = 0; i < checked; ++i) {
-    const HopOne e = closed_form_hop_one(dataset.graph, seeds[i], o.fanouts.back());
-    expected.labor += e.labor;
-    expected.neighbor += e.neighbor;
+    expected.labor +=
+        labor_hop_one(source, seeds[i], o.fanouts.back(), o.labor.importance_sampling);
+    expected.neighbor += neighbor_hop_one(dataset.graph, seeds[i], o.fanouts.back());
     measured.labor += measured_hop_one(labor.sample(seeds[i], 0, static_cast<uint64_t>(i)));
     measured.neighbor += measured_hop_one(neighbor.sample(seeds[i], 0, static_cast<uint64_t>(i)));
   }

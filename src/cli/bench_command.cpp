@@ -35,6 +35,8 @@ void add_sampling_flags(CLI::App* cmd, benchmarks::SamplingBenchOptions& o) {
   cmd->add_option("--batch-dependency", o.labor.batch_dependency,
                   "--sampler labor: random numbers that drift over this many batches")
       ->check(positive());
+  cmd->add_option("--importance-sampling", o.labor.importance_sampling,
+                  "--sampler labor: LABOR-* rounds (0: LABOR-0; -1: until converged)");
 }
 
 void add_device_flag(CLI::App* cmd, std::string& device, const char* what) {

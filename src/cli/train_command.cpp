@@ -162,6 +162,12 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                   "batches (1: new every batch), so consecutive batches share nodes and a "
                   "feature cache hits more")
       ->check(positive());
+  cmd->add_option("--importance-sampling", o.labor.importance_sampling,
+                  "--sampler labor: LABOR-* (GraphBolt's importance_sampling), this many "
+                  "rounds that raise the probability of neighbors shared by many nodes and "
+                  "lower the rest's (fewer distinct nodes still, at the same variance); the "
+                  "sampled edges carry importance weights that mean aggregations apply. 0: "
+                  "LABOR-0; -1: rounds until the expected node count stops falling");
   cmd->add_flag("--temporal", o.temporal,
                 "Temporal sampling (PyG's time_attr): each seed, at its node_timestamp, reaches "
                 "only neighbors (and edges, with edge_timestamp) no later than it, at every "

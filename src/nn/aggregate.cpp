@@ -40,7 +40,8 @@ class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
     });
     // x itself is needed only for the weights' gradient: not keeping it otherwise lets a
     // layer's input (the largest activation) go as soon as the forward pass is done with it.
-    ctx->save_for_backward({weight.numel() > 0 ? x : at::Tensor(), weight, indptr, indices, arg});
+    ctx->save_for_backward(
+        {weight.requires_grad() ? x : at::Tensor(), weight, indptr, indices, arg});
     ctx->saved_data["num_src"] = num_src;
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["feats"] = feats;
@@ -90,7 +91,17 @@ class AggregateFunction : public torch::autograd::Function<AggregateFunction> {
 BlockView BlockView::over_table(int64_t table_rows) const {
   GL_CHECK(source_rows.defined() && source_rows.numel() == num_src,
            "over_table: the block needs source_rows for its {} sources", num_src);
-  return {indptr, source_rows.index_select(0, indices), table_rows, {}, edge_types, {}};
+  return {indptr,      source_rows.index_select(0, indices), table_rows, {}, edge_types, {},
+          edge_weights};
+}
+
+at::Tensor mean_weights(const BlockView& block, int64_t heads, at::ScalarType dtype) {
+  GL_CHECK(block.edge_weights.numel() == block.num_edges(),
+           "block edge_weights: expected {} values (one per edge), got {}", block.num_edges(),
+           block.edge_weights.numel());
+  // Constants of the batch: no gradient flows to them (the backward's weight gradient is the
+  // sum's, not the mean's).
+  return block.edge_weights.detach().to(dtype).view({-1, 1}).expand({-1, heads}).contiguous();
 }
 
 at::Tensor destination_rows(const BlockView& block, const at::Tensor& x) {
@@ -137,6 +148,8 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& input, Reduce red
         "aggregate: weight must be [E = {}] or [E, H = {}], got {}", block.num_edges(), x3.size(1),
         weight.sizes());
     w = weight.reshape({block.num_edges(), x3.size(1)}).to(x.scalar_type()).contiguous();
+  } else if (reduce == Reduce::kMean && block.edge_weights.defined()) {
+    w = mean_weights(block, x3.size(1), x.scalar_type());
   }
   const at::Tensor out = use_native_kernels(x3)
                              ? AggregateFunction::apply(x3, w, block.indptr, block.indices,

@@ -36,6 +36,9 @@ std::vector<BlockView> split_by_edge_type(const BlockView& block, int64_t num_ty
     view.num_src = block.num_src;
     view.src_ids = block.src_ids;
     view.edge_types = at::full({positions.numel()}, r, at::kLong);
+    if (block.edge_weights.defined()) {
+      view.edge_weights = block.edge_weights.index_select(0, positions);
+    }
     views.push_back(std::move(view));
   }
   return views;

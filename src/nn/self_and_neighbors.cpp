@@ -33,9 +33,10 @@ class SelfAndNeighborsFunction : public torch::autograd::Function<SelfAndNeighbo
  public:
   // x: contiguous [rows, F]; dst_rows: x's rows of the destinations, or empty for its first
   // num_dst rows; the block's sources are rows of x.
+  // weight: the mean's edge weights [E, 1], or empty.
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& dst_rows,
-                            const at::Tensor& indptr, const at::Tensor& indices, int64_t num_src,
-                            int64_t reduce_code) {
+                            const at::Tensor& weight, const at::Tensor& indptr,
+                            const at::Tensor& indices, int64_t num_src, int64_t reduce_code) {
     const BlockView block{indptr, indices, num_src};
     const int64_t feats = x.size(1);
     at::Tensor out = at::empty({block.num_dst(), 2 * feats}, x.options());
@@ -44,11 +45,12 @@ class SelfAndNeighborsFunction : public torch::autograd::Function<SelfAndNeighbo
       copy_rows(x.data_ptr<scalar_t>(),
                 dst_rows.numel() > 0 ? dst_rows.data_ptr<int64_t>() : nullptr, block.num_dst(),
                 feats, o, 2 * feats);
-      const Coefficient<scalar_t> coef{nullptr, indptr.data_ptr<int64_t>(), 1,
+      const Coefficient<scalar_t> coef{weight.numel() > 0 ? weight.data_ptr<scalar_t>() : nullptr,
+                                       indptr.data_ptr<int64_t>(), 1,
                                        static_cast<Reduce>(reduce_code) == Reduce::kMean};
       sum_forward(block, x.data_ptr<scalar_t>(), coef, 1, feats, o + feats, 2 * feats);
     });
-    ctx->save_for_backward({dst_rows, indptr, indices});
+    ctx->save_for_backward({dst_rows, indptr, indices, weight});
     ctx->saved_data["num_src"] = num_src;
     ctx->saved_data["reduce"] = reduce_code;
     return out;
@@ -58,12 +60,14 @@ class SelfAndNeighborsFunction : public torch::autograd::Function<SelfAndNeighbo
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& dst_rows = saved[0];
     const BlockView block{saved[1], saved[2], ctx->saved_data["num_src"].toInt()};
+    const at::Tensor& weight = saved[3];
     const at::Tensor grad = grad_outputs[0].contiguous();
     const int64_t feats = grad.size(1) / 2;
     at::Tensor grad_x = at::empty({block.num_src, feats}, grad.options());
     AT_DISPATCH_FLOATING_TYPES(grad.scalar_type(), "self_and_neighbors_backward", [&] {
       const Coefficient<scalar_t> coef{
-          nullptr, block.indptr.data_ptr<int64_t>(), 1,
+          weight.numel() > 0 ? weight.data_ptr<scalar_t>() : nullptr,
+          block.indptr.data_ptr<int64_t>(), 1,
           static_cast<Reduce>(ctx->saved_data["reduce"].toInt()) == Reduce::kMean};
       sum_backward_x(block, transpose(block), grad.data_ptr<scalar_t>() + feats, 2 * feats, coef, 1,
                      feats, grad_x.data_ptr<scalar_t>());
@@ -74,7 +78,7 @@ class SelfAndNeighborsFunction : public torch::autograd::Function<SelfAndNeighbo
     } else {
       grad_x.narrow(0, 0, block.num_dst()).add_(grad_self);
     }
-    return {grad_x, {}, {}, {}, {}, {}};
+    return {grad_x, {}, {}, {}, {}, {}, {}};
   }
 };
 
@@ -91,8 +95,11 @@ at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& input, R
   const BlockView edges = table ? block.over_table(x.size(0)) : block;
   const at::Tensor dst_rows = table ? block.source_rows.slice(0, 0, block.num_dst()).contiguous()
                                     : at::empty({0}, at::kLong);
-  return SelfAndNeighborsFunction::apply(x, dst_rows, edges.indptr, edges.indices, edges.num_src,
-                                         static_cast<int64_t>(reduce));
+  const at::Tensor weight = reduce == Reduce::kMean && block.edge_weights.defined()
+                                ? mean_weights(block, 1, x.scalar_type())
+                                : at::empty({0}, x.options());
+  return SelfAndNeighborsFunction::apply(x, dst_rows, weight, edges.indptr, edges.indices,
+                                         edges.num_src, static_cast<int64_t>(reduce));
 }
 
 }  // namespace graphloom::nn

@@ -33,8 +33,11 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& x, Reduce reduce,
 at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& x, Reduce reduce) {
   const bool table = block.source_rows.defined();
   const BlockView edges = table ? block.over_table(x.size(0)) : block;
+  const at::Tensor weight = reduce == Reduce::kMean && block.edge_weights.defined()
+                                ? mean_weights(block, 1, x.scalar_type())
+                                : at::empty({0}, x.options());
   const at::Tensor neighbors =
-      tensor_ops::aggregate(edges, x.unsqueeze(1), reduce, at::empty({0}, x.options())).squeeze(1);
+      tensor_ops::aggregate(edges, x.unsqueeze(1), reduce, weight).squeeze(1);
   return at::cat({destination_rows(block, x), neighbors}, 1);
 }
 

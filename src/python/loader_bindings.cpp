@@ -171,6 +171,7 @@ void bind_batches(py::module_& module) {
       .def_readonly("edge_ids", &sampling::Block::edge_ids)
       .def_readonly("edge_types", &sampling::Block::edge_types)
       .def_readonly("src_times", &sampling::Block::src_times)
+      .def_readonly("edge_weights", &sampling::Block::edge_weights)
       .def_property_readonly("num_src", &sampling::Block::num_src)
       .def_property_readonly("num_edges", &sampling::Block::num_edges);
   py::class_<sampling::PairBatch>(module, "PairBatch")
@@ -234,6 +235,12 @@ void bind_options(py::module_& module) {
           [](const sampling::NeighborSamplerOptions& o) { return o.labor.batch_dependency; },
           [](sampling::NeighborSamplerOptions& o, int64_t span) {
             o.labor.batch_dependency = span;
+          })
+      .def_property(
+          "importance_sampling",
+          [](const sampling::NeighborSamplerOptions& o) { return o.labor.importance_sampling; },
+          [](sampling::NeighborSamplerOptions& o, int64_t rounds) {
+            o.labor.importance_sampling = rounds;
           })
       .def_property(
           "temporal_strategy",

@@ -20,7 +20,8 @@ int64_t MiniBatch::num_sampled_edges() const {
 
 Block to_device(const Block& block, c10::Device device, bool non_blocking) {
   Block out = block;
-  for (at::Tensor* t : {&out.src_ids, &out.indptr, &out.indices, &out.edge_ids, &out.edge_types}) {
+  for (at::Tensor* t : {&out.src_ids, &out.indptr, &out.indices, &out.edge_ids, &out.edge_types,
+                        &out.edge_weights}) {
     *t = moved(*t, device, non_blocking);
   }
   return out;
@@ -39,8 +40,8 @@ MiniBatch map_tensors(const MiniBatch& batch,
     apply(*t);
   }
   for (Block& block : out.blocks) {
-    for (at::Tensor* t :
-         {&block.src_ids, &block.indptr, &block.indices, &block.edge_ids, &block.edge_types}) {
+    for (at::Tensor* t : {&block.src_ids, &block.indptr, &block.indices, &block.edge_ids,
+                          &block.edge_types, &block.edge_weights}) {
       apply(*t);
     }
   }

@@ -26,6 +26,11 @@ void check_labor_options(const LaborOptions& options) {
                       fmt::format("must be at least 1 (1: new variates every batch), got {}",
                                   options.batch_dependency));
   }
+  if (options.importance_sampling > kMaxImportanceRounds) {
+    throw OptionError("importance_sampling",
+                      fmt::format("must be at most {} rounds (negative: until converged), got {}",
+                                  kMaxImportanceRounds, options.importance_sampling));
+  }
 }
 
 LaborVariates labor_variates(uint64_t seed, uint64_t epoch, uint64_t batch, uint64_t layer,

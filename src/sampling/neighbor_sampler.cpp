@@ -10,6 +10,7 @@
 
 #include "graphloom/base/error.h"
 #include "graphloom/base/random.h"
+#include "graphloom/sampling/labor_importance.h"
 #include "sampling_limits.h"
 
 namespace graphloom::sampling {
@@ -32,6 +33,10 @@ NeighborSampler::NeighborSampler(const NeighborSource* source, NeighborSamplerOp
                options_.edge_type_fanouts.size() == options_.fanouts.size(),
            "per-edge-type fanouts name {} layers but fanouts name {}",
            options_.edge_type_fanouts.size(), options_.fanouts.size());
+  if (options_.method != SamplingMethod::kLabor && options_.labor.importance_sampling != 0) {
+    throw OptionError("importance_sampling",
+                      "LABOR-*'s importance sampling needs the labor sampler (--sampler labor)");
+  }
   if (options_.method == SamplingMethod::kLabor) {
     check_labor_options(options_.labor);
     check_labor_request(
@@ -155,9 +160,14 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, const at::Tensor& see
           frontier_times.narrow(0, sampled_before, frontier.numel() - sampled_before);
       options.temporal_strategy = options_.temporal_strategy;
     }
-    SampledEdges picks = source_->sample_neighbors(
-        frontier.narrow(0, sampled_before, frontier.numel() - sampled_before),
-        options_.fanouts[static_cast<std::size_t>(layer)], options);
+    const at::Tensor to_sample =
+        frontier.narrow(0, sampled_before, frontier.numel() - sampled_before);
+    const int64_t fanout = options_.fanouts[static_cast<std::size_t>(layer)];
+    SampledEdges picks =
+        options_.method == SamplingMethod::kLabor && options_.labor.importance_sampling != 0
+            ? sample_labor_importance(*source_, to_sample, fanout, options,
+                                      options_.labor.importance_sampling)
+            : source_->sample_neighbors(to_sample, fanout, options);
     if (sampled_before > 0) {  // the head's columns are empty
       picks.indptr = at::cat({at::zeros({sampled_before}, picks.indptr.options()), picks.indptr});
     }
@@ -180,6 +190,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds, const at::Tensor& see
     block.indices = relabeled.indices;
     if (options_.edge_ids) block.edge_ids = picks.edge_ids;
     block.edge_types = picks.edge_types;
+    block.edge_weights = picks.weights;
     frontier = block.src_ids;
     if (options_.each_node_once) sampled_before = block.num_dst;
   }

@@ -29,6 +29,10 @@ void TrainOptions::validate() const {
                       "LABOR's batch dependency is not in the device (tensor-op) sampler: use "
                       "--batch-dependency 1 or --graph-placement cpu");
   }
+  if (sampler != sampling::SamplingMethod::kLabor && labor.importance_sampling != 0) {
+    throw OptionError("importance_sampling",
+                      "LABOR-*'s importance sampling needs the labor sampler (--sampler labor)");
+  }
   if (temporal && sampler == sampling::SamplingMethod::kLabor) {
     throw OptionError("temporal",
                       "temporal sampling is built for the neighbor sampler (not --sampler labor)");

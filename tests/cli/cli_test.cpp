@@ -336,6 +336,7 @@ TEST(CliTrain, LaborTrainsAsWellAsNeighborSampling) {
   EXPECT_GT(reference, 0.9);
   EXPECT_NEAR(accuracy("--sampler labor"), reference, 0.03);
   EXPECT_NEAR(accuracy("--sampler labor --layer-dependency --batch-dependency 8"), reference, 0.03);
+  EXPECT_NEAR(accuracy("--sampler labor --importance-sampling -1"), reference, 0.03);
   auto result = run_graphloom(
       "train --data g --sampler labor --graph-placement device --batch-dependency 8", dir.path());
   EXPECT_EQ(result.exit_code, 2) << result.output;
@@ -343,6 +344,9 @@ TEST(CliTrain, LaborTrainsAsWellAsNeighborSampling) {
   result = run_graphloom("train --data g --sampler labor --batch-dependency 0", dir.path());
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("--batch-dependency"), std::string::npos) << result.output;
+  result = run_graphloom("train --data g --importance-sampling 1", dir.path());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--sampler labor"), std::string::npos) << result.output;
 }
 
 TEST(CliTrain, EncodedFeaturesBfloat16AndCheckpointingTrainAsWellAsFloat32) {

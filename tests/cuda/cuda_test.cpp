@@ -22,6 +22,7 @@
 #include "graphloom/loader/buffer_pool.h"
 #include "graphloom/loader/device_stager.h"
 #include "graphloom/sampling/labor.h"
+#include "graphloom/sampling/labor_importance.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/sampling/neighbor_sampler.h"
 #include "graphloom/sampling/tensor_neighbor_source.h"
@@ -93,6 +94,38 @@ TEST_F(Cuda, TensorSamplerOnTheDevicePicksWhatTheCppKernelPicks) {
       EXPECT_TRUE(at::equal(want.indptr, got.indptr.cpu())) << "labor " << fanout;
       EXPECT_TRUE(at::equal(want.edge_ids, got.edge_ids.cpu())) << "labor " << fanout;
     }
+  }
+}
+
+// LABOR-* on the device: the candidates' probabilities solved by all rows at once equal the
+// host's row-by-row ones, and the sampler's blocks carry weights and keep the host's edges
+// (a kept edge can differ only where a variate falls within the solvers' tolerance of p).
+TEST_F(Cuda, LaborImportanceSamplingOnTheDeviceKeepsTheHostsEdges) {
+  const graph::CscGraph graph = hub_graph();
+  const sampling::LocalNeighborSource cpp(graph);
+  const sampling::TensorNeighborSource gpu(graph, device_, sampling::CscPlacement::kDevice);
+  const at::Tensor seeds = at::randperm(3000, at::kLong).slice(0, 0, 600);
+  const auto all = cpp.sample_neighbors(seeds, -1, {});
+  const sampling::CandidateRows rows{all.indptr, all.neighbors, at::full({600}, 5, at::kLong)};
+  const sampling::CandidateRows device_rows{rows.indptr.to(device_), rows.keys.to(device_),
+                                            rows.fanouts.to(device_)};
+  const at::Tensor want = sampling::labor_inclusion_probabilities(rows, 3);
+  const at::Tensor got = sampling::labor_inclusion_probabilities(device_rows, 3);
+  EXPECT_TRUE(at::allclose(want, got.cpu(), 2e-3, 1e-9));
+  const sampling::NeighborSamplerOptions options{.fanouts = {5, 10},
+                                                 .seed = 4,
+                                                 .method = sampling::SamplingMethod::kLabor,
+                                                 .labor = {.importance_sampling = 2}};
+  const sampling::MiniBatch host = sampling::NeighborSampler(&cpp, options).sample(seeds, 0, 1);
+  const sampling::MiniBatch device =
+      sampling::NeighborSampler(&gpu, options).sample(seeds.to(device_), 0, 1);
+  for (std::size_t l = 0; l < host.blocks.size(); ++l) {
+    const auto& a = host.blocks[l];
+    const auto& b = device.blocks[l];
+    ASSERT_TRUE(b.edge_weights.defined() && b.edge_weights.is_cuda());
+    EXPECT_NEAR(static_cast<double>(b.num_edges()), static_cast<double>(a.num_edges()),
+                0.001 * static_cast<double>(a.num_edges()) + 2)
+        << l;
   }
 }
 

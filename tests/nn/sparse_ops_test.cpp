@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <optional>
 
 #include "graphloom/base/error.h"
 #include "graphloom/nn/sparse_ops.h"
@@ -116,6 +117,31 @@ TEST(Aggregate, SelfAndNeighborsIsDestinationRowsBesideTheAggregate) {
   }
   EXPECT_THROW(self_and_neighbors(b, x, Reduce::kMax), Error);
   EXPECT_THROW(self_and_neighbors(b, x.slice(0, 0, 4), Reduce::kSum), Error);
+}
+
+TEST(Aggregate, MeansOverABlockWithEdgeWeightsWeighEachMessage) {
+  BlockView b = small_block();
+  b.edge_weights = torch::rand({7}, torch::kFloat) + 0.5;  // LABOR-*'s importance weights
+  const torch::Tensor x = torch::randn({5, 4}, torch::kDouble);
+  const torch::Tensor w = b.edge_weights.to(torch::kDouble);
+  const torch::Tensor degree = torch::tensor({3.0, 1.0, 4.0}, torch::kDouble).unsqueeze(1);
+  const torch::Tensor expected = aggregate(small_block(), x, Reduce::kSum, w) / degree;
+  for (const bool generic : {false, true}) {
+    std::optional<GenericOpsScope> scope;
+    if (generic) scope.emplace();
+    EXPECT_TRUE(torch::allclose(aggregate(b, x, Reduce::kMean), expected)) << generic;
+    EXPECT_TRUE(torch::allclose(self_and_neighbors(b, x, Reduce::kMean).narrow(1, 4, 4), expected))
+        << generic;
+    // Sums and maxima ignore them.
+    EXPECT_TRUE(
+        torch::allclose(aggregate(b, x, Reduce::kSum), aggregate(small_block(), x, Reduce::kSum)));
+    const auto f = [&](const std::vector<torch::Tensor>& in) {
+      return self_and_neighbors(b, in[0], Reduce::kMean);
+    };
+    EXPECT_LT(gradient_error(f, {x}), 1e-6) << generic;
+  }
+  b.edge_weights = torch::ones({6});
+  EXPECT_THROW(aggregate(b, x, Reduce::kMean), Error);
 }
 
 TEST(Aggregate, OverATableReadsTheSourcesRowsInPlace) {

@@ -46,11 +46,15 @@ struct BlockView {
   // whose row source_rows[s] is source s. A first layer that reads its input rows in place
   // gets this instead of a gathered copy of them (hundreds of MB per batch on big graphs).
   at::Tensor source_rows;
+  // float [num_edges] (optional): LABOR-*'s importance weights (Block::edge_weights). Mean
+  // aggregations become weighted means, sum over in-edges of w * x / in-degree.
+  at::Tensor edge_weights;
 
   int64_t num_dst() const { return indptr.numel() - 1; }
   int64_t num_edges() const { return indices.numel(); }
   static BlockView of(const sampling::Block& block) {
-    return {block.indptr, block.indices, block.num_src(), block.src_ids, block.edge_types, {}};
+    return {block.indptr, block.indices,     block.num_src(), block.src_ids, block.edge_types,
+            {},           block.edge_weights};
   }
   // With source_rows: the same edges with the table's rows (table_rows of them) as sources, so
   // that aggregation reads the table directly. Node ids (src_ids) do not carry over.
@@ -61,15 +65,20 @@ struct BlockView {
 // table's rows of the destinations (a gathered copy of those few).
 at::Tensor destination_rows(const BlockView& block, const at::Tensor& x);
 
+// block.edge_weights (which must be defined) as a contiguous [num_edges, heads] tensor of dtype.
+at::Tensor mean_weights(const BlockView& block, int64_t heads, at::ScalarType dtype);
+
 // out[d] = reduce over in-edges e = (s -> d) of weight[e] * x[s].
 //   x: [num_src, F] or [num_src, H, F] (float or double); weight: undefined or [E] / [E, H]
-//   (sum only). Destinations without in-edges get 0. Differentiable in x and weight.
+//   (sum only). A mean over a block with edge_weights weighs by them. Destinations without
+//   in-edges get 0. Differentiable in x and weight.
 at::Tensor aggregate(const BlockView& block, const at::Tensor& x, Reduce reduce,
                      const at::Tensor& weight = {});
 
 // [x's destination rows | aggregate(block, x, reduce)] as one [num_dst, 2F] tensor (2-D x,
-// sum or mean, no weights): what GraphSAGE multiplies by [W_self | W_neigh] in one GEMM. With
-// block.source_rows, x is a table read in place. Differentiable in x.
+// sum or mean, weighted by block.edge_weights when it has them): what GraphSAGE multiplies by
+// [W_self | W_neigh] in one GEMM. With block.source_rows, x is a table read in place.
+// Differentiable in x.
 at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& x, Reduce reduce);
 
 // e[k] = a[src(k)] + b[dst(k)] for every edge k: a [num_src, H], b [num_dst, H] -> [E, H].

@@ -26,6 +26,10 @@ struct Block {
   // int64 [num_src] in temporal batches: the time each source was sampled at (its seed's). A
   // node reached from seeds of different times is one source per time; undefined otherwise.
   at::Tensor src_times;
+  // float32 [num_edges], LABOR-* batches only: importance weights, each destination's (per
+  // edge type) scaled to sum to its number of edges, so that a mean aggregation weighted by
+  // them is the paper's estimator (DGL's edata["edge_weights"]); undefined otherwise.
+  at::Tensor edge_weights;
 
   int64_t num_src() const { return src_ids.numel(); }
   int64_t num_edges() const { return indices.numel(); }

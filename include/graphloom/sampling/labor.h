@@ -34,12 +34,23 @@ enum class SamplingMethod {
   kLabor,     // LABOR-0: shared per-node variates (GraphBolt's LayerNeighborSampler)
 };
 
+// The most LABOR-* rounds (LaborOptions::importance_sampling), and those run when it is
+// negative (until the expected number of nodes stops falling): they settle within a handful.
+inline constexpr int64_t kMaxImportanceRounds = 100;
+
 struct LaborOptions {
   // The same variates in every layer: a node reached in several layers is kept by all of them.
   bool layer_dependency = false;
   // Variates that change slowly over this many consecutive batches (1: new ones every batch),
   // so that consecutive batches reach overlapping nodes and a feature cache hits more.
   int64_t batch_dependency = 1;
+  // LABOR-*: this many rounds of the paper's importance-sampling optimization (section 3.3;
+  // GraphBolt's importance_sampling), which raises the probability of neighbors that many
+  // seeds share and lowers the rest's, so a batch reaches fewer distinct nodes still. 0:
+  // LABOR-0; negative: rounds until the expected number of nodes stops falling. The sampled
+  // edges then carry importance weights (Block::edge_weights) that the models' mean
+  // aggregations apply.
+  int64_t importance_sampling = 0;
 };
 
 // The variates of `layer` in batch `batch` of `epoch` for a sampler seeded with `seed`.
@@ -61,7 +72,8 @@ inline double labor_variate(const LaborVariates& variates, int64_t node) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
-// Throws OptionError("batch_dependency") unless it is at least 1.
+// Throws OptionError("batch_dependency") unless it is at least 1, and
+// OptionError("importance_sampling") above kMaxImportanceRounds.
 void check_labor_options(const LaborOptions& options);
 
 }  // namespace graphloom::sampling

@@ -30,7 +30,8 @@ struct NeighborSamplerOptions {
   // Keep each block's global edge ids. Without edge features or held-out edges nothing reads
   // them, and a batch's first block holds as many as it has edges (~8 MB at 1M edges).
   bool edge_ids = true;
-  // kLabor: LABOR-0 (labor.h) in every layer; needs replace = false and weighted = false.
+  // kLabor: LABOR-0 (labor.h) in every layer, LABOR-* with labor.importance_sampling
+  // (labor_importance.h); needs replace = false and weighted = false.
   SamplingMethod method = SamplingMethod::kNeighbor;
   LaborOptions labor;
   // Sample each node's neighbors once, at the hop that first reached it (PyG's NeighborLoader):

@@ -69,6 +69,8 @@ struct SampledEdges {
   at::Tensor neighbors;   // int64 [num_picks]: global node ids
   at::Tensor edge_ids;    // int64 [num_picks]: global edge ids (unless SampleOptions omits them)
   at::Tensor edge_types;  // int64 [num_picks]: edge type of each pick (typed graphs only)
+  // float32 [num_picks], LABOR-* only (labor_importance.h): each pick's importance weight.
+  at::Tensor weights;
 };
 
 class NeighborSource {

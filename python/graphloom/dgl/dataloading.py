@@ -141,7 +141,8 @@ class MultiLayerFullNeighborSampler(NeighborSampler):
 
 
 class LaborSampler(NeighborSampler):
-    """DGL's ``LaborSampler`` (LABOR-0; see :class:`graphloom.LayerNeighborSampler`)."""
+    """DGL's ``LaborSampler``: LABOR-0, or LABOR-* with ``importance_sampling`` (its blocks'
+    ``edata["edge_weights"]``); see :class:`graphloom.LayerNeighborSampler`."""
 
     def __init__(self, fanouts: Sequence[int], edge_dir: str = "in", prob: Optional[str] = None,
                  importance_sampling: int = 0, layer_dependency: bool = False,

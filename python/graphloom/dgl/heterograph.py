@@ -28,12 +28,14 @@ class RelationBlock(Block):
         return self._dst_ids
 
 
-def _relation_block(src_ids, dst_ids, indptr, indices):
+def _relation_block(src_ids, dst_ids, indptr, indices, edge_weights):
     block = object.__new__(RelationBlock)
     block.src_ids, block._dst_ids, block.num_dst = src_ids, dst_ids, dst_ids.numel()
     block.indptr, block.indices = indptr, indices
-    block.edge_ids = block.edge_types = None
+    block.edge_ids = block.edge_types = block.src_times = None
+    block.edge_weights = edge_weights
     block.srcdata, block.dstdata = {"_ID": src_ids}, {"_ID": dst_ids}
+    block.edata = {} if edge_weights is None else {"edge_weights": edge_weights}
     return block
 
 
@@ -135,7 +137,8 @@ class HeteroBlock:
         src_members = self._members[src_type]
         return _relation_block(block.src_ids[src_members],
                                block.src_ids[self._members[dst_type][:num_dst]], indptr,
-                               self._position[block.indices[keep]])
+                               self._position[block.indices[keep]],
+                               None if block.edge_weights is None else block.edge_weights[keep])
 
     def edges(self, etype: Optional[EdgeType] = None):
         """DGL's ``block.edges(etype=...)``: (source, destination) ids local to their types."""

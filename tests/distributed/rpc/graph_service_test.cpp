@@ -169,22 +169,30 @@ TEST_F(GraphServiceTest, MultiLayerSamplerRunsUnchangedOnDistGraph) {
 
 // LABOR's variates travel with the request: the servers keep what the whole graph keeps,
 // with batch dependency (two windows blended) and a bad window position refused remotely.
+// LABOR-* decides on the client over the candidates the servers return: the same batches too.
 TEST_F(GraphServiceTest, LaborOnTheServersEqualsLocalLabor) {
   const DistGraph graph(addresses(), client_options(), &parts_[0]);
   const sampling::LocalNeighborSource local(whole_);
-  const sampling::NeighborSamplerOptions options{.fanouts = {4, 4},
-                                                 .seed = 8,
-                                                 .method = sampling::SamplingMethod::kLabor,
-                                                 .labor = {.batch_dependency = 4}};
-  const sampling::NeighborSampler remote_sampler(&graph, options);
-  const sampling::NeighborSampler local_sampler(&local, options);
-  for (int64_t batch = 0; batch < 3; ++batch) {
-    const at::Tensor seeds = at::arange(batch * 300, batch * 300 + 300, at::kLong);
-    const sampling::MiniBatch a = remote_sampler.sample(seeds, 2, batch);
-    const sampling::MiniBatch b = local_sampler.sample(seeds, 2, batch);
-    for (std::size_t l = 0; l < a.blocks.size(); ++l) {
-      EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids));
-      EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices));
+  for (const int64_t rounds : {0, 2}) {
+    const sampling::NeighborSamplerOptions options{
+        .fanouts = {4, 4},
+        .seed = 8,
+        .method = sampling::SamplingMethod::kLabor,
+        .labor = {.batch_dependency = 4, .importance_sampling = rounds}};
+    const sampling::NeighborSampler remote_sampler(&graph, options);
+    const sampling::NeighborSampler local_sampler(&local, options);
+    for (int64_t batch = 0; batch < 3; ++batch) {
+      const at::Tensor seeds = at::arange(batch * 300, batch * 300 + 300, at::kLong);
+      const sampling::MiniBatch a = remote_sampler.sample(seeds, 2, batch);
+      const sampling::MiniBatch b = local_sampler.sample(seeds, 2, batch);
+      for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+        EXPECT_TRUE(at::equal(a.blocks[l].src_ids, b.blocks[l].src_ids)) << rounds;
+        EXPECT_TRUE(at::equal(a.blocks[l].indices, b.blocks[l].indices)) << rounds;
+        EXPECT_EQ(a.blocks[l].edge_weights.defined(), rounds != 0);
+        if (rounds != 0) {
+          EXPECT_TRUE(at::equal(a.blocks[l].edge_weights, b.blocks[l].edge_weights));
+        }
+      }
     }
   }
   sampling::SampleOptions bad{.random_key = 1};
