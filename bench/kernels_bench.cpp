@@ -1,11 +1,13 @@
 // Google Benchmark micro-benchmarks of the sampling and gather kernels, each next to its
 // reference in the same run: one-hop sampling vs. reading every neighbor (the lower bound of a
-// column scan), and random-row gather vs. a sequential copy of the same bytes.
+// column scan), random-row gather vs. a sequential copy of the same bytes, and gathers through
+// caches that hold every row vs. the in-memory gather.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 
+#include "graphloom/features/cached_feature_source.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/io/generators.h"
 #include "graphloom/sampling/local_neighbor_source.h"
@@ -75,6 +77,34 @@ void BM_GatherRows(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * out.nbytes());
 }
 BENCHMARK(BM_GatherRows)->Arg(100000)->UseRealTime();
+
+// Caches holding every row of the table, against BM_GatherRows (the in-memory table): the
+// static cache looks rows up in a dense row -> slot array and gathers with the table's kernel;
+// SIEVE (any dynamic policy) through its hash index, a bucket read per row.
+void gather_through_full_cache(benchmark::State& state, features::CachePolicy policy) {
+  const at::Tensor& table = dataset().node_features.at("feat");
+  const features::TensorFeatureSource backing({{"feat", table}});
+  const int64_t rows = table.size(0);
+  const features::CachedFeatureSource cache(backing, "feat",
+                                            {.policy = policy,
+                                             .capacity_bytes = static_cast<int64_t>(table.nbytes()),
+                                             .static_rows = at::arange(rows, at::kLong)});
+  if (policy != features::CachePolicy::kStatic) cache.gather("feat", at::arange(rows, at::kLong));
+  cache.stats(/*reset=*/true);
+  const at::Tensor ids = random_seeds(state.range(0));
+  at::Tensor out = at::empty({ids.numel(), table.size(1)}, table.options());
+  for (auto _ : state) cache.gather("feat", ids, out);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * out.nbytes());
+  state.counters["hit_rate"] = cache.stats().hit_rate();
+}
+void BM_GatherThroughStaticCacheOfEveryRow(benchmark::State& state) {
+  gather_through_full_cache(state, features::CachePolicy::kStatic);
+}
+BENCHMARK(BM_GatherThroughStaticCacheOfEveryRow)->Arg(100000)->UseRealTime();
+void BM_GatherThroughSieveCacheOfEveryRow(benchmark::State& state) {
+  gather_through_full_cache(state, features::CachePolicy::kSieve);
+}
+BENCHMARK(BM_GatherThroughSieveCacheOfEveryRow)->Arg(100000)->UseRealTime();
 
 void BM_SequentialCopyReference(benchmark::State& state) {
   const at::Tensor& table = dataset().node_features.at("feat");

@@ -9,12 +9,23 @@
 
 #include "eviction_policy.h"
 #include "graphloom/base/error.h"
+#include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/graph/csc_graph.h"
 
 namespace graphloom::features {
 namespace {
 
 constexpr int64_t kMaxShards = 64;
+// A static cache's dense row -> slot array takes 4 bytes per row of the table: kept when that is
+// at most a quarter of the cache's own budget or 16 MiB, and never above 256 MiB (64M rows).
+constexpr int64_t kSmallDenseIndexBytes = int64_t{16} << 20;
+constexpr int64_t kMaxDenseIndexBytes = int64_t{256} << 20;
+
+bool dense_index_fits(int64_t rows, int64_t capacity_bytes) {
+  const int64_t bytes = rows * static_cast<int64_t>(sizeof(int32_t));
+  return bytes <= kMaxDenseIndexBytes &&
+         bytes <= std::max(kSmallDenseIndexBytes, capacity_bytes / 4);
+}
 
 uint64_t mix(int64_t row) {
   uint64_t x = static_cast<uint64_t>(row) + 0x9E3779B97F4A7C15ull;
@@ -172,13 +183,19 @@ CachedFeatureSource::CachedFeatureSource(const FeatureSource& backing, std::stri
     // In slices of 16 MiB: gathering every chosen row at once would hold them twice (and a
     // disk source's aligned read buffers besides), under a memory cap the cache was sized for.
     const int64_t slice_rows = std::max<int64_t>(1, (int64_t{16} << 20) / row_bytes_);
+    std::vector<int32_t> slots(
+        dense_index_fits(info_.num_rows, options_.capacity_bytes) ? info_.num_rows : 0, -1);
     for (int64_t begin = 0; begin < chosen.numel(); begin += slice_rows) {
       const at::Tensor ids = chosen.slice(0, begin, begin + slice_rows);
       const at::Tensor rows = backing_.gather(name_, ids);
       const auto* source = static_cast<const char*>(rows.data_ptr());
       const int64_t* id = ids.data_ptr<int64_t>();
-      for (int64_t i = 0; i < ids.numel(); ++i) insert(id[i], source + i * row_bytes_);
+      for (int64_t i = 0; i < ids.numel(); ++i) {
+        const int32_t slot = insert(id[i], source + i * row_bytes_);
+        if (!slots.empty()) slots[static_cast<std::size_t>(id[i])] = slot;
+      }
     }
+    slot_of_row_ = std::move(slots);  // lookups read it from here on
   }
 }
 
@@ -200,12 +217,50 @@ bool CachedFeatureSource::lookup(int64_t row, char* target) const {
   return true;
 }
 
-void CachedFeatureSource::insert(int64_t row, const char* source) const {
+int32_t CachedFeatureSource::insert(int64_t row, const char* source) const {
   Shard& shard = shard_of(row);
   std::lock_guard<std::mutex> lock(shard.mutex);
-  if (shard.find(row) >= 0) return;  // another worker cached it meanwhile
+  const int32_t cached = shard.find(row);
+  if (cached >= 0) return cached;  // another worker cached it meanwhile
   const int32_t slot = shard.admit(row);
   std::memcpy(shard.storage + slot * row_bytes_, source, row_bytes_);
+  return slot;
+}
+
+void CachedFeatureSource::copy_static_hits(const int64_t* id, int64_t n, at::Tensor& out,
+                                           std::vector<uint8_t>& state) const {
+  // Slots are the one shard's: a static cache has no other.
+  GL_CHECK(shards_.size() == 1, "a static cache keeps one shard, not {}", shards_.size());
+  std::vector<int64_t> slots(static_cast<std::size_t>(n));
+  const auto rows = static_cast<uint64_t>(slot_of_row_.size());
+  int64_t hits = 0;
+#pragma omp parallel for schedule(static) reduction(+ : hits)
+  for (int64_t i = 0; i < n; ++i) {
+    if (id[i] >= options_.bypass_begin && id[i] < options_.bypass_end) {
+      state[i] = 2;
+      slots[i] = -1;
+      continue;
+    }
+    // Ids outside the table miss: the backing source names them in its error.
+    slots[i] = static_cast<uint64_t>(id[i]) < rows ? slot_of_row_[id[i]] : -1;
+    state[i] = slots[i] >= 0 ? 1 : 0;
+    hits += state[i];
+  }
+  if (hits == 0) return;
+  const at::Tensor table = storage_.view({capacity_rows_, row_bytes_});
+  if (hits == n) {  // the common case of a cache that holds what the batches read
+    gather_rows(table, at::from_blob(slots.data(), {n}, at::kLong), out);
+    return;
+  }
+  std::vector<int64_t> positions;
+  positions.reserve(static_cast<std::size_t>(hits));
+  for (int64_t i = 0; i < n; ++i) {
+    if (state[i] != 1) continue;
+    slots[positions.size()] = slots[i];
+    positions.push_back(i);
+  }
+  gather_rows(table, at::from_blob(slots.data(), {hits}, at::kLong), out,
+              at::from_blob(positions.data(), {hits}, at::kLong));
 }
 
 void CachedFeatureSource::gather(const std::string& name, const at::Tensor& ids,
@@ -227,15 +282,19 @@ void CachedFeatureSource::gather(const std::string& name, const at::Tensor& ids,
   char* target = static_cast<char*>(out.data_ptr());
   // 0 = miss, 1 = hit, 2 = bypassed.
   std::vector<uint8_t> state(n);
-  // Buckets are random reads: each is requested this many rows ahead of its lookup.
-  constexpr int64_t kAhead = 16;
+  if (!slot_of_row_.empty()) {
+    copy_static_hits(id, n, out, state);
+  } else {
+    // Buckets are random reads: each is requested this many rows ahead of its lookup.
+    constexpr int64_t kAhead = 16;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) shard_of(id[i + kAhead]).prefetch(id[i + kAhead]);
-    if (id[i] >= options_.bypass_begin && id[i] < options_.bypass_end) {
-      state[i] = 2;
-    } else {
-      state[i] = lookup(id[i], target + i * row_bytes_) ? 1 : 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) shard_of(id[i + kAhead]).prefetch(id[i + kAhead]);
+      if (id[i] >= options_.bypass_begin && id[i] < options_.bypass_end) {
+        state[i] = 2;
+      } else {
+        state[i] = lookup(id[i], target + i * row_bytes_) ? 1 : 0;
+      }
     }
   }
   std::vector<int64_t> positions;

@@ -70,6 +70,14 @@ TEST(CachedFeatureSource, StaticCacheHoldsTheGivenRowsAndBypassesTheLocalRange) 
   EXPECT_EQ(stats.bypassed, 1);  // 5
   EXPECT_EQ(backing.requested.load(), 2);
   EXPECT_EQ(cache.stats().hits, 0);
+  // All hits (in any order, repeated) take the in-memory table's gather.
+  const at::Tensor cached = ids_of({95, 99, 91, 95, 90});
+  backing.requested = 0;
+  EXPECT_TRUE(at::equal(cache.gather("feat", cached), table.index_select(0, cached)));
+  EXPECT_EQ(backing.requested.load(), 0);
+  // Ids outside the table are the backing source's to refuse.
+  EXPECT_THROW(cache.gather("feat", ids_of({99, 100})), Error);
+  EXPECT_THROW(cache.gather("feat", ids_of({-1, 99})), Error);
   // Other names pass through untouched.
   EXPECT_TRUE(at::equal(cache.gather("label", ids), ids));
 }

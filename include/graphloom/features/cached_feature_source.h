@@ -9,6 +9,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,7 +74,12 @@ class CachedFeatureSource : public FeatureSource {
   Shard& shard_of(int64_t row) const;
   // Copies the cached row into `target`; false when `row` is not cached.
   bool lookup(int64_t row, char* target) const;
-  void insert(int64_t row, const char* source) const;
+  // Static caches with a dense index: copies the cached rows of `id` into their rows of `out`
+  // by the in-memory table's gather, marking them 1 in `state` (the bypassed ones 2).
+  void copy_static_hits(const int64_t* id, int64_t n, at::Tensor& out,
+                        std::vector<uint8_t>& state) const;
+  // Caches `row` (unless it is already); returns its slot in its shard.
+  int32_t insert(int64_t row, const char* source) const;
 
   const FeatureSource& backing_;
   std::string name_;
@@ -83,6 +89,10 @@ class CachedFeatureSource : public FeatureSource {
   int64_t capacity_rows_ = 0;
   at::Tensor storage_;  // capacity_rows x row bytes
   std::vector<std::unique_ptr<Shard>> shards_;
+  // Static caches: the slot of every row of the table (-1: not cached), so that a lookup reads
+  // one int in a small array instead of a hash bucket (a random DRAM line); empty (the hash
+  // index then) when the array would be large beside the cache (dense_index_fits).
+  std::vector<int32_t> slot_of_row_;
   mutable std::atomic<int64_t> hits_{0}, misses_{0}, bypassed_{0};
 };
 
