@@ -95,13 +95,19 @@ BlockView BlockView::over_table(int64_t table_rows) const {
           edge_weights};
 }
 
-at::Tensor mean_weights(const BlockView& block, int64_t heads, at::ScalarType dtype) {
+at::Tensor mean_weights(const BlockView& block, Reduce reduce, int64_t heads,
+                        const at::TensorOptions& options) {
+  if (reduce != Reduce::kMean || !block.edge_weights.defined()) return at::empty({0}, options);
   GL_CHECK(block.edge_weights.numel() == block.num_edges(),
            "block edge_weights: expected {} values (one per edge), got {}", block.num_edges(),
            block.edge_weights.numel());
   // Constants of the batch: no gradient flows to them (the backward's weight gradient is the
   // sum's, not the mean's).
-  return block.edge_weights.detach().to(dtype).view({-1, 1}).expand({-1, heads}).contiguous();
+  return block.edge_weights.detach()
+      .to(options.dtype().toScalarType())
+      .view({-1, 1})
+      .expand({-1, heads})
+      .contiguous();
 }
 
 at::Tensor destination_rows(const BlockView& block, const at::Tensor& x) {
@@ -148,8 +154,8 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& input, Reduce red
         "aggregate: weight must be [E = {}] or [E, H = {}], got {}", block.num_edges(), x3.size(1),
         weight.sizes());
     w = weight.reshape({block.num_edges(), x3.size(1)}).to(x.scalar_type()).contiguous();
-  } else if (reduce == Reduce::kMean && block.edge_weights.defined()) {
-    w = mean_weights(block, x3.size(1), x.scalar_type());
+  } else {
+    w = mean_weights(block, reduce, x3.size(1), x.options());
   }
   const at::Tensor out = use_native_kernels(x3)
                              ? AggregateFunction::apply(x3, w, block.indptr, block.indices,

@@ -95,9 +95,7 @@ at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& input, R
   const BlockView edges = table ? block.over_table(x.size(0)) : block;
   const at::Tensor dst_rows = table ? block.source_rows.slice(0, 0, block.num_dst()).contiguous()
                                     : at::empty({0}, at::kLong);
-  const at::Tensor weight = reduce == Reduce::kMean && block.edge_weights.defined()
-                                ? mean_weights(block, 1, x.scalar_type())
-                                : at::empty({0}, x.options());
+  const at::Tensor weight = mean_weights(block, reduce, 1, x.options());
   return SelfAndNeighborsFunction::apply(x, dst_rows, weight, edges.indptr, edges.indices,
                                          edges.num_src, static_cast<int64_t>(reduce));
 }

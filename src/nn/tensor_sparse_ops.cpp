@@ -33,9 +33,7 @@ at::Tensor aggregate(const BlockView& block, const at::Tensor& x, Reduce reduce,
 at::Tensor self_and_neighbors(const BlockView& block, const at::Tensor& x, Reduce reduce) {
   const bool table = block.source_rows.defined();
   const BlockView edges = table ? block.over_table(x.size(0)) : block;
-  const at::Tensor weight = reduce == Reduce::kMean && block.edge_weights.defined()
-                                ? mean_weights(block, 1, x.scalar_type())
-                                : at::empty({0}, x.options());
+  const at::Tensor weight = mean_weights(block, reduce, 1, x.options());
   const at::Tensor neighbors =
       tensor_ops::aggregate(edges, x.unsqueeze(1), reduce, weight).squeeze(1);
   return at::cat({destination_rows(block, x), neighbors}, 1);

@@ -40,6 +40,7 @@ bool converged(double expected, double before) { return expected >= (1 - kTolera
 // the variance each must keep.
 struct RoundInputs {
   const CandidateRows& rows;
+  at::Tensor edge_row;      // int64 [edges]: each edge's row
   at::Tensor node_of_edge;  // int64 [edges], in [0, num_nodes)
   int64_t num_nodes;
   at::Tensor active;  // bool [rows]
@@ -109,7 +110,7 @@ void rounds_on_host(const RoundInputs& in, at::Tensor& c, at::Tensor& pi) {
 
 // The same rounds in tensor ops (any device): every row steps at once over all the edges.
 void rounds_with_tensor_ops(const RoundInputs& in, at::Tensor& c, at::Tensor& pi) {
-  const at::Tensor edge_row = row_of_edges(in.rows);
+  const at::Tensor& edge_row = in.edge_row;
   const at::Tensor target_or_one = at::where(in.active, in.target, at::ones_like(in.target));
   double expected_before = std::numeric_limits<double>::infinity();
   for (int64_t round = 0; round < in.limit; ++round) {
@@ -219,6 +220,7 @@ at::Tensor labor_inclusion_probabilities(const CandidateRows& rows, int64_t roun
   // Rows that solve for c: those that sample (fanout > 0) and have edges.
   const RoundInputs in{
       .rows = rows,
+      .edge_row = edge_row,
       .node_of_edge = node_of_edge.contiguous(),
       .num_nodes = num_nodes,
       .active = rows.fanouts.gt(0).logical_and(degree.gt(0)).contiguous(),

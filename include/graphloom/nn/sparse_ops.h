@@ -65,8 +65,11 @@ struct BlockView {
 // table's rows of the destinations (a gathered copy of those few).
 at::Tensor destination_rows(const BlockView& block, const at::Tensor& x);
 
-// block.edge_weights (which must be defined) as a contiguous [num_edges, heads] tensor of dtype.
-at::Tensor mean_weights(const BlockView& block, int64_t heads, at::ScalarType dtype);
+// The per-edge coefficients a `reduce` over the block applies: for a mean over a block with
+// edge_weights, those as a contiguous [num_edges, heads] tensor with x's options; otherwise an
+// empty tensor (the kernels' "no weights").
+at::Tensor mean_weights(const BlockView& block, Reduce reduce, int64_t heads,
+                        const at::TensorOptions& options);
 
 // out[d] = reduce over in-edges e = (s -> d) of weight[e] * x[s].
 //   x: [num_src, F] or [num_src, H, F] (float or double); weight: undefined or [E] / [E, H]
