@@ -115,6 +115,10 @@ Dataset import_movielens(const fs::path& dir, const MovieLensOptions& options) {
   input.edge_types =
       at::cat({at::full({m}, kRates, at::kChar), at::full({m}, kRatedBy, at::kChar),
                at::full({g}, kHasGenre, at::kChar), at::full({g}, kGenreOf, at::kChar)});
+  // Each rating edge carries its rating's time (temporal sampling reaches only a user's
+  // earlier ratings); genres are timeless: time 0, before every rating.
+  const at::Tensor train_times = dataset.edge_split_times.at("train");
+  input.edge_time = at::cat({train_times, train_times, at::zeros({2 * g}, at::kLong)});
   input.num_nodes = num_nodes;
   input.keep_edge_ids = false;
   dataset.graph = graph::csc_from_coo(input);

@@ -206,6 +206,11 @@ fs::path partition_feature_file(const fs::path& dir, int64_t part, const std::st
          fmt::format("feat_{}.npy", name);
 }
 
+bool has_edge_times(const fs::path& dir, int64_t part) {
+  return fs::exists(config_file(dir).parent_path() / fmt::format("part-{}", part) /
+                    "edge_time.npy");
+}
+
 Partition load_partition(const fs::path& path, int64_t part) {
   const PartitionInfo info = read_partition_info(path);
   GL_CHECK(part >= 0 && part < info.num_parts, "part {} is outside [0, {})", part, info.num_parts);

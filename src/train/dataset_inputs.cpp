@@ -59,12 +59,16 @@ graph::CscGraph sampled_graph(const io::Dataset& dataset, const TrainOptions& op
                               TaskKind task) {
   graph::CscGraph graph = graph_for_model(dataset.graph, options.model.kind, options.self_loops);
   if (!options.temporal) return graph;
-  if (task != TaskKind::kNodeClassification) {
-    throw OptionError("temporal", "temporal sampling is built for node classification only");
-  }
-  if (!dataset.node_timestamp.defined()) {
+  // Node seeds are sampled at their node_timestamp; link prediction's pairs at their own times,
+  // over a graph whose edges (or source nodes) have times.
+  if (task == TaskKind::kNodeClassification && !dataset.node_timestamp.defined()) {
     throw OptionError("temporal", fmt::format("needs each seed's time: dataset '{}' has no "
                                               "node_timestamp",
+                                              dataset.name));
+  }
+  if (!dataset.node_timestamp.defined() && !graph.edge_time.defined()) {
+    throw OptionError("temporal", fmt::format("needs the graph's times: dataset '{}' has neither "
+                                              "edge_timestamp nor node_timestamp",
                                               dataset.name));
   }
   return graph::sorted_by_time(graph, dataset.node_timestamp, graph.edge_time);
@@ -99,10 +103,7 @@ DatasetInputs::DatasetInputs(const io::Dataset& dataset, const TrainOptions& opt
     };
   }
   in.edge_splits = dataset.edge_splits;
-  if (const auto times = dataset.edge_split_times.find("train");
-      times != dataset.edge_split_times.end()) {
-    in.train_times = times->second;
-  }
+  in.edge_split_times = dataset.edge_split_times;
   if (task == TaskKind::kLinkPrediction) in.target = link_target(dataset);
   in.whole_graph = &dataset.graph;  // LightGCN and common neighbours: the plain graph
   if (options.feature_storage == FeatureStorage::kDisk) read_features_from_disk(dataset, options);

@@ -2,6 +2,7 @@
 // deduplicates its endpoints into one seed set, so each node is encoded once per batch however
 // many pairs it is in; scores are read off the seed embeddings by position. Validation is the
 // AUC of held-out pairs on embeddings of every node; the test adds Hits@K, MRR and full ranking.
+// Temporal runs (temporal_link.h) sample every pair, held-out ones too, just before its time.
 #include "graphloom/train/link_prediction.h"
 
 #include <spdlog/spdlog.h>
@@ -23,6 +24,8 @@
 #include "graphloom/train/link_ranking.h"
 #include "graphloom/train/trainer.h"
 #include "link_model.h"
+#include "link_scores.h"
+#include "temporal_link.h"
 
 namespace graphloom::train {
 namespace {
@@ -40,34 +43,6 @@ const at::Tensor& edge_split(const std::map<std::string, at::Tensor>& splits,
 
 const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& name) {
   return edge_split(inputs.edge_splits, inputs.name, name);
-}
-
-// Scores of pairs of rows `u`, `v` (any device) on the model's device, returned to the CPU: in
-// chunks on a GPU, so that evaluation over many pairs stays within its memory.
-at::Tensor scores_of_rows(LinkModel& model, const at::Tensor& u, const at::Tensor& v,
-                          const at::Tensor& v_ids) {
-  torch::NoGradGuard no_grad;
-  const c10::Device device = model.device();
-  if (device.is_cpu()) return model.score(u, v, v_ids);
-  constexpr int64_t kChunk = 1 << 16;
-  std::vector<at::Tensor> chunks;
-  for (int64_t begin = 0; begin < u.size(0); begin += kChunk) {
-    const int64_t length = std::min(kChunk, u.size(0) - begin);
-    chunks.push_back(model
-                         .score(u.narrow(0, begin, length).to(device),
-                                v.narrow(0, begin, length).to(device),
-                                v_ids.narrow(0, begin, length).to(device))
-                         .to(at::kFloat)
-                         .cpu());
-  }
-  return chunks.empty() ? at::empty({0}, at::kFloat) : at::cat(chunks);
-}
-
-// Scores of `pairs` [M, 2] from every node's embedding (on the CPU).
-at::Tensor pair_scores(LinkModel& model, const at::Tensor& embeddings, const at::Tensor& pairs) {
-  const at::Tensor dst = pairs.select(1, 1).contiguous();
-  return scores_of_rows(model, embeddings.index_select(0, pairs.select(1, 0)),
-                        embeddings.index_select(0, dst), dst);
 }
 
 // The width of a local embedding table as the encoder's input; 0: none (the servers hold a
@@ -125,6 +100,11 @@ class LinkPredictionTask : public Task {
   // input nodes on the host (placed rows are read by them).
   torch::Tensor encode(const sampling::MiniBatch& batch, const at::Tensor& host_input_nodes);
   at::Tensor embed_all();
+  // Scores of edge split `name`: from `embeddings` of every node, or (temporal) each pair
+  // encoded from blocks sampled just before its time.
+  at::Tensor split_scores(const std::string& name, const at::Tensor& embeddings);
+  // Scores of a host batch's pairs, without gradients (temporal evaluation).
+  at::Tensor score_batch(const sampling::MiniBatch& host_batch);
 
   const TaskNames names_{.items = "edges",
                          .validation_key = "val_auc",
@@ -156,6 +136,7 @@ class LinkPredictionTask : public Task {
   std::unique_ptr<sampling::ItemSampler> items_;
   std::unique_ptr<sampling::NegativeSampler> negatives_;
   std::unique_ptr<loader::DataLoader> loader_;
+  PairScoring scoring_;  // temporal evaluation's batches, built as the training batches are
   torch::Tensor input_;  // this batch's DistEmbedding rows, whose gradient after_step() sends
 };
 
@@ -174,6 +155,16 @@ LinkPredictionTask::LinkPredictionTask(const TrainingInputs& inputs, const Train
       device_graph_(lightgcn_ ? nullptr : placed_graph(inputs, options, device_)),
       sampler_(device_graph_ ? device_graph_.get() : inputs.graph, options.sampler_options()) {
   for (const char* name : {"valid", "valid_neg", "test", "test_neg"}) edge_split(inputs, name);
+  if (options.temporal) {
+    if (lightgcn_) {
+      throw OptionError("temporal",
+                        "samples each pair's past, and LightGCN samples nothing (use "
+                        "an encoder that samples: sage, gcn, gat, rgcn, rsage)");
+    }
+    for (const char* name : {"train", "valid", "valid_neg", "test", "test_neg"}) {
+      split_times(inputs, name);  // fails now, not after the first epoch
+    }
+  }
   GL_CHECK(!lightgcn_ || inputs.whole_graph != nullptr,
            "LightGCN propagates over the whole graph, which '{}' does not hold in one process "
            "(use an encoder that samples: sage, gcn, gat, rgcn, rsage)",
@@ -252,8 +243,13 @@ void LinkPredictionTask::make_loader(int64_t embed_dim) {
     return inputs_.train_rows.defined() && all.defined() ? all.index_select(0, inputs_.train_rows)
                                                          : all;
   };
+  // Temporal items are (src, dst, time) rows, each pair sampled just before its time.
+  const at::Tensor items =
+      options_.temporal
+          ? at::cat({train_pairs_, sampled_before(split_times(inputs_, "train")).unsqueeze(1)}, 1)
+          : train_pairs_;
   items_ = std::make_unique<sampling::ItemSampler>(
-      share(train_pairs_),
+      share(items),
       sampling::ItemSamplerOptions{.batch_size = options_.batch_size,
                                    .shuffle = true,
                                    .rank = split_here ? group_->rank() : 0,
@@ -270,6 +266,7 @@ void LinkPredictionTask::make_loader(int64_t embed_dim) {
           .negatives_per_pair = link_.negatives,
           .negative_seed = options_.seed,
           .negative_stream = data_parallel(group_) ? static_cast<uint64_t>(group_->rank()) : 0,
+          .timed_items = options_.temporal,
           .neighbors = lightgcn_ ? nullptr : &sampler_,
           .features = inputs_.rows},
       loader::DataLoaderOptions{.num_workers = options_.num_workers,
@@ -278,6 +275,14 @@ void LinkPredictionTask::make_loader(int64_t embed_dim) {
                                                                  : std::vector<std::string>{},
                                 .label_name = "",
                                 .pin_memory = device_.is_cuda()});
+  scoring_ = {.sampler = &sampler_,
+              .features = inputs_.rows,
+              .feature_names =
+                  gather_features ? std::vector<std::string>{"feat"} : std::vector<std::string>{},
+              .batch_size = options_.batch_size,
+              .num_workers = options_.num_workers,
+              .prefetch = options_.prefetch,
+              .group = group_};
 }
 
 torch::Tensor LinkPredictionTask::encode(const sampling::MiniBatch& batch,
@@ -353,20 +358,48 @@ at::Tensor LinkPredictionTask::embed_all() {
                              options_.progress, group_);
 }
 
+at::Tensor LinkPredictionTask::score_batch(const sampling::MiniBatch& host_batch) {
+  torch::NoGradGuard no_grad;
+  const sampling::MiniBatch batch = sampling::to_device(host_batch, device_);
+  const AutocastScope autocast(options_.precision, device_);
+  const torch::Tensor h = encode(batch, host_batch.input_nodes());
+  const int64_t count = batch.pairs.num_pairs();
+  const at::Tensor& position = batch.pairs.position;
+  return nn::full_precision(model_->score(h.index_select(0, position.slice(0, 0, count)),
+                                          h.index_select(0, position.slice(0, count, 2 * count)),
+                                          batch.pairs.dst))
+      .cpu();
+}
+
+at::Tensor LinkPredictionTask::split_scores(const std::string& name, const at::Tensor& embeddings) {
+  const at::Tensor& pairs = edge_split(inputs_, name);
+  if (!options_.temporal) return pair_scores(*model_, embeddings, pairs);
+  const bool was_training = model_->is_training();
+  model_->eval();
+  at::Tensor scores = scores_at_pair_times(
+      pairs, split_times(inputs_, name), scoring_,
+      [this](const sampling::MiniBatch& host_batch) { return score_batch(host_batch); });
+  if (was_training) model_->train();
+  return scores;
+}
+
 Validation LinkPredictionTask::validate() {
-  const at::Tensor embeddings = embed_all();
+  // Temporal runs sample each pair at its time instead of embedding every node.
+  const at::Tensor embeddings = options_.temporal ? at::Tensor() : embed_all();
   Validation validation;
-  validation.score = roc_auc(pair_scores(*model_, embeddings, edge_split(inputs_, "valid")),
-                             pair_scores(*model_, embeddings, edge_split(inputs_, "valid_neg")));
+  validation.score =
+      roc_auc(split_scores("valid", embeddings), split_scores("valid_neg", embeddings));
   return validation;
 }
 
 void LinkPredictionTask::test() {
+  // Full ranking scores every candidate for every query from one embedding of each node: with
+  // temporal sampling too, that of the whole training graph (every training edge usable).
   const at::Tensor embeddings = embed_all();
   const at::Tensor& test_pos = edge_split(inputs_, "test");
   const at::Tensor& test_neg = edge_split(inputs_, "test_neg");
-  const at::Tensor positive = pair_scores(*model_, embeddings, test_pos);
-  const at::Tensor negative = pair_scores(*model_, embeddings, test_neg);
+  const at::Tensor positive = split_scores("test", embeddings);
+  const at::Tensor negative = split_scores("test_neg", embeddings);
   figures.test_auc = roc_auc(positive, negative);
   figures.test_hits = hits_at_k(positive, negative, link_.hits_k);
   figures.test_mrr = mean_reciprocal_rank(positive, negative);

@@ -13,13 +13,14 @@ at::Tensor recency_weights(const TrainingInputs& inputs, double half_life_days) 
     throw OptionError("recency_half_life_days",
                       fmt::format("must be positive (days), got {}", half_life_days));
   }
-  if (!inputs.train_times.defined()) {
+  const auto timed = inputs.edge_split_times.find("train");
+  if (timed == inputs.edge_split_times.end()) {
     throw OptionError("recency_half_life_days",
                       fmt::format("needs the time of every training pair, which '{}' does not "
                                   "have (a MovieLens import has them, and so do its partitions)",
                                   inputs.name));
   }
-  const at::Tensor& times = inputs.train_times;
+  const at::Tensor& times = timed->second;
   const auto found = inputs.edge_splits.find("train");
   GL_CHECK(found != inputs.edge_splits.end(), "'{}' has no 'train' edge split", inputs.name);
   const at::Tensor& train = found->second;

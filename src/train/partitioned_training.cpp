@@ -74,7 +74,15 @@ PartitionedInputs::PartitionedInputs(const PartitionedJob& job, const TrainOptio
   } else {
     add_node_items(job);
   }
-  if (options.temporal) {
+  if (options.temporal && link) {
+    // Pairs are sampled at their own times, over parts whose columns the partitioner sorted by
+    // time.
+    if (!partition::has_edge_times(cluster_.partition_dir(), job.machine)) {
+      throw OptionError("temporal", fmt::format("partition '{}' has no edge times: partition a "
+                                                "dataset with edge_timestamp or node_timestamp",
+                                                cluster_.partition_dir().string()));
+    }
+  } else if (options.temporal) {
     // The servers sample each part's columns in time order; the seeds' times are pulled from
     // their owners as labels are.
     if (!graph.has("node_timestamp")) {
@@ -135,7 +143,9 @@ void PartitionedInputs::add_link_items(const PartitionedJob& job) {
   const at::Tensor& train = in.edge_splits.at("train");
   in.train_rows = cluster_.split_items(train.select(1, 1).contiguous(), job.local_rank,
                                        job.trainers_per_part, {.force_even = job.force_even});
-  in.train_times = partition::load_partition_edge_split_times(dir, info, "train");
+  for (const std::string& name : info.edge_split_times) {
+    in.edge_split_times[name] = partition::load_partition_edge_split_times(dir, info, name);
+  }
   spdlog::info("machine {} trainer {}: {} training pairs (edge_split{})", job.machine,
                job.local_rank, in.train_rows.size(0), job.force_even ? ", even" : "");
   // A node type's ids are one range per part: the candidates are the union of those ranges.

@@ -82,11 +82,6 @@ void TrainJob::validate() const {
   if (options.resume && options.checkpoint.empty()) {
     throw OptionError("resume", "needs `checkpoint` FILE");
   }
-  if (options.temporal && task != TaskKind::kNodeClassification) {
-    throw OptionError("temporal",
-                      "temporal sampling is built for node classification (not link prediction "
-                      "yet)");
-  }
   const bool cached = cluster.cache_policy != features::CachePolicy::kNone;
   if (cached && cluster.cache_bytes == 0) {
     throw OptionError("cache_policy", fmt::format("{} needs `cache_size` (e.g. 256M)",

@@ -184,7 +184,8 @@ TEST(PartitionedTrainingCli, TypedLinkPredictionOnTwoMachines) {
 }
 
 // Time-aware link prediction on two machines: the partitions carry the ratings' times, so the
-// temporal split trains as on one machine and beats plain popularity.
+// temporal split trains as on one machine, each pair sampled from its past on the servers
+// (--temporal), and beats plain popularity.
 TEST(PartitionedTrainingCli, TimeAwareLinkPredictionOnTwoMachines) {
   GL_REQUIRE_SHARED_DATASET(movielens, "movielens_small");
   TempDir dir;
@@ -195,7 +196,7 @@ TEST(PartitionedTrainingCli, TimeAwareLinkPredictionOnTwoMachines) {
       dir, "ml",
       "--task link --model rsage --fanouts 10,10 --epochs 5 --hidden 64 --lr 0.01 "
       "--eval-every 5 --batch-size 1024 --scorer dot --loss bpr --negatives 4 --dropout 0 "
-      "--recency-half-life 500 --popularity-prior",
+      "--recency-half-life 500 --popularity-prior --temporal",
       "");
   std::smatch match;
   ASSERT_TRUE(std::regex_search(
@@ -206,6 +207,9 @@ TEST(PartitionedTrainingCli, TimeAwareLinkPredictionOnTwoMachines) {
   EXPECT_GT(std::stod(match[1]), 1.3 * std::stod(match[3])) << output;
   EXPECT_GT(std::stod(match[2]), 1.15 * std::stod(match[4])) << output;
   std::cout << "time-aware movielens on two machines: " << match[0] << "\n";
+  std::smatch auc;
+  ASSERT_TRUE(std::regex_search(output, auc, std::regex("test AUC ([0-9.]+)"))) << output;
+  EXPECT_GT(std::stod(auc[1]), 0.6) << output;  // each pair scored from its past on the servers
 }
 
 TEST(PartitionedTrainingCli, CoraOnTwoMachinesWithinTwoPointsOfOneMachine) {

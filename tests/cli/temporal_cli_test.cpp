@@ -58,9 +58,12 @@ TEST(CliTemporal, RelationalModelsOnATypedGraphCannotReadTheFutureEither) {
 TEST(CliTemporal, WhatItCannotServeIsRefusedByName) {
   TempDir dir;
   ASSERT_EQ(run_graphloom("generate planted --num-nodes 500 --out g", dir.path()).exit_code, 0);
-  for (const char* flags :
-       {"--data g --temporal",  // no node_timestamp
-        "--data g --temporal --sampler labor", "--data g --temporal --task link"}) {
+  ASSERT_EQ(run_graphloom("convert --from graphloom g g-link --link-split 0.05,0.1", dir.path())
+                .exit_code,
+            0);
+  for (const char* flags : {"--data g --temporal",  // no node_timestamp
+                            "--data g --temporal --sampler labor",
+                            "--data g-link --temporal --task link"}) {  // no edge or node times
     const CommandResult result =
         run_graphloom(std::string("train --epochs 1 --no-progress ") + flags, dir.path());
     EXPECT_EQ(result.exit_code, 2) << flags << "\n" << result.output;

@@ -19,11 +19,11 @@ TEST(LinkPriors, RecencyWeightsHalveEveryHalfLifeBeforeTheLatestPair) {
             }).find("recency_half_life_days needs the time of every training pair"),
             std::string::npos);
   constexpr int64_t kDay = 86400;
-  inputs.train_times = at::tensor({20 * kDay, 0 * kDay, 10 * kDay}, at::kLong);
+  inputs.edge_split_times["train"] = at::tensor({20 * kDay, 0 * kDay, 10 * kDay}, at::kLong);
   EXPECT_TRUE(at::allclose(recency_weights(inputs, 10), at::tensor({1.0, 0.25, 0.5}, at::kDouble)));
   EXPECT_NE(testing::error_of([&] { recency_weights(inputs, -1); }).find("must be positive"),
             std::string::npos);
-  inputs.train_times = at::zeros({2}, at::kLong);
+  inputs.edge_split_times["train"] = at::zeros({2}, at::kLong);
   EXPECT_NE(testing::error_of([&] {
               recency_weights(inputs, 10);
             }).find("2 training pair times for 3 training pairs"),

@@ -109,6 +109,10 @@ std::filesystem::path partition_feature_file(const std::filesystem::path& dir, i
 at::Tensor load_partition_split(const std::filesystem::path& dir, const PartitionInfo& info,
                                 int64_t part, const std::string& split);
 
+// Whether part `part` of the partition at `dir` has its columns sorted by time, with each
+// edge's usable-from time (edge_time.npy): what temporal sampling on its servers needs.
+bool has_edge_times(const std::filesystem::path& dir, int64_t part);
+
 // Typed partitions: the node type of every relabelled id (int64 [num_nodes]), from
 // node_type_ranges; undefined for a homogeneous graph.
 at::Tensor relabelled_node_types(const PartitionInfo& info);

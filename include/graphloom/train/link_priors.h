@@ -10,8 +10,8 @@
 namespace graphloom::train {
 
 // The training pairs' weights for `half_life_days`: 2^(-age / half-life), 1 for the latest
-// pair; undefined when `half_life_days` is 0. Needs inputs.train_times for all of
-// edge_splits["train"].
+// pair; undefined when `half_life_days` is 0. Needs inputs.edge_split_times["train"] for all
+// of edge_splits["train"].
 at::Tensor recency_weights(const TrainingInputs& inputs, double half_life_days);
 
 // double [num_nodes]: the summed weight of the pairs each node is the destination of, or

@@ -57,8 +57,9 @@ struct TrainingInputs {
   // This trainer's share of edge_splits["train"] (edge_split) as int64 row positions, or
   // undefined: the ranks split the training pairs among themselves.
   at::Tensor train_rows;
-  // int64 time of each pair of edge_splits["train"] (Dataset::edge_split_times), or undefined.
-  at::Tensor train_times;
+  // The int64 time of each pair of those splits that have times (Dataset::edge_split_times):
+  // recency weights read "train"'s, temporal link prediction every split's it samples.
+  std::map<std::string, at::Tensor> edge_split_times;
   LinkTarget target;
   // The whole graph in this process (one machine): LightGCN propagates over it and the
   // common-neighbour baseline counts on it. Null on a partitioned graph.
