@@ -45,6 +45,24 @@ auto for_each_chunk(int64_t count, int64_t chunk, Call&& call) {
   return ordered;
 }
 
+// The picks of consecutive seed ranges as the picks of their union.
+sampling::SampledEdges concatenated(std::vector<sampling::SampledEdges> parts) {
+  if (parts.size() == 1) return std::move(parts[0]);
+  std::vector<at::Tensor> indptrs{at::zeros({1}, at::kLong)}, neighbors, edge_ids, edge_types;
+  int64_t offset = 0;
+  for (const sampling::SampledEdges& part : parts) {
+    indptrs.push_back(part.indptr.slice(0, 1) + offset);
+    neighbors.push_back(part.neighbors);
+    if (part.edge_ids.defined()) edge_ids.push_back(part.edge_ids);
+    if (part.edge_types.defined()) edge_types.push_back(part.edge_types);
+    offset += part.neighbors.numel();
+  }
+  sampling::SampledEdges out{at::cat(indptrs), at::cat(neighbors)};
+  if (!edge_ids.empty()) out.edge_ids = at::cat(edge_ids);
+  if (!edge_types.empty()) out.edge_types = at::cat(edge_types);
+  return out;
+}
+
 }  // namespace
 
 struct GraphClient::Impl {
@@ -93,6 +111,9 @@ struct GraphClient::Impl {
       if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
           status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
         throw ServerUnavailable(message);
+      }
+      if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        throw MessageTooLarge(message);
       }
       throw Error(message);
     }
@@ -173,8 +194,9 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
   const int64_t pick_bytes = options.edge_ids ? 24 : 16;
   const int64_t chunk_seeds =
       std::clamp<int64_t>(chunk_bytes() / (pick_bytes * picks + 8), 64, kMaxSampleChunkSeeds);
-  auto sample_chunk = [&](int64_t begin) {
-    const at::Tensor chunk = all.slice(0, begin, std::min(all.numel(), begin + chunk_seeds));
+  // One call for the seeds [begin, begin + count).
+  auto sample_call = [&](int64_t begin, int64_t count) {
+    const at::Tensor chunk = all.slice(0, begin, begin + count);
     rpc::SampleRequest request;
     request.set_seeds(to_bytes(chunk));
     request.set_fanout(fanout);
@@ -201,22 +223,22 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
         impl_->raw_call(address_, "SampleNeighbors", *impl_->raw_sample, request), chunk.numel(),
         options.edge_ids, what);
   };
-  std::vector<sampling::SampledEdges> chunks =
-      for_each_chunk(all.numel(), chunk_seeds, sample_chunk);
-  if (chunks.size() == 1) return std::move(chunks[0]);
-  std::vector<at::Tensor> indptrs{at::zeros({1}, at::kLong)}, neighbors, edge_ids, edge_types;
-  int64_t offset = 0;
-  for (const sampling::SampledEdges& chunk : chunks) {
-    indptrs.push_back(chunk.indptr.slice(0, 1) + offset);
-    neighbors.push_back(chunk.neighbors);
-    if (chunk.edge_ids.defined()) edge_ids.push_back(chunk.edge_ids);
-    if (chunk.edge_types.defined()) edge_types.push_back(chunk.edge_types);
-    offset += chunk.neighbors.numel();
-  }
-  sampling::SampledEdges out{at::cat(indptrs), at::cat(neighbors)};
-  if (!edge_ids.empty()) out.edge_ids = at::cat(edge_ids);
-  if (!edge_types.empty()) out.edge_types = at::cat(edge_types);
-  return out;
+  // The budget above guesses all-neighbor picks (hubs pass it): an answer refused as too large
+  // is asked for again in halves, down to single seeds. Each seed's picks come from its own
+  // random stream, so the halves answer what the whole would have.
+  std::function<sampling::SampledEdges(int64_t, int64_t)> sample_range = [&](int64_t begin,
+                                                                             int64_t count) {
+    try {
+      return sample_call(begin, count);
+    } catch (const MessageTooLarge&) {
+      if (count == 1) throw;
+      const int64_t half = count / 2;
+      return concatenated({sample_range(begin, half), sample_range(begin + half, count - half)});
+    }
+  };
+  return concatenated(for_each_chunk(all.numel(), chunk_seeds, [&](int64_t begin) {
+    return sample_range(begin, std::min(chunk_seeds, all.numel() - begin));
+  }));
 }
 
 void GraphClient::pull_into(const std::string& name, const at::Tensor& ids,

@@ -2,7 +2,8 @@
 // answers a payload that does not decode with INVALID_ARGUMENT naming the method; sampling
 // requests whose answer would pass the message limit or the request budget (fanouts at the
 // int64 edges, a hub asked for millions of times) are refused with RESOURCE_EXHAUSTED naming the
-// limit, before the server allocates; and the server answers valid requests correctly after.
+// limit, before the server allocates; a client asks for a refused answer again in halves; and
+// the server answers valid requests correctly after.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -109,6 +110,31 @@ TEST_F(RequestLimitsTest, AnAnswerOverTheBudgetIsRefusedBeforeItIsBuilt) {
   // With replacement at the largest fanout: one seed fits no 1 MiB answer.
   const RawReply one = sample(at::zeros({1}, at::kLong), 1 << 20, true);
   EXPECT_EQ(one.code, grpc::StatusCode::RESOURCE_EXHAUSTED) << one.message;
+  expect_valid_sampling_still_correct();
+}
+
+// All-neighbor picks (fanout -1: LABOR-*, full-neighbor inference) are budgeted by a guess,
+// which a part's hubs pass: the client asks again in halves and gets what the whole asked for.
+TEST_F(RequestLimitsTest, AClientAsksForAnAnswerOverTheLimitInHalves) {
+  const int64_t hub = part_->graph.in_degrees().argmax().item<int64_t>();
+  const at::Tensor seeds = at::full({20000}, hub + part_->node_begin, at::kLong);
+  // 14 neighbors a seed: 5,000 seeds (fewer than the client's 32-pick guess puts in one call)
+  // already pass the 1 MiB answer.
+  EXPECT_EQ(sample(seeds.slice(0, 0, 5000), -1, false).code, grpc::StatusCode::RESOURCE_EXHAUSTED);
+  const GraphClient client(server_->address(), {.token = testing::kClusterToken});
+  const sampling::SampleOptions options{.random_key = 3};
+  const sampling::SampledEdges served = client.sample_neighbors(seeds, -1, options);
+  const sampling::SampledEdges expected =
+      sample_part_neighbors(*part_, 0, seeds, -1, options, "part 0");
+  EXPECT_TRUE(at::equal(served.indptr, expected.indptr));
+  EXPECT_TRUE(at::equal(served.neighbors, expected.neighbors));
+  EXPECT_TRUE(at::equal(served.edge_ids, expected.edge_ids));
+  // What one seed cannot fit stays refused, naming the limit.
+  const std::string message = testing::error_of(
+      [&] { client.sample_neighbors(seeds.slice(0, 0, 1), 1 << 20, {.replace = true}); });
+  EXPECT_NE(message.find("max_message_bytes"), std::string::npos) << message;
+  EXPECT_THROW(client.sample_neighbors(seeds.slice(0, 0, 1), 1 << 20, {.replace = true}),
+               MessageTooLarge);
   expect_valid_sampling_still_correct();
 }
 

@@ -112,6 +112,13 @@ class ServerUnavailable : public Error {
   using Error::Error;
 };
 
+// A call refused as too large (RESOURCE_EXHAUSTED: the server's message limit or request
+// budget, or this client's message limit): the same work in smaller calls may pass.
+class MessageTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
 class GraphClient : public PartClient {
  public:
   GraphClient(std::string address, ClientOptions options);
