@@ -172,10 +172,10 @@ void add_train_flags(CLI::App* cmd, train::TrainOptions& o) {
                 "Temporal sampling (PyG's time_attr): each seed, at its node_timestamp, reaches "
                 "only neighbors (and edges, with edge_timestamp) no later than it, at every "
                 "hop, in training and in evaluation (then sampled). Node classification, "
-                "or --task link: each pair (its negatives too) at its edge_split_times time, "
-                "reaching only edges before it (the pair's own not yet), held-out pairs "
-                "likewise (negatives without times take their positive's). Local or "
-                "partitioned, --sampler neighbor");
+                "or --task link (needs edge_timestamp): each pair (its negatives too) at its "
+                "edge_split_times time, reaching only edges before it (the pair's own not "
+                "yet), held-out pairs likewise (a negative without a time takes that of the "
+                "positive at its position). Local or partitioned, --sampler neighbor");
   add_enum_option(cmd, "--temporal-strategy", o.temporal_strategy,
                   "--temporal: uniform picks --fanouts of the usable neighbors at random; last "
                   "takes the most recent ones");

@@ -66,9 +66,11 @@ graph::CscGraph sampled_graph(const io::Dataset& dataset, const TrainOptions& op
                                               "node_timestamp",
                                               dataset.name));
   }
-  if (!dataset.node_timestamp.defined() && !graph.edge_time.defined()) {
-    throw OptionError("temporal", fmt::format("needs the graph's times: dataset '{}' has neither "
-                                              "edge_timestamp nor node_timestamp",
+  // A pair's blocks must not reach its own edge: with node times alone an edge is usable from
+  // its source's time, which may come long before the pair's.
+  if (task == TaskKind::kLinkPrediction && !graph.edge_time.defined()) {
+    throw OptionError("temporal", fmt::format("samples each pair before its edge's time: dataset "
+                                              "'{}' has no edge_timestamp",
                                               dataset.name));
   }
   return graph::sorted_by_time(graph, dataset.node_timestamp, graph.edge_time);

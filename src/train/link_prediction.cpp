@@ -45,6 +45,22 @@ const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& na
   return edge_split(inputs.edge_splits, inputs.name, name);
 }
 
+// The model in eval mode for a scope, back in its mode after it (on an exception too).
+class EvalModeScope {
+ public:
+  explicit EvalModeScope(torch::nn::Module& model)
+      : model_(model), was_training_(model.is_training()) {
+    model_.eval();
+  }
+  ~EvalModeScope() { model_.train(was_training_); }
+  EvalModeScope(const EvalModeScope&) = delete;
+  EvalModeScope& operator=(const EvalModeScope&) = delete;
+
+ private:
+  torch::nn::Module& model_;
+  bool was_training_;
+};
+
 // The width of a local embedding table as the encoder's input; 0: none (the servers hold a
 // DistEmbedding, or the "feat" rows are the input).
 int64_t local_embed_dim(const TrainingInputs& inputs, const LinkOptions& link, bool lightgcn) {
@@ -374,13 +390,10 @@ at::Tensor LinkPredictionTask::score_batch(const sampling::MiniBatch& host_batch
 at::Tensor LinkPredictionTask::split_scores(const std::string& name, const at::Tensor& embeddings) {
   const at::Tensor& pairs = edge_split(inputs_, name);
   if (!options_.temporal) return pair_scores(*model_, embeddings, pairs);
-  const bool was_training = model_->is_training();
-  model_->eval();
-  at::Tensor scores = scores_at_pair_times(
+  const EvalModeScope eval(*model_);
+  return scores_at_pair_times(
       pairs, split_times(inputs_, name), scoring_,
       [this](const sampling::MiniBatch& host_batch) { return score_batch(host_batch); });
-  if (was_training) model_->train();
-  return scores;
 }
 
 Validation LinkPredictionTask::validate() {

@@ -148,8 +148,10 @@ TEST(TemporalLink, WhatItCannotSampleIsRefusedByName) {
   data = timed_planted();
   data.graph.edge_time = at::Tensor();
   message = testing::error_of([&] { train_link_prediction(data, temporal_link_options(), {}); });
-  EXPECT_NE(message.find("neither edge_timestamp nor node_timestamp"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("has no edge_timestamp"), std::string::npos) << message;
+  data.node_timestamp = at::zeros({data.num_nodes()}, at::kLong);  // node times are not enough
+  message = testing::error_of([&] { train_link_prediction(data, temporal_link_options(), {}); });
+  EXPECT_NE(message.find("has no edge_timestamp"), std::string::npos) << message;
 }
 
 }  // namespace

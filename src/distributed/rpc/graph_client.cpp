@@ -225,13 +225,18 @@ sampling::SampledEdges GraphClient::sample_neighbors(const at::Tensor& seeds, in
   };
   // The budget above guesses all-neighbor picks (hubs pass it): an answer refused as too large
   // is asked for again in halves, down to single seeds. Each seed's picks come from its own
-  // random stream, so the halves answer what the whole would have.
+  // random stream, so the halves answer what the whole would have. A fanout that no single
+  // seed can be answered with is refused here, before any call.
+  if (options.replace && fanout > sampling::kMaxReplacementFanout) {
+    throw LimitError("fanout", fmt::format("with replacement must be at most {}, got {}",
+                                           sampling::kMaxReplacementFanout, fanout));
+  }
   std::function<sampling::SampledEdges(int64_t, int64_t)> sample_range = [&](int64_t begin,
                                                                              int64_t count) {
     try {
       return sample_call(begin, count);
     } catch (const MessageTooLarge&) {
-      if (count == 1) throw;
+      if (count <= 1) throw;
       const int64_t half = count / 2;
       return concatenated({sample_range(begin, half), sample_range(begin + half, count - half)});
     }

@@ -135,6 +135,8 @@ TEST_F(RequestLimitsTest, AClientAsksForAnAnswerOverTheLimitInHalves) {
   EXPECT_NE(message.find("max_message_bytes"), std::string::npos) << message;
   EXPECT_THROW(client.sample_neighbors(seeds.slice(0, 0, 1), 1 << 20, {.replace = true}),
                MessageTooLarge);
+  // A fanout no seed can be answered with is refused before any call (not halved 20,000 times).
+  EXPECT_THROW(client.sample_neighbors(seeds, (1 << 20) + 1, {.replace = true}), LimitError);
   expect_valid_sampling_still_correct();
 }
 
