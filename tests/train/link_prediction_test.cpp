@@ -7,30 +7,14 @@
 #include "graphloom/io/generators.h"
 #include "graphloom/io/link_splits.h"
 #include "graphloom/train/link_prediction.h"
+#include "link_fixtures.h"
 #include "support/test_support.h"
 
 namespace graphloom::train {
 namespace {
 
-io::Dataset split_planted() {
-  io::Dataset data = io::generate_planted(
-      {.num_nodes = 2000, .num_classes = 5, .avg_degree = 10, .feat_dim = 16, .seed = 4});
-  data.directed = false;
-  return io::make_link_splits(data, {.valid_fraction = 0.05, .test_fraction = 0.1, .seed = 1});
-}
-
-TrainOptions quick_link_options() {
-  TrainOptions options;
-  options.model.kind = nn::ModelKind::kSage;
-  options.model.hidden = 32;
-  options.model.dropout = 0.0;
-  options.fanouts = {5, 5};
-  options.batch_size = 256;
-  options.epochs = 8;
-  options.lr = 0.01;
-  options.progress = false;
-  return options;
-}
+using link_fixtures::quick_link_options;
+using link_fixtures::split_planted;
 
 TEST(LinkPrediction, BeatsCommonNeighboursWithFeaturesAndWithEmbeddings) {
   const io::Dataset data = split_planted();

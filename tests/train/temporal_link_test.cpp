@@ -9,10 +9,9 @@
 #include "graphloom/base/error.h"
 #include "graphloom/graph/build.h"
 #include "graphloom/graph/temporal.h"
-#include "graphloom/io/generators.h"
-#include "graphloom/io/link_splits.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "graphloom/train/link_prediction.h"
+#include "link_fixtures.h"
 #include "support/test_support.h"
 #include "temporal_link.h"  // internal to the train module
 
@@ -98,10 +97,7 @@ at::Tensor time_of_pair(const at::Tensor& u, const at::Tensor& v) {
 }
 
 io::Dataset timed_planted() {
-  io::Dataset data = io::generate_planted(
-      {.num_nodes = 2000, .num_classes = 5, .avg_degree = 10, .feat_dim = 16, .seed = 4});
-  data.directed = false;
-  data = io::make_link_splits(data, {.valid_fraction = 0.05, .test_fraction = 0.1, .seed = 1});
+  io::Dataset data = link_fixtures::split_planted();
   data.graph.edge_time =
       time_of_pair(data.graph.indices.to(at::kLong), data.graph.destinations().to(at::kLong));
   for (const char* name : {"train", "valid", "test"}) {
@@ -112,15 +108,8 @@ io::Dataset timed_planted() {
 }
 
 TrainOptions temporal_link_options() {
-  TrainOptions options;
-  options.model.kind = nn::ModelKind::kSage;
-  options.model.hidden = 32;
-  options.model.dropout = 0.0;
-  options.fanouts = {5, 5};
-  options.batch_size = 256;
+  TrainOptions options = link_fixtures::quick_link_options();
   options.epochs = 6;
-  options.lr = 0.01;
-  options.progress = false;
   options.temporal = true;
   return options;
 }
