@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "eval_mode.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/progress.h"
 #include "graphloom/features/tensor_feature_source.h"
@@ -49,8 +50,7 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
                               const RowReader& inputs, int64_t batch_size, bool show_progress,
                               distributed::ProcessGroup* group, const LayerOutputFactory& outputs) {
   GL_CHECK(batch_size > 0, "inference batch size must be positive, got {}", batch_size);
-  const bool was_training = model.is_training();
-  model.eval();
+  const EvalModeScope eval(model);
   torch::NoGradGuard no_grad;
   // Nothing reads edge ids; without them remote parts send half the bytes.
   const sampling::NeighborSampler full(&source, {.fanouts = {-1}, .edge_ids = false});
@@ -92,7 +92,6 @@ RowReader layerwise_inference(nn::GnnModel& model, const sampling::NeighborSourc
     out.finish();
     layer_inputs = out.read;
   }
-  if (was_training) model.train();
   return layer_inputs;
 }
 

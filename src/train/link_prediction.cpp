@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "device_placement.h"
+#include "eval_mode.h"
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
 #include "graphloom/graph/link_heuristics.h"
@@ -44,22 +45,6 @@ const at::Tensor& edge_split(const std::map<std::string, at::Tensor>& splits,
 const at::Tensor& edge_split(const TrainingInputs& inputs, const std::string& name) {
   return edge_split(inputs.edge_splits, inputs.name, name);
 }
-
-// The model in eval mode for a scope, back in its mode after it (on an exception too).
-class EvalModeScope {
- public:
-  explicit EvalModeScope(torch::nn::Module& model)
-      : model_(model), was_training_(model.is_training()) {
-    model_.eval();
-  }
-  ~EvalModeScope() { model_.train(was_training_); }
-  EvalModeScope(const EvalModeScope&) = delete;
-  EvalModeScope& operator=(const EvalModeScope&) = delete;
-
- private:
-  torch::nn::Module& model_;
-  bool was_training_;
-};
 
 // The width of a local embedding table as the encoder's input; 0: none (the servers hold a
 // DistEmbedding, or the "feat" rows are the input).

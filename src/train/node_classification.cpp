@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "device_placement.h"
+#include "eval_mode.h"
 #include "graphloom/base/device.h"
 #include "graphloom/base/error.h"
 #include "graphloom/distributed/graph/dist_graph.h"
@@ -31,7 +32,7 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
                           const RowReader& input_rows, const at::Tensor& nodes, int64_t batch_size,
                           distributed::ProcessGroup* group, const RowReader& node_times) {
   torch::NoGradGuard no_grad;
-  model.eval();
+  const EvalModeScope eval(model);
   const int64_t n = nodes.numel();
   const auto [first, last] = data_parallel(group)
                                  ? distributed::rank_share(n, group->rank(), group->world_size())
@@ -48,7 +49,6 @@ at::Tensor sampled_logits(nn::GnnModel& model, const sampling::NeighborSampler& 
             model.forward(batch.blocks, input_rows(batch.input_nodes().cpu()).to(model.device())));
   }
   if (data_parallel(group)) group->allreduce(out);
-  model.train();
   return out;
 }
 

@@ -194,8 +194,8 @@ TEST(PartitionedTrainingCli, TimeAwareLinkPredictionOnTwoMachines) {
       0);
   const std::string output = train_partitioned(
       dir, "ml",
-      "--task link --model rsage --fanouts 10,10 --epochs 5 --hidden 64 --lr 0.01 "
-      "--eval-every 5 --batch-size 1024 --scorer dot --loss bpr --negatives 4 --dropout 0 "
+      "--task link --model rsage --fanouts 10,10 --epochs 2 --hidden 64 --lr 0.01 "
+      "--eval-every 2 --batch-size 1024 --scorer dot --loss bpr --negatives 4 --dropout 0 "
       "--recency-half-life 500 --popularity-prior --temporal",
       "");
   std::smatch match;
