@@ -67,6 +67,7 @@ void build_segment(const Weight* weight, int64_t degree, int64_t* table) {
 CscGraph with_weight_alias(const CscGraph& graph) {
   CscGraph out = graph;
   out.weight_alias = at::Tensor();
+  out.weight_alias_all_positive = false;
   if (!graph.has_weights()) return out;
   const int64_t edges = graph.num_edges();
   GL_CHECK(graph.weights.numel() == edges,
@@ -99,6 +100,8 @@ CscGraph with_weight_alias(const CscGraph& graph) {
     }
     return 0;
   });
+  // keep > 0 exactly where the weight is positive (NaN is not).
+  out.weight_alias_all_positive = (graph.weights > 0).all().item<bool>();
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "graphloom/base/random.h"
 #include "graphloom/graph/transforms.h"
 #include "graphloom/graph/weight_alias.h"
+#include "prefetch_line.h"
 #include "sampling_limits.h"
 #include "temporal_kernel.h"
 #include "uniform_picks.h"
@@ -37,6 +38,7 @@ class Kernel {
         edge_ids_(graph.has_edge_ids() ? graph.edge_ids.data_ptr<int64_t>() : nullptr),
         weights_(kWeighted ? graph.weights.data_ptr<Weight>() : nullptr),
         alias_(kWeighted ? graph.weight_alias.data_ptr<int64_t>() : nullptr),
+        all_positive_(kWeighted && graph.weight_alias_all_positive),
         labor_(labor.enabled ? &labor : nullptr) {}
 
   struct Column {
@@ -54,7 +56,7 @@ class Kernel {
   // What count() reads beyond the bounds (the alias table, LABOR's neighbor ids), ahead of it.
   void prefetch_count_inputs(const Column& c) const {
     if (labor_ != nullptr) prefetch_column(c);
-    if constexpr (kWeighted) {
+    if (kWeighted && !all_positive_) {
       __builtin_prefetch(alias_ + c.begin);
       if (c.degree > 8) __builtin_prefetch(alias_ + c.begin + 8);  // the next line
     }
@@ -69,7 +71,7 @@ class Kernel {
     const int64_t begin = c.begin;
     const int64_t degree = c.degree;
     int64_t available = degree;
-    if constexpr (kWeighted) {
+    if (kWeighted && !all_positive_) {
       // Only min(positive weights, fanout) matters: the scan stops there, so a hub costs its
       // first few edges, not its degree.
       const int64_t enough = fanout < 0 ? degree : (kReplace ? 1 : fanout);
@@ -109,9 +111,7 @@ class Kernel {
                (!kReplace && kWeighted && picks < fanout)) {  // every positive weight
       int64_t n = 0;
       for (int64_t e = begin; e < begin + degree; ++e) {
-        if constexpr (kWeighted) {
-          if (!positive(e)) continue;
-        }
+        if (kWeighted && !all_positive_ && !positive(e)) continue;
         out[n++] = e;
       }
     } else if constexpr (kWeighted) {
@@ -137,6 +137,21 @@ class Kernel {
     for (int64_t j = 0; j < picks; ++j) {
       __builtin_prefetch(indices_ + positions[j]);
       if (edge_ids_ != nullptr) __builtin_prefetch(edge_ids_ + positions[j]);
+    }
+  }
+
+  // A weighted pick reads the alias entry at a random position of its column: in a long
+  // column, a cache miss that stalls choose(). A copy of the seed's stream draws the positions
+  // that choose() will draw (its redraws aside), so their entries are loaded seeds ahead.
+  void prefetch_choices(const Column& c, int64_t fanout, int64_t picks, RandomStream rng) const {
+    if constexpr (kWeighted) {
+      // choose() draws no alias position then: LABOR, every neighbor, or every positive one.
+      if (labor_ != nullptr || fanout < 0 || (!kReplace && picks < fanout)) return;
+      if (c.degree * static_cast<int64_t>(sizeof(int64_t)) <= 128) return;  // in flight
+      for (int64_t j = 0; j < picks; ++j) {
+        prefetch_line(alias_ + c.begin + static_cast<int64_t>(rng.uniform(c.degree)));
+        rng.uniform_real();  // the coin
+      }
     }
   }
 
@@ -166,6 +181,7 @@ class Kernel {
   const int64_t* edge_ids_;
   const Weight* weights_;
   const int64_t* alias_;
+  bool all_positive_;  // every weight > 0: a column's positive edges are its degree
   const LaborVariates* labor_;
 };
 
@@ -177,6 +193,7 @@ class Kernel {
 constexpr int64_t kBoundsAhead = 16;
 constexpr int64_t kColumnsAhead = 6;
 constexpr int64_t kPicksAhead = 4;
+constexpr int64_t kChoicesAhead = 4;
 
 // A call's column bounds, in a thread-local array that keeps at most kKeptBoundsBytes between
 // calls: one huge request must not leave its scratch behind on a server thread.
@@ -250,6 +267,12 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
     for (int64_t i = lo; i < hi + kPicksAhead; ++i) {
       if (i < hi) {
         if (i + kColumnsAhead < hi) kernel.prefetch_column(column[i + kColumnsAhead]);
+        if (kWeighted && i + kChoicesAhead < hi) {
+          const int64_t a = i + kChoicesAhead;
+          kernel.prefetch_choices(
+              column[a], fanout, indptr[a + 1] - indptr[a],
+              RandomStream(stream_key({random_key, static_cast<uint64_t>(seed[a] + first_node)})));
+        }
         RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
         const int64_t picks = indptr[i + 1] - indptr[i];
         kernel.choose(column[i], fanout, picks, rng, ids + indptr[i]);

@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "graphloom/base/error.h"
 #include "graphloom/graph/build.h"
 
@@ -61,6 +63,7 @@ TEST(WeightAlias, EachColumnGivesItsWeightShares) {
   const CscGraph graph = with_weight_alias(csc_from_coo(input));
   ASSERT_TRUE(graph.weight_alias.defined());
   ASSERT_EQ(graph.weight_alias.numel(), graph.num_edges());
+  EXPECT_FALSE(graph.weight_alias_all_positive);
   for (int64_t e = 0; e < graph.num_edges(); ++e) {
     EXPECT_EQ(unpack_alias_entry(graph.weight_alias[e].item<int64_t>()).keep > 0,
               graph.weights[e].item<float>() > 0)
@@ -95,6 +98,23 @@ TEST(WeightAlias, TypedColumnsGetOneTablePerTypeSegment) {
     EXPECT_NEAR(low[j], (j + 1) / 6.0, 1e-6);
     EXPECT_NEAR(high[j], (j + 1) / 6.0, 1e-6);
   }
+}
+
+TEST(WeightAlias, MarksTablesWhoseWeightsAreAllPositive) {
+  CooInput input;
+  input.src = at::tensor({1, 2, 0}, at::kLong);
+  input.dst = at::tensor({0, 0, 1}, at::kLong);
+  input.num_nodes = 3;
+  for (const double odd : {0.5, 0.0, -1.0, std::nan("")}) {
+    SCOPED_TRACE(odd);
+    input.weights = at::tensor({2.0, odd, 1e-30});
+    const CscGraph graph = with_weight_alias(csc_from_coo(input));
+    EXPECT_EQ(graph.weight_alias_all_positive, odd > 0);
+  }
+  input.weights = at::Tensor();
+  CscGraph unweighted = csc_from_coo(input);
+  unweighted.weight_alias_all_positive = true;  // a stale mark goes with the table
+  EXPECT_FALSE(with_weight_alias(unweighted).weight_alias_all_positive);
 }
 
 TEST(WeightAlias, UnweightedGraphsHaveNoTableAndBadWeightsAreRefused) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "graphloom/graph/build.h"
+#include "graphloom/graph/weight_alias.h"
 #include "graphloom/sampling/local_neighbor_source.h"
 #include "sampling_fixtures.h"
 
@@ -163,6 +164,37 @@ TEST(WeightedSampling, EachEdgeTypeDrawsByItsOwnWeights) {
     const std::vector<int64_t> observed{counts[first], counts[first + 2], counts[first + 4]};
     EXPECT_EQ(observed[0] + observed[1] + observed[2], 6000);
     EXPECT_LT(chi_square(observed, {1.0 / 6, 2.0 / 6, 3.0 / 6}), 13.82);  // df 2
+  }
+}
+
+TEST(WeightedSampling, KnowingEveryWeightIsPositiveChangesNoPick) {
+  // weight_alias_all_positive lets the kernel count a column's picks from its degree and skip
+  // its table: the same picks as reading the table, in every mode, plain and typed.
+  for (const bool typed : {false, true}) {
+    SCOPED_TRACE(typed);
+    graph::CooInput input;
+    const at::Tensor src = at::randint(0, 300, {6000}, at::kLong);
+    input.src = src;
+    input.dst = at::where(at::arange(6000) < 2000, 0, at::randint(0, 300, {6000}, at::kLong));
+    input.num_nodes = 300;
+    input.weights = at::rand({6000}) + 0.01;
+    if (typed) input.edge_types = at::remainder(src, 3).to(at::kShort);
+    graph::CscGraph known = graph::with_weight_alias(graph::csc_from_coo(input));
+    ASSERT_TRUE(known.weight_alias_all_positive);
+    graph::CscGraph unknown = known;
+    unknown.weight_alias_all_positive = false;
+    const LocalNeighborSource fast(known), slow(unknown);
+    const at::Tensor seeds = at::arange(300, at::kLong);
+    for (const bool replace : {false, true}) {
+      for (const int64_t fanout : {1, 10, 80}) {
+        const SampleOptions options{.replace = replace, .weighted = true, .random_key = 7};
+        const SampledEdges a = fast.sample_neighbors(seeds, fanout, options);
+        const SampledEdges b = slow.sample_neighbors(seeds, fanout, options);
+        EXPECT_TRUE(at::equal(a.indptr, b.indptr)) << replace << " " << fanout;
+        EXPECT_TRUE(at::equal(a.neighbors, b.neighbors)) << replace << " " << fanout;
+        EXPECT_TRUE(at::equal(a.edge_ids, b.edge_ids)) << replace << " " << fanout;
+      }
+    }
   }
 }
 

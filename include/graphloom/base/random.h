@@ -46,7 +46,9 @@ class RandomStream {
   }
 
   // Uniform integer in [0, bound) without modulo bias (Lemire's multiply-shift method).
-  uint64_t uniform(uint64_t bound) {
+  // Always inlined: the sampling kernels call it per pick, and an out-of-line call keeps the
+  // stream's state in memory and stretches each pick past what the core can overlap.
+  [[gnu::always_inline]] uint64_t uniform(uint64_t bound) {
     uint64_t x = next();
     __uint128_t product = static_cast<__uint128_t>(x) * bound;
     auto low = static_cast<uint64_t>(product);

@@ -23,6 +23,10 @@ struct CscGraph {
   // the alias table of every column (of every edge-type segment in typed graphs), with which
   // weighted sampling picks an edge in O(1) instead of reading the column's weights.
   at::Tensor weight_alias;
+  // Whether every weight behind weight_alias is positive (with_weight_alias sets it): weighted
+  // sampling then counts a column's picks from its degree, as uniform sampling does, without
+  // reading its table. False is always safe.
+  bool weight_alias_all_positive = false;
   // Optional (heterogeneous graphs) int64 [num_node_types + 1]: nodes are sorted by type and
   // type t owns ids node_type_offset[t] .. node_type_offset[t+1]-1.
   at::Tensor node_type_offset;

@@ -102,6 +102,8 @@ std::unique_ptr<SharedPartition> SharedPartition::publish(const partition::Parti
                              {"node_begin", source.node_begin},
                              {"node_end", source.node_end},
                              {"num_nodes", source.graph.num_nodes},
+                             {"weights_positive", source.graph.weight_alias_all_positive},
+                             {"out_weights_positive", source.out_graph.weight_alias_all_positive},
                              {"arrays", nlohmann::json::array()}};
   for (auto& [key, tensor] : shared_arrays(shared->part_)) {
     const at::Tensor data = tensor->contiguous();
@@ -254,6 +256,8 @@ std::unique_ptr<SharedPartition> SharedPartition::attach(const std::string& clus
   part.node_begin = manifest.at("node_begin").get<int64_t>();
   part.node_end = manifest.at("node_end").get<int64_t>();
   part.graph.num_nodes = manifest.at("num_nodes").get<int64_t>();
+  part.graph.weight_alias_all_positive = manifest.value("weights_positive", false);
+  part.out_graph.weight_alias_all_positive = manifest.value("out_weights_positive", false);
   for (const auto& array : manifest.at("arrays")) {
     const std::string key = array.at("key").get<std::string>();
     auto segment = std::shared_ptr<SharedMemorySegment>(SharedMemorySegment::open(prefix + key));

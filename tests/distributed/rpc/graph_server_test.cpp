@@ -141,29 +141,36 @@ TEST(GraphServiceOutEdges, SharedMemoryCarriesOutEdgesAndPartsWithoutThemRefuse)
 // Weighted sampling reads alias tables that the main server builds at load and the backup maps
 // from shared memory: both answer, in and out, exactly as the whole graph samples.
 TEST(GraphServiceWeighted, MainAndBackupSampleByTheSharedAliasTables) {
-  testing::TempDir dir;
-  io::Dataset data = io::generate_planted(
-      {.num_nodes = 600, .num_classes = 3, .avg_degree = 6, .feat_dim = 4, .seed = 3});
-  at::manual_seed(3);
-  data.graph.weights =
-      at::rand({data.graph.num_edges()}) * (at::rand({data.graph.num_edges()}) > 0.2);
-  const at::Tensor assignment = partition::assign_random(data.num_nodes(), 2, 5);
-  partition::write_partitions(data, assignment, 2, dir.path() / "parts", {.out_edges = true});
-  const std::string cluster = fmt::format("test{}-weighted", ::getpid());
-  const MainAndBackupServers cluster_servers(dir.path() / "parts", cluster);
-  const partition::Partition whole =
-      partition::join_partitions({partition::load_partition(dir.path() / "parts", 0),
-                                  partition::load_partition(dir.path() / "parts", 1)});
-  const sampling::LocalNeighborSource local(whole.graph);
-  const DistGraph trainer_view(cluster_servers.addresses, {.token = testing::kClusterToken});
-  const at::Tensor seeds = at::arange(600, at::kLong);
-  for (const auto direction : {sampling::EdgeDirection::kIn, sampling::EdgeDirection::kOut}) {
-    for (const bool replace : {false, true}) {
-      const sampling::SampleOptions options{
-          .replace = replace, .weighted = true, .direction = direction, .random_key = 8};
-      for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
-        expect_same_edges(trainer_view.sample_neighbors(seeds, 3, options),
-                          local.sample_neighbors(seeds, 3, options));
+  for (const bool all_positive : {false, true}) {  // the mark travels in the manifest
+    SCOPED_TRACE(all_positive);
+    testing::TempDir dir;
+    io::Dataset data = io::generate_planted(
+        {.num_nodes = 600, .num_classes = 3, .avg_degree = 6, .feat_dim = 4, .seed = 3});
+    at::manual_seed(3);
+    const at::Tensor noise = at::rand({data.graph.num_edges()});
+    data.graph.weights =
+        all_positive ? noise + 0.01 : noise * (at::rand({data.graph.num_edges()}) > 0.2);
+    const at::Tensor assignment = partition::assign_random(data.num_nodes(), 2, 5);
+    partition::write_partitions(data, assignment, 2, dir.path() / "parts", {.out_edges = true});
+    const std::string cluster = fmt::format("test{}-weighted{}", ::getpid(), all_positive);
+    const MainAndBackupServers cluster_servers(dir.path() / "parts", cluster);
+    const auto mapped = SharedPartition::attach(cluster, 0, std::chrono::seconds(5));
+    EXPECT_EQ(mapped->part().graph.weight_alias_all_positive, all_positive);
+    EXPECT_EQ(mapped->part().out_graph.weight_alias_all_positive, all_positive);
+    const partition::Partition whole =
+        partition::join_partitions({partition::load_partition(dir.path() / "parts", 0),
+                                    partition::load_partition(dir.path() / "parts", 1)});
+    const sampling::LocalNeighborSource local(whole.graph);
+    const DistGraph trainer_view(cluster_servers.addresses, {.token = testing::kClusterToken});
+    const at::Tensor seeds = at::arange(600, at::kLong);
+    for (const auto direction : {sampling::EdgeDirection::kIn, sampling::EdgeDirection::kOut}) {
+      for (const bool replace : {false, true}) {
+        const sampling::SampleOptions options{
+            .replace = replace, .weighted = true, .direction = direction, .random_key = 8};
+        for (int repeat = 0; repeat < 2; ++repeat) {  // both servers of each part answer
+          expect_same_edges(trainer_view.sample_neighbors(seeds, 3, options),
+                            local.sample_neighbors(seeds, 3, options));
+        }
       }
     }
   }
