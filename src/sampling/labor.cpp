@@ -50,6 +50,31 @@ LaborVariates labor_variates(uint64_t seed, uint64_t epoch, uint64_t batch, uint
   return variates;
 }
 
+LaborCut::LaborCut(const LaborVariates& variates, int64_t fanout, int64_t degree)
+    : variates_(&variates),
+      fanout_(fanout),
+      degree_(degree),
+      bound_(labor_keep_bound(fanout, degree)) {}
+
+uint64_t labor_keep_bound(int64_t fanout, int64_t degree) {
+  GL_CHECK(fanout >= 0 && degree > 0,
+           "LABOR: the cut needs fanout >= 0 and degree > 0, got {} and {}", fanout, degree);
+  constexpr uint64_t kValues = uint64_t{1} << 53;
+  const auto passes = [&](uint64_t k) {
+    return static_cast<double>(k) * 0x1.0p-53 * static_cast<double>(degree) <
+           static_cast<double>(fanout);
+  };
+  // The real boundary is fanout * 2^53 / degree. The double product's rounding error is below
+  // fanout * 2^-53, so the test's boundary lies less than fanout / degree of a k from it (under
+  // one where LABOR tests, degree > fanout): the search starts two below and steps up.
+  const unsigned __int128 exact =
+      static_cast<unsigned __int128>(fanout) * kValues / static_cast<uint64_t>(degree);
+  uint64_t k = exact >= kValues ? kValues : static_cast<uint64_t>(exact);
+  k = k >= 2 ? k - 2 : 0;
+  while (k < kValues && passes(k)) ++k;
+  return k;
+}
+
 double blended_labor_variate(const LaborVariates& variates, int64_t node) {
   // A standard normal per window by Box-Muller over two uniforms of the node's hash.
   const auto normal = [node](uint64_t key) {

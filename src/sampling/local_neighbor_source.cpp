@@ -82,8 +82,9 @@ class Kernel {
     }
     if (fanout < 0) return available;
     if (samples_labor(c, fanout)) {
+      const LaborCut cut(*labor_, fanout, degree);
       int64_t kept = 0;
-      for (int64_t e = begin; e < begin + degree; ++e) kept += labor_keeps(e, c, fanout);
+      for (int64_t e = begin; e < begin + degree; ++e) kept += cut.keeps(indices_[e]);
       return kept;
     }
     if constexpr (kReplace) return available > 0 ? fanout : 0;
@@ -104,8 +105,9 @@ class Kernel {
     const int64_t degree = c.degree;
     int64_t* out = positions;
     if (samples_labor(c, fanout)) {
+      const LaborCut cut(*labor_, fanout, degree);
       for (int64_t e = begin, n = 0; n < picks; ++e) {
-        if (labor_keeps(e, c, fanout)) out[n++] = e;
+        if (cut.keeps(indices_[e])) out[n++] = e;
       }
     } else if (fanout < 0 || (!kReplace && !kWeighted && picks == degree) ||
                (!kReplace && kWeighted && picks < fanout)) {  // every positive weight
@@ -168,12 +170,6 @@ class Kernel {
   // LABOR decides per neighbor only where a seed has more neighbors than its fanout.
   bool samples_labor(const Column& c, int64_t fanout) const {
     return labor_ != nullptr && fanout >= 0 && c.degree > fanout;
-  }
-  // u_t < fanout / degree, without the division.
-  bool labor_keeps(int64_t e, const Column& c, int64_t fanout) const {
-    return labor_variate(*labor_, static_cast<int64_t>(indices_[e])) *
-               static_cast<double>(c.degree) <
-           static_cast<double>(fanout);
   }
 
   const int64_t* indptr_;

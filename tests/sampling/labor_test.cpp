@@ -2,10 +2,12 @@
 // expected number of picks, dependencies across layers and batches, partitions, typed graphs
 // and the requests it refuses.
 #include <ATen/ATen.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "graphloom/base/error.h"
@@ -188,6 +190,42 @@ TEST(Labor, TypedGraphsGiveEachEdgeTypeItsFanout) {
     picks += static_cast<double>(edges.neighbors.numel());
   }
   EXPECT_NEAR(picks / 30, 40.0, 4.0);  // Binomial(200, 0.2) has sd 5.7; the mean's is 1.03
+}
+
+TEST(Labor, TheIntegerCutKeepsWhatTheTestInDoublesKeeps) {
+  const auto passes = [](uint64_t k, int64_t fanout, int64_t degree) {
+    return static_cast<double>(k) * 0x1.0p-53 * static_cast<double>(degree) <
+           static_cast<double>(fanout);
+  };
+  for (const auto& [fanout, degree] :
+       std::vector<std::pair<int64_t, int64_t>>{{0, 1},
+                                                {1, 2},
+                                                {10, 11},
+                                                {10, 3},
+                                                {5, 7},
+                                                {3, 1000003},
+                                                {10, 1 << 20},
+                                                {25, 2147483647},
+                                                {2147483646, 2147483647},
+                                                {7, 7}}) {
+    SCOPED_TRACE(fmt::format("fanout {} degree {}", fanout, degree));
+    const uint64_t bound = labor_keep_bound(fanout, degree);
+    ASSERT_LE(bound, uint64_t{1} << 53);
+    if (bound > 0) {
+      EXPECT_TRUE(passes(bound - 1, fanout, degree));
+    }
+    if (bound < (uint64_t{1} << 53)) {
+      EXPECT_FALSE(passes(bound, fanout, degree));
+    }
+  }
+  // Per node, with and without batch dependency (whose blend keeps the test in doubles).
+  for (const int64_t dependency : {1, 4}) {
+    const LaborVariates variates = labor_variates(3, 0, 2, 1, {.batch_dependency = dependency});
+    const LaborCut cut(variates, 10, 37);
+    for (int64_t node = 0; node < 20000; ++node) {
+      ASSERT_EQ(cut.keeps(node), labor_variate(variates, node) * 37.0 < 10.0) << node;
+    }
+  }
 }
 
 TEST(Labor, RefusesReplacementWeightsAndBadDependencies) {

@@ -72,6 +72,31 @@ inline double labor_variate(const LaborVariates& variates, int64_t node) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
+// LABOR-0's test for one column, u_t * degree < fanout, made once per column: each neighbor then
+// costs a hash and an integer compare. Keeps exactly the neighbors the test in doubles keeps.
+class LaborCut {
+ public:
+  LaborCut(const LaborVariates& variates, int64_t fanout, int64_t degree);
+  bool keeps(int64_t node) const {
+    if (variates_->blend) {
+      return labor_variate(*variates_, node) * static_cast<double>(degree_) <
+             static_cast<double>(fanout_);
+    }
+    // u_t is (bits >> 11) * 2^-53: below the cut exactly where the test in doubles passes.
+    return (mix64(variates_->key + static_cast<uint64_t>(node) * kGolden) >> 11) < bound_;
+  }
+
+ private:
+  const LaborVariates* variates_;
+  int64_t fanout_;
+  int64_t degree_;
+  uint64_t bound_;  // labor_keep_bound(fanout, degree)
+};
+
+// The least k in [0, 2^53] whose variate u = k * 2^-53 fails u * degree < fanout, evaluated in
+// doubles as labor_variate's callers did (2^53: every u passes). fanout >= 0, degree > 0.
+uint64_t labor_keep_bound(int64_t fanout, int64_t degree);
+
 // Throws OptionError("batch_dependency") unless it is at least 1, and
 // OptionError("importance_sampling") above kMaxImportanceRounds.
 void check_labor_options(const LaborOptions& options);
