@@ -10,22 +10,19 @@
 
 #include "graphloom/base/dtype.h"
 #include "graphloom/base/error.h"
-#include "graphloom/base/random.h"
-#include "graphloom/base/system.h"
 #include "graphloom/distributed/rpc/authorization.h"
 #include "graphloom/distributed/rpc/part_sampling.h"
 #include "graphloom/distributed/rpc/shared_partition.h"
 #include "graphloom/features/disk_rows.h"
-#include "graphloom/features/row_codec.h"
 #include "graphloom/features/tensor_feature_source.h"
 #include "graphloom/partition/partition_format.h"
 #include "graphloom_proto/graph_service.grpc.pb.h"
 #include "memory_trimmer.h"
 #include "part_disk_features.h"
+#include "part_tensors.h"
 #include "raw_message.h"
 #include "rpc_bytes.h"
 #include "service_handler.h"
-#include "sparse_optimizer.h"
 
 #ifndef GRAPHLOOM_VERSION
 #define GRAPHLOOM_VERSION "unknown"
@@ -90,12 +87,7 @@ class GraphServiceImpl final : public RawGraphService {
     }
     edge_begin_ = edge_range_ends_[options.part] - info_.edges_per_part[options.part];
     if (options.features_on_disk) read_features_from_disk();
-    for (const auto& [name, tensor] : part_.features) tensors_[name] = tensor;
-    for (const auto& [name, scale] : part_.feature_scales)
-      tensors_[features::row_scale_name(name)] = scale;
-    if (part_.labels.defined()) tensors_["label"] = part_.labels;
-    // Temporal trainers pull their seeds' times like labels.
-    if (part_.node_timestamp.defined()) tensors_["node_timestamp"] = part_.node_timestamp;
+    tensors_ = std::make_unique<PartTensors>(part_, shared_.get(), options.part);
   }
 
   grpc::ServerUnaryReactor* SampleNeighbors(grpc::CallbackServerContext* context,
@@ -164,7 +156,7 @@ class GraphServiceImpl final : public RawGraphService {
         handler_, context, "Pull", request_bytes, response,
         [&](const rpc::PullRequest& request, grpc::ByteBuffer& out) {
           const bool from_disk = disk_feat_ != nullptr && disk_feat_->has(request.name());
-          const at::Tensor table = from_disk ? at::Tensor() : tensor(request.name());
+          const at::Tensor table = from_disk ? at::Tensor() : tensors_->find(request.name());
           const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
           const features::FeatureInfo schema =
               from_disk ? disk_feat_->info(request.name())
@@ -184,7 +176,7 @@ class GraphServiceImpl final : public RawGraphService {
           if (from_disk) {
             disk_feat_->gather(request.name(), local, rows);
           } else {
-            std::shared_lock lock(mutex_);
+            std::shared_lock lock(tensors_->rows_mutex());
             features::gather_rows(table, local, rows);
           }
           trimmer_.note_allocated(static_cast<int64_t>(rows.nbytes()));
@@ -198,14 +190,14 @@ class GraphServiceImpl final : public RawGraphService {
     return message_unary<rpc::PushRequest, rpc::PushResponse>(
         handler_, context, "Push", request_bytes, response,
         [&](const rpc::PushRequest& request, rpc::PushResponse&) {
-          at::Tensor table = tensor(request.name());
+          at::Tensor table = tensors_->find(request.name());
           const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
           const std::vector<int64_t> row_shape(table.sizes().begin() + 1, table.sizes().end());
           const at::Tensor rows =
               from_bytes(request.rows(), table.scalar_type(), row_shape, "rows");
           GL_CHECK(rows.size(0) == local.numel(), "push of '{}': {} ids but {} rows",
                    request.name(), local.numel(), rows.size(0));
-          std::unique_lock lock(mutex_);
+          std::unique_lock lock(tensors_->rows_mutex());
           // Shared-memory tables are seen by every server of the machine; memory-mapped files
           // (standalone servers) are copy-on-write: pushes change this server's copy only.
           table.index_copy_(0, local, rows);
@@ -222,7 +214,7 @@ class GraphServiceImpl final : public RawGraphService {
           GL_CHECK(disk_feat_ == nullptr || !disk_feat_->has(request.schema().name()),
                    "name: '{}' is read from disk on part {} and cannot be created",
                    request.schema().name(), options_.part);
-          create_tensor(request);
+          tensors_->create(request);
         });
   }
 
@@ -232,7 +224,7 @@ class GraphServiceImpl final : public RawGraphService {
     return message_unary<rpc::SparseUpdateRequest, rpc::SparseUpdateResponse>(
         handler_, context, "SparseUpdate", request_bytes, response,
         [&](const rpc::SparseUpdateRequest& request, rpc::SparseUpdateResponse&) {
-          sparse_update(request);
+          tensors_->sparse_update(request, owned_ids(request.ids(), "ids") - part_.node_begin);
         });
   }
 
@@ -248,13 +240,7 @@ class GraphServiceImpl final : public RawGraphService {
           out.set_version(GRAPHLOOM_VERSION);
           for (const int64_t end : info_.node_range_ends) out.add_node_range_ends(end);
           for (const int64_t end : edge_range_ends_) out.add_edge_range_ends(end);
-          std::shared_lock lock(mutex_);
-          for (const auto& [name, table] : tensors_) {
-            rpc::TensorSchema* schema = out.add_tensors();
-            schema->set_name(name);
-            schema->set_dtype(dtype_name(table.scalar_type()));
-            for (int64_t d = 1; d < table.dim(); ++d) schema->add_row_shape(table.size(d));
-          }
+          tensors_->describe(out);
           if (disk_feat_ != nullptr) {
             const features::FeatureInfo feat = disk_feat_->info(kDiskFeature);
             rpc::TensorSchema* schema = out.add_tensors();
@@ -297,103 +283,6 @@ class GraphServiceImpl final : public RawGraphService {
                                                                    : "max_message_bytes";
   }
 
-  void create_tensor(const rpc::CreateTensorRequest& request) {
-    const rpc::TensorSchema& schema = request.schema();
-    check_tensor_name(schema.name());
-    const at::ScalarType dtype = dtype_from_name(schema.dtype());
-    const std::vector<int64_t> row_shape(schema.row_shape().begin(), schema.row_shape().end());
-    int64_t row_elements = 1;
-    for (const int64_t size : row_shape) {
-      GL_CHECK(size > 0 && size <= (1 << 20), "tensor '{}': row dimension {} out of range",
-               schema.name(), size);
-      row_elements *= size;
-      GL_CHECK(row_elements <= (1 << 20), "tensor '{}': rows of more than {} elements",
-               schema.name(), 1 << 20);
-    }
-    // A table lives as long as the server: it must fit in what the machine has left.
-    const int64_t bytes = (part_.node_end - part_.node_begin) * row_elements *
-                          static_cast<int64_t>(c10::elementSize(dtype));
-    const int64_t available = available_memory_bytes();
-    if (available > 0 && bytes > available / 2) {
-      throw LimitError("tensor size", fmt::format("of '{}' would be {} bytes, more than half the "
-                                                  "{} bytes of memory this machine has left",
-                                                  schema.name(), bytes, available));
-    }
-    std::unique_lock lock(mutex_);
-    at::Tensor existing;
-    if (const auto it = tensors_.find(schema.name()); it != tensors_.end()) {
-      existing = it->second;
-    } else if (shared_ != nullptr) {
-      existing = shared_->find_tensor(schema.name());  // made by another server here
-    }
-    if (existing.defined()) {
-      GL_CHECK(existing.scalar_type() == dtype &&
-                   existing.sizes().slice(1) == at::IntArrayRef(row_shape),
-               "tensor '{}' already exists with another schema", schema.name());
-      tensors_[schema.name()] = existing;
-      return;
-    }
-    std::vector<int64_t> shape{part_.node_end - part_.node_begin};
-    shape.insert(shape.end(), row_shape.begin(), row_shape.end());
-    at::Tensor created = shared_ != nullptr
-                             ? shared_->create_tensor(schema.name(), dtype, row_shape)
-                             : at::zeros(shape, at::TensorOptions().dtype(dtype));
-    if (request.init_high() > request.init_low()) {
-      GL_CHECK(dtype == at::kFloat, "uniform initialisation needs float32, got {}", schema.dtype());
-      fill_uniform(created, request.init_low(), request.init_high(), request.init_seed());
-    }
-    tensors_[schema.name()] = created;
-  }
-
-  void sparse_update(const rpc::SparseUpdateRequest& request) {
-    const std::string& name = request.name();
-    at::Tensor weight = tensor(name);
-    GL_CHECK(weight.scalar_type() == at::kFloat && weight.dim() == 2,
-             "sparse updates need a float32 [rows, dim] tensor; '{}' is {} with {} dims", name,
-             dtype_name(weight.scalar_type()), weight.dim());
-    const int64_t dim = weight.size(1);
-    const at::Tensor local = owned_ids(request.ids(), "ids") - part_.node_begin;
-    const at::Tensor grads = from_bytes(request.grads(), at::kFloat, {dim}, "grads");
-    GL_CHECK(grads.size(0) == local.numel(), "sparse update of '{}': {} ids but {} gradient rows",
-             name, local.numel(), grads.size(0));
-    GL_CHECK(request.lr() > 0 && request.eps() > 0, "learning rate and eps must be positive");
-    const std::string& optimizer = request.optimizer();
-    GL_CHECK(optimizer == "adagrad" || optimizer == "adam",
-             "unknown sparse optimizer '{}' (expected adagrad or adam)", optimizer);
-    const bool adam = optimizer == "adam";
-    at::Tensor first = tensor(name + (adam ? "-adam-m" : "-adagrad-sum"));
-    at::Tensor second = adam ? tensor(name + "-adam-v") : at::Tensor();
-    at::Tensor steps = adam ? tensor(name + "-adam-step") : at::Tensor();
-    GL_CHECK(first.sizes() == weight.sizes() && (!adam || second.sizes() == weight.sizes()),
-             "optimizer state of '{}' does not match its shape", name);
-    std::shared_lock tensors(mutex_);  // against pushes; rows are locked one by one
-    apply_sparse_step({.optimizer = optimizer,
-                       .lr = request.lr(),
-                       .eps = request.eps(),
-                       .beta1 = request.beta1(),
-                       .beta2 = request.beta2()},
-                      {.weight = weight.data_ptr<float>(),
-                       .first = first.data_ptr<float>(),
-                       .second = adam ? second.data_ptr<float>() : nullptr,
-                       .steps = adam ? steps.data_ptr<float>() : nullptr,
-                       .dim = dim},
-                      local.data_ptr<int64_t>(), grads.data_ptr<float>(), local.numel(),
-                      row_locks_);
-  }
-
-  void fill_uniform(at::Tensor& table, float low, float high, uint64_t seed) const {
-    const int64_t rows = table.size(0);
-    const int64_t width = table.numel() / std::max<int64_t>(rows, 1);
-    float* data = table.data_ptr<float>();
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      RandomStream rng(stream_key({seed, static_cast<uint64_t>(part_.node_begin + r)}));
-      for (int64_t d = 0; d < width; ++d) {
-        data[r * width + d] = low + (high - low) * static_cast<float>(rng.uniform_real());
-      }
-    }
-  }
-
   // Decodes int64 ids and checks that the part owns every one of them.
   at::Tensor owned_ids(const std::string& bytes, const char* what) const {
     const at::Tensor ids = ids_from_bytes(bytes, what);
@@ -424,31 +313,14 @@ class GraphServiceImpl final : public RawGraphService {
     spdlog::info("part {}: {}", options_.part, disk_feat_->description());
   }
 
-  // A handle to `name`: the part's own tensors, those created here, or (shared roles) those
-  // another server of the machine created.
-  at::Tensor tensor(const std::string& name) {
-    {
-      std::shared_lock lock(mutex_);
-      if (const auto it = tensors_.find(name); it != tensors_.end()) return it->second;
-    }
-    at::Tensor found = shared_ != nullptr ? shared_->find_tensor(name) : at::Tensor();
-    GL_CHECK(found.defined(), "part {} has no node tensor named '{}'", options_.part, name);
-    std::unique_lock lock(mutex_);
-    return tensors_.emplace(name, found).first->second;
-  }
-
   ServerOptions options_;
   partition::PartitionInfo info_;
   std::unique_ptr<SharedPartition> shared_;
   partition::Partition part_;
   std::vector<int64_t> edge_range_ends_;
   int64_t edge_begin_ = 0;
-  std::map<std::string, at::Tensor> tensors_;
+  std::unique_ptr<PartTensors> tensors_;
   std::unique_ptr<features::DiskRows> disk_feat_;  // features_on_disk: "feat" from its file
-  std::shared_mutex mutex_;                        // tensors_, and pushes against pulls
-  // Sparse updates lock the rows they change (striped): concurrent updates of one row never
-  // interleave (DGL had NaNs from racing updates, dmlc/dgl#3561).
-  RowLocks row_locks_;
   std::function<void()> request_shutdown_;
   // Trims after 64 MiB of answers once no request has run for 200 ms.
   MemoryTrimmer trimmer_{64 << 20, std::chrono::milliseconds(200)};
