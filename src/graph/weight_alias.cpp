@@ -15,19 +15,24 @@
 namespace graphloom::graph {
 namespace {
 
-// Writes the alias table of weight[0, degree) to table[0, degree).
+// Writes the alias table of weight[0, degree) to table[0, degree); returns whether every
+// weight is positive.
 template <typename Weight>
-void build_segment(const Weight* weight, int64_t degree, int64_t* table) {
+bool build_segment(const Weight* weight, int64_t degree, int64_t* table) {
   thread_local std::vector<double> scaled;
   thread_local std::vector<int32_t> small, large;
   scaled.resize(degree);
   small.clear();
   large.clear();
   double total = 0;
-  for (int64_t j = 0; j < degree; ++j) total += weight[j] > 0 ? static_cast<double>(weight[j]) : 0;
+  bool all_positive = true;
+  for (int64_t j = 0; j < degree; ++j) {
+    all_positive = all_positive && weight[j] > 0;  // NaN is not
+    total += weight[j] > 0 ? static_cast<double>(weight[j]) : 0;
+  }
   if (!(total > 0)) {  // nothing to pick: the sampler never draws here (count() is 0)
     for (int64_t j = 0; j < degree; ++j) table[j] = pack_alias_entry({0.f, 0});
-    return;
+    return false;
   }
   for (int64_t j = 0; j < degree; ++j) {
     scaled[j] = weight[j] > 0 ? static_cast<double>(weight[j]) * degree / total : 0.0;
@@ -60,6 +65,7 @@ void build_segment(const Weight* weight, int64_t degree, int64_t* table) {
         weight[j] > 0 ? std::max(entry.keep, std::numeric_limits<float>::denorm_min()) : 0.f;
     table[j] = pack_alias_entry(entry);
   }
+  return all_positive;
 }
 
 }  // namespace
@@ -82,26 +88,26 @@ CscGraph with_weight_alias(const CscGraph& graph) {
   const at::Tensor types =
       graph.type_per_edge.defined() ? graph.type_per_edge.to(at::kLong).contiguous() : at::Tensor();
   const int64_t* type = types.defined() ? types.data_ptr<int64_t>() : nullptr;
-  dispatch_float_type(graph.weights.scalar_type(), "edge weights", [&](auto tag) {
-    using Weight = decltype(tag);
-    const at::Tensor weights = graph.weights.contiguous();
-    const Weight* w = weights.data_ptr<Weight>();
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (int64_t v = 0; v < graph.num_nodes; ++v) {
-      for (int64_t begin = ptr[v]; begin < ptr[v + 1];) {
-        int64_t end = ptr[v + 1];
-        if (type != nullptr) {
-          end = begin + 1;
-          while (end < ptr[v + 1] && type[end] == type[begin]) ++end;
+  out.weight_alias_all_positive =
+      dispatch_float_type(graph.weights.scalar_type(), "edge weights", [&](auto tag) {
+        using Weight = decltype(tag);
+        const at::Tensor weights = graph.weights.contiguous();
+        const Weight* w = weights.data_ptr<Weight>();
+        bool all_positive = true;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(&& : all_positive)
+        for (int64_t v = 0; v < graph.num_nodes; ++v) {
+          for (int64_t begin = ptr[v]; begin < ptr[v + 1];) {
+            int64_t end = ptr[v + 1];
+            if (type != nullptr) {
+              end = begin + 1;
+              while (end < ptr[v + 1] && type[end] == type[begin]) ++end;
+            }
+            all_positive = build_segment(w + begin, end - begin, table + begin) && all_positive;
+            begin = end;
+          }
         }
-        build_segment(w + begin, end - begin, table + begin);
-        begin = end;
-      }
-    }
-    return 0;
-  });
-  // keep > 0 exactly where the weight is positive (NaN is not).
-  out.weight_alias_all_positive = (graph.weights > 0).all().item<bool>();
+        return all_positive;
+      });
   return out;
 }
 

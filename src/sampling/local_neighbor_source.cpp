@@ -147,8 +147,10 @@ class Kernel {
   // that choose() will draw (its redraws aside), so their entries are loaded seeds ahead.
   void prefetch_choices(const Column& c, int64_t fanout, int64_t picks, RandomStream rng) const {
     if constexpr (kWeighted) {
-      // choose() draws no alias position then: LABOR, every neighbor, or every positive one.
-      if (labor_ != nullptr || fanout < 0 || (!kReplace && picks < fanout)) return;
+      // choose() draws no alias position then: LABOR, every neighbor, every positive one, or
+      // keys over the whole column.
+      if (labor_ != nullptr || fanout < 0) return;
+      if (!kReplace && (picks < fanout || picks > kMaxSuccessivePicks)) return;
       if (c.degree * static_cast<int64_t>(sizeof(int64_t)) <= 128) return;  // in flight
       for (int64_t j = 0; j < picks; ++j) {
         prefetch_line(alias_ + c.begin + static_cast<int64_t>(rng.uniform(c.degree)));

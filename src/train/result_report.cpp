@@ -2,11 +2,24 @@
 #include "graphloom/train/result_report.h"
 
 #include "graphloom/train/metrics_log.h"
+#include "graphloom/train/task.h"
 
 #include <fmt/format.h>
 
 namespace graphloom::train {
 namespace {
+
+// The data path's counters as console text: "  remote 1.2 MB  cache hits 40.0%" (or disk).
+std::string io_status(const nlohmann::json& record) {
+  std::string status;
+  if (record.contains("io") && record["io"].contains("remote_bytes"))
+    status += fmt::format("  remote {:.1f} MB", record["io"]["remote_bytes"].get<double>() / 1e6);
+  if (record.contains("io") && record["io"].contains("disk_bytes"))
+    status += fmt::format("  disk {:.1f} MB", record["io"]["disk_bytes"].get<double>() / 1e6);
+  if (record.contains("cache_hit_rate"))
+    status += fmt::format("  cache hits {:.1f}%", 100 * record["cache_hit_rate"].get<double>());
+  return status;
+}
 
 std::string describe_node_result(const TrainResult& result) {
   const std::string auc =
@@ -109,6 +122,21 @@ nlohmann::json result_json(const TrainJob& job, const TrainJobResult& result, in
   const auto& counters = link ? result.link.counters : result.node.counters;
   if (!counters.empty()) json["counters"] = counters;
   return json;
+}
+
+std::string describe_epoch(const TaskNames& names, int64_t epoch, const nlohmann::json& record) {
+  std::string line =
+      fmt::format("epoch {:>3}  loss {:.4f}", epoch + 1, record["loss"].get<double>());
+  for (const auto& [key, name] : names.train_metrics) {
+    if (record.contains(key)) line += fmt::format("  {} {:.4f}", name, record[key].get<double>());
+  }
+  if (record.contains(names.validation_key)) {
+    line +=
+        fmt::format("  {} {:.4f}", names.validation, record[names.validation_key].get<double>());
+  }
+  line += fmt::format("  {:.0f} {}/s{}", record[names.items + "_per_s"].get<double>(), names.items,
+                      io_status(record));
+  return line;
 }
 
 }  // namespace graphloom::train

@@ -16,6 +16,7 @@
 #include "graphloom/train/grad_scaler.h"
 #include "graphloom/train/gradient_sync.h"
 #include "graphloom/train/metrics_log.h"
+#include "graphloom/train/result_report.h"
 
 namespace graphloom::train {
 namespace {
@@ -41,18 +42,6 @@ void add_times(StageTimes& into, const StageTimes& t) {
   into.sample += t.sample, into.fetch += t.fetch, into.wait += t.wait;
   into.forward += t.forward, into.backward += t.backward;
   into.optimizer += t.optimizer, into.allreduce += t.allreduce;
-}
-
-// The data path's counters as console text: "  remote 1.2 MB  cache hits 40.0%" (or disk).
-std::string io_status(const nlohmann::json& record) {
-  std::string status;
-  if (record.contains("io") && record["io"].contains("remote_bytes"))
-    status += fmt::format("  remote {:.1f} MB", record["io"]["remote_bytes"].get<double>() / 1e6);
-  if (record.contains("io") && record["io"].contains("disk_bytes"))
-    status += fmt::format("  disk {:.1f} MB", record["io"]["disk_bytes"].get<double>() / 1e6);
-  if (record.contains("cache_hit_rate"))
-    status += fmt::format("  cache hits {:.1f}%", 100 * record["cache_hit_rate"].get<double>());
-  return status;
 }
 
 // Fewer optimizer steps than this in a whole run rarely fit a model (e.g. 160 training nodes in
@@ -238,7 +227,7 @@ FitResult Trainer::fit(Task& task) {
     state_.epoch = epoch;
     state_.batches_done = 0;
     log_->write(record);
-    report(task, epoch, record);
+    if (main_rank_) spdlog::info("{}", describe_epoch(task.names(), epoch, record));
     checkpoint(task);
     if (stop) {
       if (main_rank_)
@@ -436,24 +425,6 @@ bool Trainer::validate(Task& task, int64_t epoch, nlohmann::json& record) {
   record["time"]["eval"] = timer.seconds();
   return state_.record_validation(validation.score, epoch, task.model(), options_.eval_every,
                                   options_.patience);
-}
-
-// The epoch's console line: "epoch 3  loss 0.41  train acc 0.88  val acc 0.81  9000 seeds/s".
-void Trainer::report(const Task& task, int64_t epoch, const nlohmann::json& record) const {
-  if (!main_rank_) return;
-  const TaskNames& names = task.names();
-  std::string line =
-      fmt::format("epoch {:>3}  loss {:.4f}", epoch + 1, record["loss"].get<double>());
-  for (const auto& [key, name] : names.train_metrics) {
-    if (record.contains(key)) line += fmt::format("  {} {:.4f}", name, record[key].get<double>());
-  }
-  if (record.contains(names.validation_key)) {
-    line +=
-        fmt::format("  {} {:.4f}", names.validation, record[names.validation_key].get<double>());
-  }
-  line += fmt::format("  {:.0f} {}/s{}", record[names.items + "_per_s"].get<double>(), names.items,
-                      io_status(record));
-  spdlog::info("{}", line);
 }
 
 }  // namespace graphloom::train

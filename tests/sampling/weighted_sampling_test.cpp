@@ -186,7 +186,7 @@ TEST(WeightedSampling, KnowingEveryWeightIsPositiveChangesNoPick) {
     const LocalNeighborSource fast(known), slow(unknown);
     const at::Tensor seeds = at::arange(300, at::kLong);
     for (const bool replace : {false, true}) {
-      for (const int64_t fanout : {1, 10, 80}) {
+      for (const int64_t fanout : {-1, 1, 10, 80}) {
         const SampleOptions options{.replace = replace, .weighted = true, .random_key = 7};
         const SampledEdges a = fast.sample_neighbors(seeds, fanout, options);
         const SampledEdges b = slow.sample_neighbors(seeds, fanout, options);

@@ -4,11 +4,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 
 #include "graphloom/train/train_job.h"
 
 namespace graphloom::train {
+
+struct TaskNames;  // task.h
+
+// One epoch's console line from its metrics-log record (Trainer): "epoch   3  loss 0.4100  train
+// acc 0.8800  val acc 0.8100  9000 seeds/s", then the data path's counters when the record has
+// them ("  remote 1.2 MB  disk 3.4 MB  cache hits 40.0%").
+std::string describe_epoch(const TaskNames& names, int64_t epoch, const nlohmann::json& record);
 
 // Where rank 0's training time went; with `world_size` > 1 also the allreduce time that
 // backward did not hide.

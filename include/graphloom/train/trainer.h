@@ -78,7 +78,6 @@ class Trainer {
   void reduce(EpochTotals& totals);
   nlohmann::json epoch_record(const Task& task, int64_t epoch, const EpochTotals& totals);
   bool validate(Task& task, int64_t epoch, nlohmann::json& record);
-  void report(const Task& task, int64_t epoch, const nlohmann::json& record) const;
 
   const TrainOptions& options_;
   distributed::ProcessGroup* group_;
