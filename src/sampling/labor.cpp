@@ -56,6 +56,48 @@ LaborCut::LaborCut(const LaborVariates& variates, int64_t fanout, int64_t degree
       degree_(degree),
       bound_(labor_keep_bound(fanout, degree)) {}
 
+namespace {
+
+// The plain variates' pass (no blend), cloned for AVX-512 hosts, where GCC vectorizes it.
+template <typename Node>
+int64_t count_below(const Node* nodes, int64_t n, uint64_t key, uint64_t bound) {
+  int64_t kept = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const auto node = static_cast<uint64_t>(static_cast<int64_t>(nodes[j]));
+    kept += (mix64(key + node * kGolden) >> 11) < bound;
+  }
+  return kept;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "default"))) int64_t count_below_32(
+    const int32_t* nodes, int64_t n, uint64_t key, uint64_t bound) {
+  return count_below(nodes, n, key, bound);
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "default"))) int64_t count_below_64(
+    const int64_t* nodes, int64_t n, uint64_t key, uint64_t bound) {
+  return count_below(nodes, n, key, bound);
+}
+
+template <typename Node>
+int64_t count_kept_by(const LaborCut& cut, const Node* nodes, int64_t n) {
+  int64_t kept = 0;
+  for (int64_t j = 0; j < n; ++j) kept += cut.keeps(nodes[j]);
+  return kept;
+}
+
+}  // namespace
+
+int64_t count_kept(const LaborCut& cut, const int32_t* nodes, int64_t n) {
+  if (cut.variates_->blend) return count_kept_by(cut, nodes, n);
+  return count_below_32(nodes, n, cut.variates_->key, cut.bound_);
+}
+
+int64_t count_kept(const LaborCut& cut, const int64_t* nodes, int64_t n) {
+  if (cut.variates_->blend) return count_kept_by(cut, nodes, n);
+  return count_below_64(nodes, n, cut.variates_->key, cut.bound_);
+}
+
 uint64_t labor_keep_bound(int64_t fanout, int64_t degree) {
   GL_CHECK(fanout >= 0 && degree > 0,
            "LABOR: the cut needs fanout >= 0 and degree > 0, got {} and {}", fanout, degree);

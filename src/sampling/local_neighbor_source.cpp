@@ -82,10 +82,7 @@ class Kernel {
     }
     if (fanout < 0) return available;
     if (samples_labor(c, fanout)) {
-      const LaborCut cut(*labor_, fanout, degree);
-      int64_t kept = 0;
-      for (int64_t e = begin; e < begin + degree; ++e) kept += cut.keeps(indices_[e]);
-      return kept;
+      return count_kept(LaborCut(*labor_, fanout, degree), indices_ + begin, degree);
     }
     if constexpr (kReplace) return available > 0 ? fanout : 0;
     return std::min(available, fanout);

@@ -222,8 +222,22 @@ TEST(Labor, TheIntegerCutKeepsWhatTheTestInDoublesKeeps) {
   for (const int64_t dependency : {1, 4}) {
     const LaborVariates variates = labor_variates(3, 0, 2, 1, {.batch_dependency = dependency});
     const LaborCut cut(variates, 10, 37);
+    std::vector<int64_t> nodes;
+    int64_t kept = 0;
     for (int64_t node = 0; node < 20000; ++node) {
       ASSERT_EQ(cut.keeps(node), labor_variate(variates, node) * 37.0 < 10.0) << node;
+      nodes.push_back(node * 7919 % 20011);  // unordered, as a column's sources are
+      kept += cut.keeps(nodes.back());
+    }
+    // The counting pass (vectorized on AVX-512 hosts), over every length's tail.
+    const std::vector<int32_t> narrow(nodes.begin(), nodes.end());
+    EXPECT_EQ(count_kept(cut, nodes.data(), 20000), kept);
+    EXPECT_EQ(count_kept(cut, narrow.data(), 20000), kept);
+    for (int64_t n = 0; n < 20; ++n) {
+      int64_t prefix = 0;
+      for (int64_t j = 0; j < n; ++j) prefix += cut.keeps(nodes[j]);
+      EXPECT_EQ(count_kept(cut, nodes.data(), n), prefix) << n;
+      EXPECT_EQ(count_kept(cut, narrow.data(), n), prefix) << n;
     }
   }
 }

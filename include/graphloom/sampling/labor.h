@@ -87,11 +87,19 @@ class LaborCut {
   }
 
  private:
+  friend int64_t count_kept(const LaborCut& cut, const int32_t* nodes, int64_t n);
+  friend int64_t count_kept(const LaborCut& cut, const int64_t* nodes, int64_t n);
+
   const LaborVariates* variates_;
   int64_t fanout_;
   int64_t degree_;
   uint64_t bound_;  // labor_keep_bound(fanout, degree)
 };
+
+// How many of nodes[0, n) LABOR-0 keeps under `cut`: one pass of hashes and compares, which
+// hosts with 64-bit vector multiplies (AVX-512DQ) run eight nodes at a time.
+int64_t count_kept(const LaborCut& cut, const int32_t* nodes, int64_t n);
+int64_t count_kept(const LaborCut& cut, const int64_t* nodes, int64_t n);
 
 // The least k in [0, 2^53] whose variate u = k * 2^-53 fails u * degree < fanout, evaluated in
 // doubles as labor_variate's callers did (2^53: every u passes). fanout >= 0, degree > 0.
