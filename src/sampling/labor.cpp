@@ -58,44 +58,46 @@ LaborCut::LaborCut(const LaborVariates& variates, int64_t fanout, int64_t degree
 
 namespace {
 
-// The plain variates' pass (no blend), cloned for AVX-512 hosts, where GCC vectorizes it.
+// The plain variates' test over a run of nodes (no blend), cloned for AVX-512 hosts, where
+// GCC vectorizes it (64-bit vector multiplies): kept[j] = 1 where nodes[j]'s variate is below.
 template <typename Node>
-int64_t count_below(const Node* nodes, int64_t n, uint64_t key, uint64_t bound) {
-  int64_t kept = 0;
+void mark_below(const Node* nodes, int64_t n, uint64_t key, uint64_t bound, uint8_t* kept) {
   for (int64_t j = 0; j < n; ++j) {
     const auto node = static_cast<uint64_t>(static_cast<int64_t>(nodes[j]));
-    kept += (mix64(key + node * kGolden) >> 11) < bound;
+    kept[j] = (mix64(key + node * kGolden) >> 11) < bound;
   }
-  return kept;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "default"))) int64_t count_below_32(
-    const int32_t* nodes, int64_t n, uint64_t key, uint64_t bound) {
-  return count_below(nodes, n, key, bound);
+__attribute__((target_clones("arch=x86-64-v4", "default"))) void mark_below_32(
+    const int32_t* nodes, int64_t n, uint64_t key, uint64_t bound, uint8_t* kept) {
+  mark_below(nodes, n, key, bound, kept);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "default"))) int64_t count_below_64(
-    const int64_t* nodes, int64_t n, uint64_t key, uint64_t bound) {
-  return count_below(nodes, n, key, bound);
+__attribute__((target_clones("arch=x86-64-v4", "default"))) void mark_below_64(
+    const int64_t* nodes, int64_t n, uint64_t key, uint64_t bound, uint8_t* kept) {
+  mark_below(nodes, n, key, bound, kept);
 }
 
 template <typename Node>
-int64_t count_kept_by(const LaborCut& cut, const Node* nodes, int64_t n) {
-  int64_t kept = 0;
-  for (int64_t j = 0; j < n; ++j) kept += cut.keeps(nodes[j]);
-  return kept;
+void mark(const LaborCut& cut, const LaborVariates& variates, uint64_t bound, const Node* nodes,
+          int64_t n, uint8_t* kept) {
+  if (variates.blend) {
+    for (int64_t j = 0; j < n; ++j) kept[j] = cut.keeps(nodes[j]);
+  } else if constexpr (sizeof(Node) == 4) {
+    mark_below_32(nodes, n, variates.key, bound, kept);
+  } else {
+    mark_below_64(nodes, n, variates.key, bound, kept);
+  }
 }
 
 }  // namespace
 
-int64_t count_kept(const LaborCut& cut, const int32_t* nodes, int64_t n) {
-  if (cut.variates_->blend) return count_kept_by(cut, nodes, n);
-  return count_below_32(nodes, n, cut.variates_->key, cut.bound_);
+void mark_kept(const LaborCut& cut, const int32_t* nodes, int64_t n, uint8_t* kept) {
+  mark(cut, *cut.variates_, cut.bound_, nodes, n, kept);
 }
 
-int64_t count_kept(const LaborCut& cut, const int64_t* nodes, int64_t n) {
-  if (cut.variates_->blend) return count_kept_by(cut, nodes, n);
-  return count_below_64(nodes, n, cut.variates_->key, cut.bound_);
+void mark_kept(const LaborCut& cut, const int64_t* nodes, int64_t n, uint8_t* kept) {
+  mark(cut, *cut.variates_, cut.bound_, nodes, n, kept);
 }
 
 uint64_t labor_keep_bound(int64_t fanout, int64_t degree) {

@@ -82,7 +82,10 @@ class Kernel {
     }
     if (fanout < 0) return available;
     if (samples_labor(c, fanout)) {
-      return count_kept(LaborCut(*labor_, fanout, degree), indices_ + begin, degree);
+      const LaborCut cut(*labor_, fanout, degree);
+      int64_t kept = 0;
+      for_each_kept(cut, begin, degree, [&](int64_t) { ++kept; });
+      return kept;
     }
     if constexpr (kReplace) return available > 0 ? fanout : 0;
     return std::min(available, fanout);
@@ -103,9 +106,10 @@ class Kernel {
     int64_t* out = positions;
     if (samples_labor(c, fanout)) {
       const LaborCut cut(*labor_, fanout, degree);
-      for (int64_t e = begin, n = 0; n < picks; ++e) {
-        if (cut.keeps(indices_[e])) out[n++] = e;
-      }
+      int64_t n = 0;
+      for_each_kept(cut, begin, degree, [&](int64_t e) {
+        if (n < picks) out[n++] = e;  // the first `picks` when max_picks cut the count
+      });
     } else if (fanout < 0 || (!kReplace && !kWeighted && picks == degree) ||
                (!kReplace && kWeighted && picks < fanout)) {  // every positive weight
       int64_t n = 0;
@@ -166,6 +170,21 @@ class Kernel {
   }
 
  private:
+  // Calls visit(e) for each position e of [begin, begin + degree) whose source LABOR keeps, in
+  // order; the variates are tested a block at a time (mark_kept, vectorized where it can be).
+  template <typename Visit>
+  void for_each_kept(const LaborCut& cut, int64_t begin, int64_t degree, Visit&& visit) const {
+    constexpr int64_t kBlock = 256;
+    uint8_t kept[kBlock];
+    for (int64_t b = begin; b < begin + degree; b += kBlock) {
+      const int64_t n = std::min(kBlock, begin + degree - b);
+      mark_kept(cut, indices_ + b, n, kept);
+      for (int64_t j = 0; j < n; ++j) {
+        if (kept[j]) visit(b + j);
+      }
+    }
+  }
+
   // LABOR decides per neighbor only where a seed has more neighbors than its fanout.
   bool samples_labor(const Column& c, int64_t fanout) const {
     return labor_ != nullptr && fanout >= 0 && c.degree > fanout;

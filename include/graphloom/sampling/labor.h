@@ -87,8 +87,8 @@ class LaborCut {
   }
 
  private:
-  friend int64_t count_kept(const LaborCut& cut, const int32_t* nodes, int64_t n);
-  friend int64_t count_kept(const LaborCut& cut, const int64_t* nodes, int64_t n);
+  friend void mark_kept(const LaborCut& cut, const int32_t* nodes, int64_t n, uint8_t* kept);
+  friend void mark_kept(const LaborCut& cut, const int64_t* nodes, int64_t n, uint8_t* kept);
 
   const LaborVariates* variates_;
   int64_t fanout_;
@@ -96,10 +96,10 @@ class LaborCut {
   uint64_t bound_;  // labor_keep_bound(fanout, degree)
 };
 
-// How many of nodes[0, n) LABOR-0 keeps under `cut`: one pass of hashes and compares, which
-// hosts with 64-bit vector multiplies (AVX-512DQ) run eight nodes at a time.
-int64_t count_kept(const LaborCut& cut, const int32_t* nodes, int64_t n);
-int64_t count_kept(const LaborCut& cut, const int64_t* nodes, int64_t n);
+// kept[j] = cut.keeps(nodes[j]) for j < n: one pass of hashes and compares, which hosts with
+// 64-bit vector multiplies (AVX-512DQ) run eight nodes at a time.
+void mark_kept(const LaborCut& cut, const int32_t* nodes, int64_t n, uint8_t* kept);
+void mark_kept(const LaborCut& cut, const int64_t* nodes, int64_t n, uint8_t* kept);
 
 // The least k in [0, 2^53] whose variate u = k * 2^-53 fails u * degree < fanout, evaluated in
 // doubles as labor_variate's callers did (2^53: every u passes). fanout >= 0, degree > 0.
