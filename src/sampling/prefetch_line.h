@@ -3,14 +3,16 @@
 
 namespace graphloom::sampling {
 
-// Starts loading the cache line holding `address` for reading. GCC at -O3 deleted a loop whose
-// only effect was __builtin_prefetch (the loop drew the addresses from a copy of a random
-// stream, and nothing else survived the loop); an asm statement with a memory operand stays.
+// Starts loading the cache line holding `address` into L2 (the T1 hint): lines wanted several
+// seeds later, which would hold L1's few miss buffers from the loads in between (measured: T1
+// 1.57x of uniform, T0 1.78x, weighted sampling without replacement). An asm statement,
+// because GCC at -O3 deleted a loop whose only effect was __builtin_prefetch (the loop drew the
+// addresses from a copy of a random stream, and nothing else survived it).
 inline void prefetch_line(const void* address) {
 #if defined(__x86_64__)
-  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(address)));
+  asm volatile("prefetcht1 %0" : : "m"(*static_cast<const char*>(address)));
 #else
-  __builtin_prefetch(address);
+  __builtin_prefetch(address, 0, 2);
 #endif
 }
 
