@@ -68,13 +68,19 @@ void mark_below(const Node* nodes, int64_t n, uint64_t key, uint64_t bound, uint
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "default"))) void mark_below_32(
-    const int32_t* nodes, int64_t n, uint64_t key, uint64_t bound, uint8_t* kept) {
+#if defined(__x86_64__)
+#define GRAPHLOOM_AVX512_CLONE __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define GRAPHLOOM_AVX512_CLONE
+#endif
+
+GRAPHLOOM_AVX512_CLONE void mark_below_32(const int32_t* nodes, int64_t n, uint64_t key,
+                                          uint64_t bound, uint8_t* kept) {
   mark_below(nodes, n, key, bound, kept);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "default"))) void mark_below_64(
-    const int64_t* nodes, int64_t n, uint64_t key, uint64_t bound, uint8_t* kept) {
+GRAPHLOOM_AVX512_CLONE void mark_below_64(const int64_t* nodes, int64_t n, uint64_t key,
+                                          uint64_t bound, uint8_t* kept) {
   mark_below(nodes, n, key, bound, kept);
 }
 
