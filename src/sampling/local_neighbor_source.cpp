@@ -99,6 +99,10 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   out.edge_ids = at::empty({indptr[num_seeds]}, at::kLong);
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
   int64_t* ids = out.edge_ids.data_ptr<int64_t>();
+  // Seed i's stream: its picks draw from it, and so does the copy that prefetches them.
+  const auto stream_of = [&](int64_t i) {
+    return RandomStream(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
+  };
   // Each thread chooses the picks of seed i, then reads the picks of seed i - kPicksAhead,
   // whose lines have had time to arrive (a hub's picks are each a cache miss).
 #pragma omp parallel
@@ -112,11 +116,9 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
         if (i + kColumnsAhead < hi) kernel.prefetch_column(column[i + kColumnsAhead]);
         if (kWeighted && i + kChoicesAhead < hi) {
           const int64_t a = i + kChoicesAhead;
-          kernel.prefetch_choices(
-              column[a], fanout, indptr[a + 1] - indptr[a],
-              RandomStream(stream_key({random_key, static_cast<uint64_t>(seed[a] + first_node)})));
+          kernel.prefetch_choices(column[a], fanout, indptr[a + 1] - indptr[a], stream_of(a));
         }
-        RandomStream rng(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
+        RandomStream rng = stream_of(i);
         const int64_t picks = indptr[i + 1] - indptr[i];
         kernel.choose(column[i], fanout, picks, rng, ids + indptr[i]);
         kernel.prefetch_picks(column[i], picks, ids + indptr[i]);
