@@ -135,14 +135,21 @@ class ColumnKernel {
 
   // A weighted pick reads the alias entry at a random position of its column: in a long
   // column, a cache miss that stalls choose(). A copy of the seed's stream draws the positions
-  // that choose() will draw (its redraws aside), so their entries are loaded seeds ahead.
+  // that choose() will draw (its redraws aside), so their entries are loaded seeds ahead; a
+  // column of a few lines is loaded whole (fewer prefetches than draws, and redraws covered:
+  // 2.0x -> 1.8x of uniform without replacement on the ER graph, whose columns are 20 long).
   void prefetch_choices(const Column& c, int64_t fanout, int64_t picks, RandomStream rng) const {
     if constexpr (kWeighted) {
       // choose() draws no alias position then: LABOR, every neighbor, every positive one, or
       // keys over the whole column.
       if (labor_ != nullptr || fanout < 0) return;
       if (!kReplace && (picks < fanout || picks > kMaxSuccessivePicks)) return;
-      if (c.degree * static_cast<int64_t>(sizeof(int64_t)) <= 128) return;  // in flight
+      const int64_t bytes = c.degree * static_cast<int64_t>(sizeof(int64_t));
+      if (bytes <= kWholeColumnBytes) {
+        // A short column: every line of it, redraws included, for fewer than the draws.
+        prefetch_lines(alias_ + c.begin, bytes);
+        return;
+      }
       for (int64_t j = 0; j < picks; ++j) {
         prefetch_line(alias_ + c.begin + static_cast<int64_t>(rng.uniform(c.degree)));
         rng.uniform_real();  // the coin
@@ -160,6 +167,8 @@ class ColumnKernel {
   }
 
  private:
+  static constexpr int64_t kWholeColumnBytes = 512;
+
   // Calls visit(e) for each position e of [begin, begin + degree) whose source LABOR keeps, in
   // order; the variates are tested a block at a time (mark_kept, vectorized where it can be).
   template <typename Visit>

@@ -1,6 +1,8 @@
 // A software prefetch that the compiler keeps, internal to the sampling kernels.
 #pragma once
 
+#include <cstdint>
+
 namespace graphloom::sampling {
 
 // Starts loading the cache line holding `address` into L2 (the T1 hint): lines wanted several
@@ -14,6 +16,16 @@ inline void prefetch_line(const void* address) {
 #else
   __builtin_prefetch(address, 0, 2);
 #endif
+}
+
+// prefetch_line for each cache line that [begin, begin + bytes) touches.
+inline void prefetch_lines(const void* begin, int64_t bytes) {
+  constexpr uintptr_t kLine = 64;
+  const auto first = reinterpret_cast<uintptr_t>(begin) & ~(kLine - 1);
+  const auto end = reinterpret_cast<uintptr_t>(begin) + static_cast<uintptr_t>(bytes);
+  for (uintptr_t line = first; line < end; line += kLine) {
+    prefetch_line(reinterpret_cast<const void*>(line));
+  }
 }
 
 }  // namespace graphloom::sampling

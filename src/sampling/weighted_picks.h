@@ -41,11 +41,15 @@ class WeightedColumn {
   // each pick is drawn by weight among the edges not picked yet. Both algorithms below draw
   // from that distribution.
   void pick_without_replacement(int64_t picks, RandomStream& rng, int64_t* out) const {
+    // A local copy of the stream stays in registers: stores to `out` (int64_t) may alias its
+    // uint64_t state, which would otherwise go back to memory around every pick.
+    RandomStream local = rng;
     if (picks <= kMaxSuccessivePicks) {
-      pick_successively(picks, rng, out);
+      pick_successively(picks, local, out);
     } else {
-      pick_by_keys(picks, rng, out);
+      pick_by_keys(picks, local, out);
     }
+    rng = local;
   }
 
  private:
