@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "extent_reader.h"
 #include "graphloom/base/error.h"
 #include "graphloom/base/npy.h"
+#include "read_buffers.h"
 
 namespace graphloom::features {
 namespace {
@@ -25,9 +25,9 @@ namespace {
 constexpr int64_t kBlock = 4096;              // O_DIRECT alignment of offsets, sizes and buffers
 constexpr int64_t kMaxExtentBytes = 1 << 22;  // longer runs of rows split: reads in parallel
 
-struct AlignedFree {
-  void operator()(std::byte* p) const { std::free(p); }
-};
+// Read buffers kept between gathers: one per loader worker (or concurrent server request)
+// allocates nothing in steady state.
+constexpr std::size_t kKeptBuffers = 4;
 
 }  // namespace
 
@@ -71,6 +71,7 @@ DiskFeatureSource::DiskFeatureSource(const std::map<std::string, std::filesystem
              table->row_bytes, table->data_offset);
     tables_.emplace(name, std::move(table));
   }
+  buffers_ = std::make_unique<ReadBuffers>(kBlock, kKeptBuffers);
   std::string why;
   if (options.io_uring) reader_ = make_io_uring_reader(options.queue_depth, why);
   if (reader_ == nullptr) {
@@ -141,13 +142,10 @@ void DiskFeatureSource::gather(const std::string& name, const at::Tensor& ids,
   }
   int64_t buffer_bytes = 0;
   for (const Extent& e : extents) buffer_bytes += e.length;
-  const std::unique_ptr<std::byte, AlignedFree> buffer(static_cast<std::byte*>(std::aligned_alloc(
-      kBlock, static_cast<std::size_t>((buffer_bytes + kBlock - 1) / kBlock * kBlock))));
-  GL_CHECK(buffer != nullptr, "gather '{}': cannot allocate {} bytes to read into", name,
-           buffer_bytes);
+  const ReadBuffers::Lease buffer = buffers_->take(buffer_bytes);
   int64_t at_byte = 0;
   for (Extent& e : extents) {
-    e.target = buffer.get() + at_byte;
+    e.target = buffer.data() + at_byte;
     at_byte += e.length;
   }
   reader_->read(t.fd, extents, t.path.string());

@@ -70,6 +70,16 @@ TEST(DiskFeatureSource, GathersTheTablesRowsThroughEveryReaderAndMode) {
   }
 }
 
+// Each gather reads into a buffer an earlier, larger or smaller, gather left its bytes in.
+TEST(DiskFeatureSource, GathersOfEverySizeInTurnReturnExactRows) {
+  const Tables tables;
+  const DiskFeatureSource source(tables.files());
+  for (const int64_t n : {2000, 3, 600, 2900, 1, 1500}) {
+    const at::Tensor ids = at::randint(3001, {n}, at::kLong);
+    EXPECT_TRUE(at::equal(source.gather("feat", ids), tables.feat.index_select(0, ids))) << n;
+  }
+}
+
 // Loader workers gather at once: each thread reads on its own ring.
 TEST(DiskFeatureSource, ConcurrentGathersReturnExactRows) {
   const Tables tables;

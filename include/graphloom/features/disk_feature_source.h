@@ -18,6 +18,7 @@
 namespace graphloom::features {
 
 class ExtentReader;
+class ReadBuffers;
 
 struct DiskFeatureOptions {
   bool direct_io = true;  // O_DIRECT where the file system takes it, else the page cache
@@ -49,6 +50,7 @@ class DiskFeatureSource : public FeatureSource {
 
   std::map<std::string, std::unique_ptr<Table>> tables_;
   std::unique_ptr<ExtentReader> reader_;
+  std::unique_ptr<ReadBuffers> buffers_;  // kept between gathers (read_buffers.h)
   mutable std::atomic<int64_t> bytes_read_{0};
 };
 
