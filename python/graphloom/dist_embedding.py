@@ -52,8 +52,8 @@ class DistEmbedding:
         self._trace = []  # (ids, rows) pulled with autograd on since the last step
         if init_func is not None:
             self._handle()  # creates the rows (and the default optimizer's state)
-            _distributed._write_initial_rows(self._graph, name, num_embeddings, (embedding_dim,),
-                                torch.float32, init_func)
+            _distributed._write_initial_rows(self._graph, name, num_embeddings,
+                                             (embedding_dim,), torch.float32, init_func)
 
     def _handle(self, optimizer=None):
         key = None if optimizer is None else (optimizer.kind, optimizer.lr, optimizer.eps,

@@ -142,13 +142,18 @@ void DiskFeatureSource::gather(const std::string& name, const at::Tensor& ids,
   }
   int64_t buffer_bytes = 0;
   for (const Extent& e : extents) buffer_bytes += e.length;
-  const ReadBuffers::Lease buffer = buffers_->take(buffer_bytes);
+  ReadBuffers::Lease buffer = buffers_->take(buffer_bytes);
   int64_t at_byte = 0;
   for (Extent& e : extents) {
     e.target = buffer.data() + at_byte;
     at_byte += e.length;
   }
-  reader_->read(t.fd, extents, t.path.string());
+  try {
+    reader_->read(t.fd, extents, t.path.string());
+  } catch (...) {
+    buffer.discard();  // a failed ring may still write into it: never lend it again
+    throw;
+  }
   int64_t read = 0;
   for (const Extent& e : extents) read += e.done;
   bytes_read_ += read;

@@ -146,7 +146,9 @@ class IoUringReader final : public ExtentReader {
       io_uring_cq_advance(&r.ring, seen);
       if (waited < 0 && !transient(waited) && seen == 0) break;  // nothing more will arrive
     }
-    if (prepared > 0) {  // reads that were never submitted must not reach the next gather
+    // Reads never submitted must not reach the next gather; reads still in flight (the wait
+    // itself failed) must not complete into its ring.
+    if (prepared > 0 || in_flight > 0) {
       r.close();
       r.open();
     }

@@ -99,7 +99,8 @@ SampledEdges run_kernel(const graph::CscGraph& graph, const at::Tensor& seeds, i
   out.edge_ids = at::empty({indptr[num_seeds]}, at::kLong);
   int64_t* neighbors = out.neighbors.data_ptr<int64_t>();
   int64_t* ids = out.edge_ids.data_ptr<int64_t>();
-  // Seed i's stream: its picks draw from it, and so does the copy that prefetches them.
+  // Seed i's stream: its picks draw from it, and so does the copy that prefetches them in a
+  // long column (prefetch_choices).
   const auto stream_of = [&](int64_t i) {
     return RandomStream(stream_key({random_key, static_cast<uint64_t>(seed[i] + first_node)}));
   };

@@ -19,11 +19,11 @@ inline void prefetch_line(const void* address) {
 }
 
 // prefetch_line for each cache line that [begin, begin + bytes) touches.
-inline void prefetch_lines(const void* begin, int64_t bytes) {
-  constexpr uintptr_t kLine = 64;
-  const auto first = reinterpret_cast<uintptr_t>(begin) & ~(kLine - 1);
-  const auto end = reinterpret_cast<uintptr_t>(begin) + static_cast<uintptr_t>(bytes);
-  for (uintptr_t line = first; line < end; line += kLine) {
+inline void prefetch_lines(const void* begin, std::int64_t bytes) {
+  constexpr std::uintptr_t kLine = 64;
+  const auto first = reinterpret_cast<std::uintptr_t>(begin) & ~(kLine - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(begin) + static_cast<std::uintptr_t>(bytes);
+  for (std::uintptr_t line = first; line < end; line += kLine) {
     prefetch_line(reinterpret_cast<const void*>(line));
   }
 }

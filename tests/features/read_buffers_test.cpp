@@ -42,20 +42,45 @@ TEST(ReadBuffers, TheNextGatherThatFitsReusesTheMemory) {
 TEST(ReadBuffers, KeepsAtMostItsLimitAndFreesTheSmallest) {
   ReadBuffers pool(64, 2);
   std::byte* large = nullptr;
+  int64_t large_bytes = 0;
   {
     const ReadBuffers::Lease small = pool.take(1'000);
     const ReadBuffers::Lease largest = pool.take(100'000);
     const ReadBuffers::Lease middle = pool.take(10'000);
     large = largest.data();
+    large_bytes = largest.bytes();
   }  // returned in reverse: the small one last, over the limit
   EXPECT_EQ(pool.kept(), 2u);
-  // The 1,000-byte buffer was freed: a request of 5,000 gets the 10,000-byte one, and one of
-  // 50,000 the largest.
+  // The 1,000-byte buffer was freed: 50,000 bytes get the largest, then 5,000 the middle one
+  // (not a fresh buffer of 6,250).
+  const ReadBuffers::Lease big = pool.take(50'000);
+  EXPECT_EQ(big.data(), large);
+  EXPECT_EQ(big.bytes(), large_bytes);
   const ReadBuffers::Lease mid = pool.take(5'000);
   EXPECT_GE(mid.bytes(), 10'000);
   EXPECT_LT(mid.bytes(), 100'000);
-  const ReadBuffers::Lease big = pool.take(50'000);
-  EXPECT_EQ(big.data(), large);
+  EXPECT_EQ(pool.kept(), 0u);
+}
+
+TEST(ReadBuffers, ARequestFreesKeptBuffersFarLargerThanIt) {
+  ReadBuffers pool(4096, 4);
+  { const ReadBuffers::Lease fill = pool.take(10'000'000); }  // e.g. a cache fill's slice
+  EXPECT_EQ(pool.kept(), 1u);
+  {
+    const ReadBuffers::Lease batch = pool.take(100'000);
+    EXPECT_LT(batch.bytes(), 1'000'000);  // a buffer of its own size, not the fill's
+    EXPECT_EQ(pool.kept(), 0u);           // the fill's was freed
+  }
+  EXPECT_EQ(pool.kept(), 1u);
+}
+
+TEST(ReadBuffers, ADiscardedBufferIsNotKept) {
+  ReadBuffers pool(4096, 4);
+  {
+    ReadBuffers::Lease lease = pool.take(4096);
+    lease.discard();
+  }
+  EXPECT_EQ(pool.kept(), 0u);
 }
 
 }  // namespace
