@@ -12,6 +12,7 @@ dgl.distributed, graphloom.NeighborSampler / DataLoader for DGL's) and the model
 """
 
 import argparse
+import gc
 import time
 
 import torch
@@ -87,8 +88,15 @@ def main():
     if rank == 0:
         print(f"test accuracy {accuracy:.4f}")
     if dist.is_initialized():
-        # Gloo's threads still dropping a collective's tensors (which takes the GIL) when the
-        # interpreter shuts down abort the process: a barrier lets them finish first.
+        # Gloo drops a finished collective's tensors on its own thread, which takes the GIL for
+        # them; one still at it when the interpreter shuts down aborts the process ("terminate
+        # called without an active exception"). DDP's reducer holds the process group, so
+        # destroy_process_group alone does not end Gloo's threads: the model goes first, while
+        # the interpreter is alive, then a barrier lets the threads finish, and destroying the
+        # group joins them (as examples/multiprocess_graphsage.py does). `join` is the model's
+        # bound method: it goes too.
+        del model, optimizer, join
+        gc.collect()
         dist.barrier()
         dist.destroy_process_group()
 
